@@ -1,0 +1,95 @@
+"""What every backend speaks: a chat request in, a stream of text deltas out, clear errors.
+
+Pure: no pygls, no httpx. The OpenAI-compatible backend and the offline engine both implement
+:class:`Backend`; the job runner only sees this module's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+ErrorKind = Literal[
+    "auth",  # 401/403: missing or bad key
+    "not_found",  # 404: unknown model or wrong base URL
+    "bad_request",  # 400/422: the provider refused the request body
+    "rate_limit",  # 429 with a reset time (retry-after or provider headers)
+    "quota",  # 429/402 for billing or quota: never retried
+    "server",  # 5xx
+    "timeout",  # connect, read or whole-request timeout
+    "connect",  # connection refused, name resolution failure
+    "dropped",  # the connection closed mid-stream
+    "protocol",  # a malformed response (bad SSE, wrong content type, error event in a 200)
+    "blocked",  # not sent: the (baseUrl, model) is still rate-limited from an earlier 429
+]
+
+
+class BackendError(Exception):
+    """A backend failure with a user-facing message (never containing a secret)."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.status = status
+        #: Seconds until the (baseUrl, model) may be called again, when the provider said so.
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat-completions call; ``max_tokens`` is always tight (Cerebras reserves it up front)."""
+
+    messages: tuple[ChatMessage, ...]
+    max_tokens: int
+    temperature: float = 0.2
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class StreamInfo:
+    """Filled in by a backend while it streams; read by the job once the stream ends."""
+
+    model: str = ""
+    finish_reason: str | None = None
+    #: Completion tokens as reported by the provider's usage chunk, if it sent one.
+    completion_tokens: int | None = None
+    #: Number of content deltas received (a token count when the provider sends no usage).
+    deltas: int = 0
+    #: Monotonic time of the first content delta, for time-to-first-token.
+    first_delta_at: float | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """A source of streamed text for a job."""
+
+    #: ``local`` for the offline engine, else the provider name (``cerebras``, ``openai-compatible``...).
+    provider: str
+    #: The model id that answers, as shown to the user.
+    model: str
+
+    def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+        """Yield the answer's text deltas in order; raise :class:`BackendError` on failure.
+
+        Closing the iterator (``aclose``) or cancelling the consuming task must close the
+        underlying connection at once.
+        """
+        ...

@@ -1,0 +1,60 @@
+"""Provider presets: where each provider lives and which environment variable holds its key.
+
+Pure data. Every hosted provider speaks the OpenAI chat-completions SSE wire; ``local`` is the
+offline engine (no network at all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Provider = Literal[
+    "cerebras",
+    "groq",
+    "openai",
+    "openrouter",
+    "ollama",
+    "llamacpp",
+    "vllm",
+    "openai-compatible",
+    "local",
+]
+
+PROVIDERS: tuple[Provider, ...] = (
+    "cerebras",
+    "groq",
+    "openai",
+    "openrouter",
+    "ollama",
+    "llamacpp",
+    "vllm",
+    "openai-compatible",
+    "local",
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    base_url: str | None
+    #: Environment variable read for the key when ``apiKeyEnv`` is not set.
+    key_env: str | None
+    #: A hosted provider without a key resolves to ``local`` (with a one-time message).
+    needs_key: bool
+    #: Name of the output-length field: newer OpenAI-style APIs want ``max_completion_tokens``.
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    #: Whether the server understands ``stream_options: {include_usage: true}``.
+    usage_in_stream: bool = True
+
+
+PRESETS: dict[Provider, Preset] = {
+    "cerebras": Preset("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", True, "max_completion_tokens"),
+    "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY", True, "max_completion_tokens"),
+    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", True, "max_completion_tokens"),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True),
+    "ollama": Preset("http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", False),
+    "llamacpp": Preset("http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", False),
+    "vllm": Preset("http://127.0.0.1:8000/v1", "VLLM_API_KEY", False),
+    "openai-compatible": Preset(None, None, False),
+    "local": Preset(None, None, False),
+}

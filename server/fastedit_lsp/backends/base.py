@@ -81,7 +81,7 @@ class StreamInfo:
 class Backend(Protocol):
     """A source of streamed text for a job."""
 
-    #: ``local`` for the offline engine, else the provider name (``cerebras``, ``openai-compatible``...).
+    #: ``local`` for the offline engine, else the provider name (``cerebras``, ...).
     provider: str
     #: The model id that answers, as shown to the user.
     model: str

@@ -47,10 +47,12 @@ class Preset:
     usage_in_stream: bool = True
 
 
+_MCT = "max_completion_tokens"
+
 PRESETS: dict[Provider, Preset] = {
-    "cerebras": Preset("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", True, "max_completion_tokens"),
-    "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY", True, "max_completion_tokens"),
-    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", True, "max_completion_tokens"),
+    "cerebras": Preset("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", True, _MCT),
+    "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY", True, _MCT),
+    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", True, _MCT),
     "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True),
     "ollama": Preset("http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", False),
     "llamacpp": Preset("http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", False),

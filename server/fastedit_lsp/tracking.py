@@ -1,0 +1,162 @@
+"""Where a job's text is in the document, rebased through every change the client reports.
+
+Pure: no pygls, no I/O. The edit session asks a :class:`RegionTracker` where to send the next
+edit and tells it what it sent; the document store shows it every content change *before*
+applying it. Edits are unversioned (Neovim drops stale versioned edits, eglot rejects them) and
+editors report changes late and batched, so the tracker cannot prevent a conflict, only see it:
+DESIGN invariant 3, "detect, stop, never delete".
+
+The rules, with the region being the job's text already reported back by the client:
+- A change that is exactly the echo of the oldest edit in flight (same resulting text, however the
+  editor described it) extends the region.
+- A change entirely before the region shifts it; one after it leaves it alone.
+- Anything else (inside or overlapping the region, typing at the point where text is being
+  generated, or a change that moves the insertion point while edits are still in flight and so
+  will land where the server no longer expects them) is a conflict: the stream must stop, and the
+  region is no longer trusted for revert.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from .document import Change, Document, Point, advance
+
+
+def rebase(point: Point, change: Change) -> Point:
+    """Move a point that lies at or after the end of ``change`` through it."""
+    start, end, text = change.start, change.end, change.text
+    after = advance(start, text)
+    if point.line == end.line:
+        return Point(after.line, after.col + point.col - end.col)
+    return Point(point.line + after.line - end.line, point.col)
+
+
+@dataclass(frozen=True)
+class SentEdit:
+    """An edit on the wire or applied by the client but not yet reported back."""
+
+    start: Point
+    end: Point
+    text: str
+
+
+class RegionTracker:
+    """Track one job's target region through the document's history."""
+
+    def __init__(self, start: Point, end: Point, original: str) -> None:
+        #: Start of the region; the region is ``[start, end)`` in the reported document.
+        self.start = start
+        self.end = end
+        #: The original text of the target range (restored by revert).
+        self.original = original
+        #: The job's text that the client has reported back (the region's content once replaced).
+        self.text = ""
+        #: Whether the original range has been replaced by the job's first edit yet.
+        self.replaced = start == end
+        self.pending: deque[SentEdit] = deque()
+        #: Why the region can no longer be trusted (a conflict), or None.
+        self.conflict: str | None = None
+
+    # -- sending -----------------------------------------------------------------------------
+
+    @property
+    def expected(self) -> str:
+        """What the region holds in the reported document."""
+        return self.text if self.replaced else self.original
+
+    def next_edit(self, text: str) -> SentEdit:
+        """The edit that appends ``text`` to the job's output in the client's document."""
+        if not self.pending and not self.replaced:
+            return SentEdit(self.start, self.end, text)
+        at = self._predicted_end()
+        return SentEdit(at, at, text)
+
+    def sent(self, edit: SentEdit) -> None:
+        """Record an edit the client accepted (or that is on the wire)."""
+        self.pending.append(edit)
+
+    def rejected(self, edit: SentEdit) -> None:
+        """Forget an edit the client refused to apply."""
+        if self.pending and self.pending[-1] == edit:
+            self.pending.pop()
+
+    def _predicted_end(self) -> Point:
+        point = self.end
+        for edit in self.pending:
+            point = advance(edit.start, edit.text)
+        return point
+
+    def verify(self, document: Document) -> str | None:
+        """Check the region still holds what the tracker believes; return a reason if not."""
+        if self.conflict is not None:
+            return self.conflict
+        if self.end > document.end:
+            return self._fail("the document is shorter than the generated text")
+        if document.get_text(self.start, self.end) != self.expected:
+            return self._fail("the text in the target range changed")
+        return None
+
+    # -- observing the client ------------------------------------------------------------------
+
+    def is_echo(self, document: Document, change: Change) -> bool:
+        """Whether ``change`` is the client's report of this job's oldest edit in flight."""
+        if not self.pending or self.conflict is not None:
+            return False
+        edit = self.pending[0]
+        if advance(change.start, change.text).line - change.end.line != (
+            advance(edit.start, edit.text).line - edit.end.line
+        ):
+            return False
+        lo = min(change.start, edit.start)
+        hi = max(change.end, edit.end)
+        if hi > document.end:
+            return False
+        seen = document.get_text(lo, change.start) + change.text + document.get_text(change.end, hi)
+        want = document.get_text(lo, edit.start) + edit.text + document.get_text(edit.end, hi)
+        return seen == want
+
+    def echo(self) -> None:
+        """Consume the oldest edit in flight, which the client just reported."""
+        edit = self.pending.popleft()
+        if not self.replaced:
+            self.replaced = True
+            self.text = ""
+            self.start = edit.start
+        self.text += edit.text
+        self.end = advance(edit.start, edit.text)
+
+    def foreign(self, change: Change, *, live: bool) -> None:
+        """Rebase through a change that is not this job's (the user's, or another job's).
+
+        The change is in the coordinates of the reported document: the client applied it before
+        any edit still in flight, which it will apply at the positions the server sent.
+        """
+        if self.conflict is not None:
+            return
+        if change.end <= self.start:
+            moved = rebase(self.end, change)
+            if self.pending and moved != self.end:
+                self._fail(
+                    "an edit before the generated text was reported after more text had been "
+                    "sent, so that text may have landed off target"
+                )
+                return
+            self.start = rebase(self.start, change)
+            self.end = moved
+            return
+        if change.start >= self.end:
+            generating = bool(self.pending) or (self.replaced and bool(self.text))
+            if live and generating and change.start == change.end == self.end:
+                self._fail("you typed where the text is being generated")
+            return
+        self._fail(
+            "the text being generated was edited"
+            if self.replaced
+            else "the target range was edited before the first token"
+        )
+
+    def _fail(self, reason: str) -> str:
+        self.conflict = reason
+        return reason

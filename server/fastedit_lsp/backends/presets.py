@@ -47,7 +47,7 @@ class Preset:
     usage_in_stream: bool = True
 
 
-_MCT = "max_completion_tokens"
+_MCT: Literal["max_completion_tokens"] = "max_completion_tokens"
 
 PRESETS: dict[Provider, Preset] = {
     "cerebras": Preset("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", True, _MCT),

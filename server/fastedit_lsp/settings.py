@@ -1,0 +1,428 @@
+"""Settings: one pydantic schema, five sources, and how a profile resolves to a backend.
+
+Pure apart from reading the TOML file named by ``FASTEDIT_CONFIG``: the environment is passed in.
+Precedence, lowest first: defaults < the ``FASTEDIT_CONFIG`` file < environment variables <
+``initializationOptions`` < ``workspace/configuration`` / ``didChangeConfiguration``. The
+key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``) are taken only from the first four:
+a repository can set the last source (eglot reads ``.dir-locals.el``, VS Code merges workspace
+settings), and must not be able to send the user's key elsewhere.
+
+A bad value is reported with the key and the reason and falls back to the lower sources' value or
+the default; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.alias_generators import to_camel
+
+from .backends.presets import PRESETS, Provider
+from .context import DEFAULT_EXCLUDE
+
+Mode = Literal["fast", "standard", "auto"]
+ProfileName = Literal["fast", "standard"]
+Route = Literal["fast", "standard", "local"]
+Layer = Literal["default", "file", "env", "init", "client"]
+
+#: The pseudo-pattern in ``context.exclude`` that stands for "files git ignores".
+GIT_IGNORED = "<git-ignored>"
+#: Settings a repository must not control (see the module docstring).
+KEY_ROUTING = ("provider", "baseUrl", "apiKeyEnv")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
+
+
+class ProfileSettings(_Model):
+    """One model profile (``profiles.fast`` or ``profiles.standard``)."""
+
+    provider: Provider | None = Field(
+        None,
+        description="cerebras, groq, openai, openrouter, ollama, llamacpp, vllm, "
+        "openai-compatible or local. Unset: openai-compatible when baseUrl is set, else local. "
+        "Not read from workspace/configuration.",
+    )
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible base URL (ending in /v1); defaults to the provider's. "
+        "Not read from workspace/configuration.",
+    )
+    model: str | None = Field(
+        None, description="Model id; unset: the first one the server's /v1/models lists."
+    )
+    api_key_env: str | None = Field(
+        None,
+        description="Environment variable holding the key (default per provider, e.g. "
+        "CEREBRAS_API_KEY); FASTEDIT_<PROFILE>_API_KEY wins. Not read from "
+        "workspace/configuration.",
+    )
+    max_tokens: int = Field(512, ge=1, le=32768, description="Output cap sent with each request.")
+    temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature.")
+    timeout_ms: int = Field(
+        30000, ge=100, le=600000, description="Connect and between-bytes read timeout."
+    )
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        None, description="Sent to reasoning models; unset: the lowest (low)."
+    )
+
+
+class FastProfileSettings(ProfileSettings):
+    timeout_ms: int = Field(
+        15000, ge=100, le=600000, description="Connect and between-bytes read timeout."
+    )
+
+
+class StandardProfileSettings(ProfileSettings):
+    max_tokens: int = Field(1024, ge=1, le=32768, description="Output cap sent with each request.")
+    timeout_ms: int = Field(
+        60000, ge=100, le=600000, description="Connect and between-bytes read timeout."
+    )
+
+
+class ProfilesSettings(_Model):
+    fast: FastProfileSettings = FastProfileSettings()
+    standard: StandardProfileSettings = StandardProfileSettings()
+
+
+class RoutingSettings(_Model):
+    """Thresholds of auto mode."""
+
+    fast_max_lines: int = Field(
+        60, ge=0, description="Auto mode: selections longer than this go to standard."
+    )
+    fast_max_instruction_words: int = Field(
+        25, ge=0, description="Auto mode: longer editSelection instructions go to standard."
+    )
+
+
+class TestsSettings(_Model):
+    verify_collect: bool = Field(
+        False, description="Run pytest --collect-only on generated tests (imports your code)."
+    )
+    run: bool = Field(False, description="Run generated tests (executes your code).")
+
+
+class ContextSettings(_Model):
+    exclude: tuple[str, ...] = Field(
+        (*DEFAULT_EXCLUDE, GIT_IGNORED),
+        description=f"Globs never sent to a model; {GIT_IGNORED} stands for git-ignored files.",
+    )
+    budget_tokens: int = Field(
+        2048, ge=64, le=200000, description="Prompt context budget (estimated tokens)."
+    )
+
+
+class Settings(_Model):
+    """The ``fastedit`` settings section."""
+
+    mode: Mode = Field("auto", description="fast, standard or auto (routes each job).")
+    profiles: ProfilesSettings = ProfilesSettings()
+    streaming: Literal["live", "final"] = Field(
+        "live", description="live: stream partial edits; final: one edit at the end."
+    )
+    max_edits_per_second: int = Field(
+        60, ge=1, le=1000, description="Coalesce streamed edits to at most this rate."
+    )
+    routing: RoutingSettings = RoutingSettings()
+    failover: tuple[Route, ...] = Field(
+        ("fast", "standard", "local"), description="Fallback chain when a profile fails."
+    )
+    tests: TestsSettings = TestsSettings()
+    context: ContextSettings = ContextSettings()
+
+
+# -- sources -------------------------------------------------------------------------------------
+
+
+def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from ``FASTEDIT_*`` environment variables (keys are read elsewhere)."""
+    out: dict[str, Any] = {}
+    if mode := environ.get("FASTEDIT_MODE"):
+        out["mode"] = mode
+    for profile in ("fast", "standard"):
+        upper = profile.upper()
+        values = {
+            "provider": environ.get(f"FASTEDIT_{upper}_PROVIDER"),
+            "baseUrl": environ.get(f"FASTEDIT_{upper}_BASE_URL"),
+            "model": environ.get(f"FASTEDIT_{upper}_MODEL"),
+        }
+        values = {k: v for k, v in values.items() if v}
+        if values:
+            out.setdefault("profiles", {})[profile] = values
+    return out
+
+
+def file_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Settings from the TOML file named by ``FASTEDIT_CONFIG`` (``[fastedit]`` or top level)."""
+    path = environ.get("FASTEDIT_CONFIG")
+    if not path:
+        return {}, []
+    try:
+        with open(os.path.expanduser(path), "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        return {}, [f"FASTEDIT_CONFIG: cannot read {path}: {exc.strerror or exc}"]
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [f"FASTEDIT_CONFIG: {path} is not valid TOML: {exc}"]
+    table = data.get("fastedit", data)
+    if not isinstance(table, dict):
+        return {}, [f"FASTEDIT_CONFIG: the [fastedit] table in {path} is not a table"]
+    return table, []
+
+
+def _leaves(data: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for key, value in data.items():
+        if isinstance(value, Mapping) and value:
+            yield from _leaves(value, (*prefix, str(key)))
+        else:
+            yield (*prefix, str(key))
+
+
+def _camel_keys(data: Any) -> Any:
+    """Accept snake_case keys from files and editors too; the wire uses camelCase."""
+    if isinstance(data, Mapping):
+        return {
+            to_camel(str(k)) if "_" in str(k) else str(k): _camel_keys(v) for k, v in data.items()
+        }
+    return data
+
+
+def _merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
+    for key, value in data.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        elif isinstance(value, Mapping):
+            into[key] = {}
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _remove(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = data
+    for key in path[:-1]:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    if isinstance(node, dict) and path and path[-1] in node:
+        del node[path[-1]]
+        return True
+    return False
+
+
+def _strip_key_routing(data: Any) -> tuple[dict[str, Any], list[str]]:
+    """Drop key-routing values from a client-pushed section; return what was dropped."""
+    if not isinstance(data, Mapping):
+        return {}, []
+    clean = _camel_keys(data)
+    dropped: list[str] = []
+    profiles = clean.get("profiles")
+    if isinstance(profiles, dict):
+        for name, profile in profiles.items():
+            if isinstance(profile, dict):
+                for key in KEY_ROUTING:
+                    if key in profile:
+                        del profile[key]
+                        dropped.append(f"fastedit.profiles.{name}.{key}")
+    return clean, dropped
+
+
+@dataclass
+class Resolved:
+    """Settings merged from every source, with where each value came from."""
+
+    settings: Settings
+    sources: dict[str, Layer] = field(default_factory=dict)
+    #: Invalid values, each naming the key and the reason (shown with window/showMessage).
+    problems: list[str] = field(default_factory=list)
+    #: Ignored values that are not errors (logged).
+    warnings: list[str] = field(default_factory=list)
+
+
+def resolve(layers: list[tuple[Layer, Any]]) -> Resolved:
+    """Merge the layers (lowest first) into valid settings, dropping each invalid value."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, Layer] = {}
+    problems: list[str] = []
+    warnings: list[str] = []
+    for layer, data in layers:
+        if data is None:
+            continue
+        if not isinstance(data, Mapping):
+            problems.append(f"fastedit: expected an object of settings, got {type(data).__name__}")
+            continue
+        if layer == "client":
+            data, dropped = _strip_key_routing(data)
+            warnings.extend(
+                f"{key} is ignored from workspace settings (a repository could set it to send "
+                "your key elsewhere); set it in initializationOptions, FASTEDIT_CONFIG or the "
+                "environment"
+                for key in dropped
+            )
+        else:
+            data = _camel_keys(data)
+        _merge(merged, data)
+        for leaf in _leaves(data):
+            sources[".".join(leaf)] = layer
+    for _ in range(20):
+        try:
+            settings = Settings.model_validate(merged)
+            break
+        except ValidationError as exc:
+            removed = False
+            for error in exc.errors():
+                # Collections are validated whole: drop the whole value.
+                path = _trim_to_existing(
+                    merged, tuple(str(p) for p in error["loc"] if not isinstance(p, int))
+                )
+                dotted = ".".join(path)
+                key = f"fastedit.{dotted}" if path else "fastedit"
+                reason = error["msg"]
+                if error["type"] == "extra_forbidden":
+                    problems.append(f"{key}: unknown setting (ignored)")
+                else:
+                    shown = repr(error.get("input"))[:60]
+                    problems.append(f"{key}: {reason} (got {shown}); using the default")
+                if path and _remove(merged, path):
+                    removed = True
+                    stale = [k for k in sources if k == dotted or k.startswith(dotted + ".")]
+                    for stale_key in stale:
+                        del sources[stale_key]
+            if not removed:
+                merged = {}
+                sources = {}
+    else:  # pragma: no cover - each round removes at least one value
+        settings = Settings()
+    return Resolved(settings, sources, problems, warnings)
+
+
+def _trim_to_existing(data: dict[str, Any], path: tuple[str, ...]) -> tuple[str, ...]:
+    node: Any = data
+    for i, key in enumerate(path):
+        if not isinstance(node, dict) or key not in node:
+            return path[:i]
+        node = node[key]
+    return path
+
+
+def load(
+    environ: Mapping[str, str],
+    init: Any = None,
+    client: Any = None,
+) -> Resolved:
+    """Settings from every source, for the server and ``fastedit-lsp doctor``."""
+    file_data, file_problems = file_layer(environ)
+    resolved = resolve(
+        [("file", file_data), ("env", env_layer(environ)), ("init", init), ("client", client)]
+    )
+    resolved.problems[:0] = file_problems
+    return resolved
+
+
+def source_of(resolved: Resolved, key: str) -> Layer:
+    """Where a dotted camelCase key's value came from."""
+    return resolved.sources.get(key, "default")
+
+
+# -- profiles ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedProfile:
+    """A profile turned into something a backend can be built from."""
+
+    name: ProfileName
+    provider: Provider
+    base_url: str | None
+    model: str | None
+    api_key: SecretStr | None
+    #: Where the key is read from (for messages; never the key itself).
+    key_hint: str | None
+    settings: ProfileSettings
+    #: Why the profile fell back to the offline engine, if it did.
+    fallback_reason: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.provider == "local"
+
+
+def resolve_profile(
+    name: ProfileName, settings: Settings, environ: Mapping[str, str]
+) -> ResolvedProfile:
+    """Decide provider, URL and key for a profile; a profile that cannot reach a model is local."""
+    profile: ProfileSettings = getattr(settings.profiles, name)
+    provider: Provider | None = profile.provider
+    if provider is None:
+        provider = "openai-compatible" if profile.base_url else None
+    if provider is None or provider == "local":
+        reason = None if provider == "local" else f"profiles.{name} has no provider configured"
+        return ResolvedProfile(name, "local", None, None, None, None, profile, reason)
+    preset = PRESETS[provider]
+    base_url = (profile.base_url or preset.base_url or "").rstrip("/") or None
+    override = f"FASTEDIT_{name.upper()}_API_KEY"
+    key_env = profile.api_key_env or preset.key_env
+    key_hint = f"{override} or {key_env}" if key_env else override
+    raw = environ.get(override) or (environ.get(key_env) if key_env else None)
+    key = SecretStr(raw) if raw else None
+    if base_url is None:
+        return ResolvedProfile(
+            name,
+            "local",
+            None,
+            None,
+            None,
+            key_hint,
+            profile,
+            f"profiles.{name}: provider {provider} needs baseUrl",
+        )
+    if preset.needs_key and key is None:
+        return ResolvedProfile(
+            name,
+            "local",
+            None,
+            None,
+            None,
+            key_hint,
+            profile,
+            f"profiles.{name}: provider {provider} needs an API key in {key_hint}",
+        )
+    return ResolvedProfile(name, provider, base_url, profile.model, key, key_hint, profile)
+
+
+# -- documentation -------------------------------------------------------------------------------
+
+
+def settings_rows() -> list[tuple[str, str, str]]:
+    """(key, default, description) for every setting, generated from the schema."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(model: type[BaseModel], instance: BaseModel, prefix: str) -> None:
+        for name, info in model.model_fields.items():
+            key = prefix + to_camel(name)
+            value = getattr(instance, name)
+            if isinstance(value, BaseModel):
+                walk(type(value), value, key + ".")
+                continue
+            shown = ", ".join(value) if isinstance(value, tuple) else value
+            default = "unset" if value is None else f"`{shown}`".replace("|", "\\|")
+            rows.append((key, default, info.description or ""))
+
+    walk(Settings, Settings(), "fastedit.")
+    return rows
+
+
+def settings_table() -> str:
+    """The README's settings table."""
+    lines = ["| setting | default | meaning |", "|---|---|---|"]
+    lines.extend(f"| `{k}` | {d} | {m} |" for k, d, m in settings_rows())
+    return "\n".join(lines)

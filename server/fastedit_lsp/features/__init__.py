@@ -1,0 +1,17 @@
+"""LSP surfaces, one module each; each registers its handlers with ``register(server)``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..server import FasteditServer
+
+
+def register_all(server: FasteditServer) -> None:
+    """Register every feature on ``server`` (order does not matter)."""
+    from . import code_actions, commands, lifecycle
+
+    lifecycle.register(server)
+    code_actions.register(server)
+    commands.register(server)

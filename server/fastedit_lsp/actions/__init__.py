@@ -1,0 +1,1 @@
+"""One module per action: its prompt and its stream filters (pure)."""

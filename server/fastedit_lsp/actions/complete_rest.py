@@ -1,0 +1,40 @@
+"""Complete the rest: the model writes the missing code at the cursor.
+
+Pure: builds the chat request from the cursor context and the filters its answer goes through.
+"""
+
+from __future__ import annotations
+
+from ..backends.base import ChatMessage, ChatRequest
+from ..context import CursorContext
+from ..postprocess import FenceFilter, Pipeline, SuffixDedup
+
+CURSOR = "<|CURSOR|>"
+
+SYSTEM = (
+    "You are a code completion engine inside an editor. You receive a file with the marker "
+    f"{CURSOR} where the cursor is. Reply with only the text to insert at the cursor: no "
+    "explanation, no Markdown fences, no repetition of the code before or after the cursor. "
+    "Complete the current statement or block, matching the file's indentation and style. "
+    "If nothing should be inserted, reply with nothing."
+)
+
+
+def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatRequest:
+    """The chat request for a completion at the cursor."""
+    language = ctx.language_id or "text"
+    user = (
+        f"File: {ctx.path} (language: {language})\n"
+        f"```{language}\n{ctx.prefix}{CURSOR}{ctx.suffix}\n```\n"
+        f"Write the code that goes at {CURSOR}."
+    )
+    return ChatRequest(
+        messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
+
+
+def filters(ctx: CursorContext) -> Pipeline:
+    """Strip fences and chatter, then drop a tail that repeats the code after the cursor."""
+    return Pipeline(FenceFilter(), SuffixDedup(ctx.suffix))

@@ -1,0 +1,45 @@
+"""Edit selection: the model rewrites the selected code following the user's instruction.
+
+Pure: builds the chat request and the filters of its answer. The selection is replaced by the
+streamed rewrite; the original stays with the job for revert.
+"""
+
+from __future__ import annotations
+
+from ..backends.base import ChatMessage, ChatRequest
+from ..context import CursorContext
+from ..postprocess import FenceFilter, Pipeline
+
+SYSTEM = (
+    "You are a code editor. You receive a file excerpt, a selection from it and an instruction. "
+    "Reply with only the code that replaces the selection, following the instruction: no "
+    "explanation, no Markdown fences, nothing from outside the selection. Keep the selection's "
+    "indentation and the file's style."
+)
+
+
+def request(
+    ctx: CursorContext, instruction: str, *, max_tokens: int, temperature: float
+) -> ChatRequest:
+    """The chat request for rewriting the selection."""
+    language = ctx.language_id or "text"
+    user = (
+        f"File: {ctx.path} (language: {language})\n"
+        f"Code before the selection:\n```{language}\n{ctx.prefix}\n```\n"
+        f"Selection:\n```{language}\n{ctx.selection}\n```\n"
+        f"Code after the selection:\n```{language}\n{ctx.suffix}\n```\n"
+        f"Instruction: {instruction}\n"
+        "Reply with the replacement for the selection only."
+    )
+    # A rewrite is about as long as the selection; leave room for growth, stay tight.
+    budget = min(max_tokens, max(64, len(ctx.selection) // 2 + 256))
+    return ChatRequest(
+        messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+        max_tokens=budget,
+        temperature=temperature,
+    )
+
+
+def filters(ctx: CursorContext) -> Pipeline:
+    """Strip fences and chatter around the rewrite."""
+    return Pipeline(FenceFilter())

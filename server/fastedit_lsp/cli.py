@@ -1,0 +1,95 @@
+"""The ``fastedit-lsp`` command: serve (stdio by default, or TCP on loopback) and ``--version``."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sys
+
+from . import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fastedit-lsp",
+        description="Fast and safe inline AI edits for any LSP editor.",
+    )
+    parser.add_argument("--version", action="version", version=f"fastedit-lsp {__version__}")
+    parser.add_argument("--log-file", metavar="PATH", help="write the server's log to PATH")
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="run the language server (default: over stdio)")
+    group = serve.add_mutually_exclusive_group()
+    group.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout")
+    group.add_argument(
+        "--tcp",
+        metavar="[HOST:]PORT",
+        help="listen on TCP (127.0.0.1 unless a host is given)",
+    )
+    return parser
+
+
+def _tcp_address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise SystemExit(f"fastedit-lsp: --tcp expects [HOST:]PORT, got {value!r}") from None
+    if not 0 <= number <= 65535:
+        raise SystemExit(f"fastedit-lsp: port {number} is out of range")
+    return host, number
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _setup_logging(path: str | None, level: str) -> None:
+    # stdout is the protocol: logs go to a file or stderr, never stdout.
+    handler: logging.Handler = (
+        logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    if not path:
+        # pygls logs every message at INFO; keep stderr quiet unless asked.
+        logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fastedit-lsp`` console script."""
+    args = _parser().parse_args(argv)
+    _setup_logging(args.log_file, args.log_level)
+    command = args.command or "serve"
+    if command == "serve":
+        from .features import register_all
+        from .server import FasteditServer
+
+        server = FasteditServer()
+        register_all(server)
+        tcp = getattr(args, "tcp", None)
+        if tcp:
+            host, port = _tcp_address(tcp)
+            if not _is_loopback(host):
+                logging.getLogger(__name__).warning(
+                    "listening on %s: anyone who can connect spends your API key", host
+                )
+                sys.stderr.write(
+                    f"fastedit-lsp: warning: listening on non-loopback {host}; anyone who can "
+                    "connect spends your API key\n"
+                )
+            server.start_tcp(host, port)
+        else:
+            server.start_io()
+    return 0

@@ -1,0 +1,270 @@
+"""workspace/executeCommand: fastedit's commands (DESIGN.md's contract).
+
+Job commands answer at once with ``{jobId}``; the job runs in the background (``runner``).
+Arguments are one object (``[{...}]``; "none" is ``[]`` or ``[{}]``); malformed arguments get
+-32602 with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+
+from .. import runner
+from ..document import Document, Point, PositionError
+from ..jobs import Job, Kind
+
+# Imported at run time: pygls reads the handlers' annotations.
+from ..server import FasteditServer
+from ..settings import Mode
+from ..tracking import RegionTracker, SentEdit
+
+#: LSP's RequestFailed: the request was valid but cannot be done now.
+REQUEST_FAILED = -32803
+#: How long revert waits for the editor to report the job's last edits.
+ECHO_WAIT = 2.0
+
+
+class _Args(BaseModel):
+    # Unknown fields are tolerated so that newer editors can send more.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class PositionArg(_Args):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class RangeArg(_Args):
+    start: PositionArg
+    end: PositionArg
+
+
+class CompleteRestArgs(_Args):
+    uri: str = Field(min_length=1)
+    position: PositionArg
+
+
+class EditSelectionArgs(_Args):
+    uri: str = Field(min_length=1)
+    range: RangeArg
+    instruction: str = Field(min_length=1, max_length=20000)
+
+
+class JobIdArgs(_Args):
+    jobId: str = Field(min_length=1)  # noqa: N815 - the wire name
+
+
+class WaitArgs(JobIdArgs):
+    timeoutMs: int = Field(5000, ge=0, le=3_600_000)  # noqa: N815
+
+
+class TargetArgs(_Args):
+    jobId: str | None = None  # noqa: N815
+    uri: str | None = None
+
+
+class SetModeArgs(_Args):
+    mode: Mode
+
+
+A = TypeVar("A", bound=_Args)
+
+
+def parse(command: str, model: type[A], args: tuple[Any, ...]) -> A:
+    """Validate a command's single object argument, or raise -32602 naming the field."""
+    if len(args) > 1:
+        raise JsonRpcInvalidParams(f"{command}: expected one object argument, got {len(args)}")
+    value = args[0] if args else {}
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise JsonRpcInvalidParams(
+            f"{command}: the argument must be an object, got {type(value).__name__}"
+        )
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "argument"
+        raise JsonRpcInvalidParams(f"{command}: {field}: {error['msg']}") from None
+
+
+def _document(ls: FasteditServer, command: str, uri: str) -> Document:
+    document = ls.documents.get(uri)
+    if document is None:
+        raise JsonRpcInvalidParams(f"{command}: uri: the document is not open: {uri}")
+    return document
+
+
+def _point(command: str, field: str, document: Document, position: PositionArg) -> Point:
+    try:
+        return document.to_point(position.line, position.character, strict=True)
+    except PositionError as exc:
+        raise JsonRpcInvalidParams(f"{command}: {field}: {exc}") from None
+
+
+def _start_job(
+    ls: FasteditServer,
+    kind: Kind,
+    document: Document,
+    start: Point,
+    end: Point,
+    inputs: dict[str, Any],
+) -> dict[str, str]:
+    for other in ls.jobs.running(document.uri):
+        t = other.tracker
+        region_end = t.next_edit("").start if t.pending else t.end
+        if start <= region_end and t.start <= end:
+            raise JsonRpcException(
+                f"{other.id} ({other.kind}) is still running on this region: cancel it first "
+                "(fastedit.cancel)",
+                code=REQUEST_FAILED,
+            )
+    tracker = RegionTracker(start, end, document.get_text(start, end))
+    job = Job(
+        id=ls.jobs.new_id(),
+        kind=kind,
+        uri=document.uri,
+        range=(document.to_client(start), document.to_client(end)),
+        tracker=tracker,
+        inputs=inputs,
+    )
+    ls.jobs.add(job)
+    job.task = ls.spawn(runner.run(ls, job, document))
+    return {"jobId": job.id}
+
+
+def register(server: FasteditServer) -> None:
+    @server.command("fastedit.completeRest")
+    async def complete_rest(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.completeRest {uri, position}: stream the missing code at the cursor."""
+        name = "fastedit.completeRest"
+        a = parse(name, CompleteRestArgs, args)
+        document = _document(ls, name, a.uri)
+        point = _point(name, "position", document, a.position)
+        return _start_job(ls, "completeRest", document, point, point, {})
+
+    @server.command("fastedit.editSelection")
+    async def edit_selection(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.editSelection {uri, range, instruction}: rewrite the selection."""
+        name = "fastedit.editSelection"
+        a = parse(name, EditSelectionArgs, args)
+        document = _document(ls, name, a.uri)
+        start = _point(name, "range.start", document, a.range.start)
+        end = _point(name, "range.end", document, a.range.end)
+        if end < start:
+            raise JsonRpcInvalidParams(f"{name}: range: start is after end")
+        inputs = {"instruction": a.instruction}
+        return _start_job(ls, "editSelection", document, start, end, inputs)
+
+    @server.command("fastedit.toggleFastMode")
+    async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.toggleFastMode: flip between fast and the last non-fast mode."""
+        parse("fastedit.toggleFastMode", _Args, args)
+        ls.set_mode(ls.last_non_fast if ls.mode == "fast" else "fast")
+        return {"mode": ls.mode}
+
+    @server.command("fastedit.setMode")
+    async def set_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.setMode {mode}: fast, standard or auto."""
+        a = parse("fastedit.setMode", SetModeArgs, args)
+        ls.set_mode(a.mode)
+        return {"mode": ls.mode}
+
+    @server.command("fastedit.cancel")
+    async def cancel(ls: FasteditServer, *args: Any) -> dict[str, list[str]]:
+        """fastedit.cancel {jobId} | {uri} | none: stop running jobs, report which."""
+        a = parse("fastedit.cancel", TargetArgs, args)
+        if a.jobId is not None:
+            job = ls.jobs.get(a.jobId)
+            if job is None:
+                raise JsonRpcInvalidParams(f"fastedit.cancel: jobId: no job {a.jobId}")
+            jobs = [] if job.is_finished else [job]
+        else:
+            jobs = ls.jobs.running(a.uri)
+        for job in jobs:
+            ls.stop_job(job, None)
+        tasks = [j.task for j in jobs if j.task is not None]
+        if tasks:
+            # The reply comes once the streams have stopped and their last edit was answered.
+            await asyncio.wait(tasks, timeout=5)
+        return {"cancelled": [j.id for j in jobs]}
+
+    @server.command("fastedit.revert")
+    async def revert(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+        """fastedit.revert {jobId} | {uri} | none: restore a finished job's original text."""
+        a = parse("fastedit.revert", TargetArgs, args)
+        if a.jobId is not None:
+            job = ls.jobs.get(a.jobId)
+            if job is None:
+                raise JsonRpcInvalidParams(f"fastedit.revert: jobId: no job {a.jobId}")
+        else:
+            job = ls.jobs.last_finished(a.uri)
+            if job is None:
+                return {"reverted": False, "reason": "no finished job to revert"}
+        return await _revert(ls, job)
+
+    @server.command("fastedit.wait")
+    async def wait(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+        """fastedit.wait {jobId, timeoutMs?}: the job record once finished (or at the timeout)."""
+        a = parse("fastedit.wait", WaitArgs, args)
+        job = ls.jobs.get(a.jobId)
+        if job is None:
+            raise JsonRpcInvalidParams(f"fastedit.wait: jobId: no job {a.jobId}")
+        msg_id = ls.protocol.msg_id
+        task = asyncio.current_task()
+        if msg_id is not None and task is not None:
+            ls.cancellable[msg_id] = task
+        try:
+            await asyncio.wait_for(job.finished.wait(), a.timeoutMs / 1000)
+        except TimeoutError:
+            pass
+        except asyncio.CancelledError:
+            # pygls answers -32800 itself; a CancelledError escaping a command would leave the
+            # request unanswered (notes/toolchain.md, defect 2).
+            raise JsonRpcRequestCancelled(f"fastedit.wait {a.jobId} cancelled") from None
+        finally:
+            if msg_id is not None:
+                ls.cancellable.pop(msg_id, None)
+        return job.record()
+
+    @server.command("fastedit.status")
+    async def status(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+        """fastedit.status: mode, profiles, the last 50 job records, version."""
+        parse("fastedit.status", _Args, args)
+        return ls.status()
+
+
+async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
+    if not job.is_finished:
+        return {"reverted": False, "reason": f"{job.id} is still running: cancel it first"}
+    if job.state == "reverted":
+        return {"reverted": False, "reason": f"{job.id} was already reverted"}
+    tracker = job.tracker
+    document = ls.documents.get(job.uri)
+    if document is None:
+        return {"reverted": False, "reason": "the document is not open"}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ECHO_WAIT
+    # Editors report changes late (eglot after 0.5 s idle): wait for the job's own edits.
+    while tracker.pending and tracker.conflict is None and loop.time() < deadline:
+        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
+    if tracker.pending and tracker.conflict is None:
+        return {
+            "reverted": False,
+            "reason": "the editor has not reported the job's edits yet; try again",
+        }
+    if reason := tracker.verify(document):
+        return {"reverted": False, "reason": f"the region changed since the job: {reason}"}
+    if job.metrics.edits == 0 or not tracker.replaced:
+        return {"reverted": False, "reason": "the job made no edit"}
+    edit = SentEdit(tracker.start, tracker.end, tracker.original)
+    if not await ls.apply_edit(job.uri, edit, document=document):
+        return {"reverted": False, "reason": "the editor refused the edit"}
+    job.state = "reverted"
+    ls.send_status(job)
+    return {"reverted": True}

@@ -1,0 +1,75 @@
+"""initialize, initialized, workspace/didChangeConfiguration, shutdown and progress cancel."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+# Imported at run time: pygls reads the handlers' annotations.
+from ..server import FasteditServer
+
+log = logging.getLogger(__name__)
+
+
+def _section(data: Any) -> Any:
+    """The ``fastedit`` section of an options object, or the object itself."""
+    if isinstance(data, dict) and isinstance(data.get("fastedit"), dict):
+        return data["fastedit"]
+    return data
+
+
+def register(server: FasteditServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
+        """initialize: take settings from initializationOptions."""
+        ls.init_options = _section(params.initialization_options)
+        ls.reload_settings()
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
+        """initialized: announce the mode, then pull workspace settings."""
+        ls.send_status(None)
+        await _pull_configuration(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: FasteditServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        """workspace/didChangeConfiguration: use pushed settings, else pull them."""
+        settings = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get("fastedit"), dict):
+            ls.client_settings = settings["fastedit"]
+            ls.reload_settings()
+        else:
+            await _pull_configuration(ls)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: FasteditServer, params: None) -> None:
+        """shutdown: stop every job and close the HTTP client."""
+        await ls.close()
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: FasteditServer, params: types.WorkDoneProgressCancelParams) -> None:
+        """window/workDoneProgress/cancel: the progress' cancel button stops its job."""
+        job = ls.progress_jobs.get(str(params.token))
+        if job is not None:
+            ls.stop_job(job, None)
+
+
+async def _pull_configuration(ls: FasteditServer) -> None:
+    if not ls.client_supports("workspace.configuration"):
+        return
+    try:
+        values = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="fastedit")])
+        )
+    except Exception as exc:  # a client that fails the request keeps the settings it had
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    section = values[0] if values else None
+    if section is None or (section == {} and ls.client_settings is None):
+        return
+    ls.client_settings = section
+    ls.reload_settings()

@@ -1,0 +1,161 @@
+"""Job records: what each action did, as editors, scripts and tests see it.
+
+Pure: no pygls, no httpx. A :class:`Job` is created by a command, filled in by the job runner as
+data flows through it, and serialised by :meth:`Job.record` into DESIGN.md's camelCase record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .tracking import RegionTracker
+
+Kind = Literal["completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"]
+State = Literal["running", "done", "cancelled", "failed", "reverted"]
+FINISHED: frozenset[State] = frozenset({"done", "cancelled", "failed", "reverted"})
+
+#: How many records ``fastedit.status`` returns (and the registry keeps).
+KEEP = 50
+
+
+@dataclass
+class Attempt:
+    route: str
+    model: str
+    verification: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {"route": self.route, "model": self.model, "verification": self.verification}
+
+
+@dataclass
+class Metrics:
+    started_at: float = field(default_factory=time.monotonic)
+    first_token_at: float | None = None
+    finished_at: float | None = None
+    tokens: int = 0
+    edits: int = 0
+    #: Time the model spent between its first and last token (for tokens per second).
+    stream_seconds: float = 0.0
+
+    def record(self) -> dict[str, Any]:
+        end = self.finished_at or time.monotonic()
+        ttft = None
+        if self.first_token_at is not None:
+            ttft = round((self.first_token_at - self.started_at) * 1000, 1)
+        tps = None
+        if self.tokens and self.stream_seconds > 0:
+            tps = round(self.tokens / self.stream_seconds, 1)
+        return {
+            "ttftMs": ttft,
+            "tokens": self.tokens,
+            "tokensPerSecond": tps,
+            "edits": self.edits,
+            "elapsedMs": round((end - self.started_at) * 1000, 1),
+        }
+
+
+@dataclass
+class Job:
+    """One action on one document region."""
+
+    id: str
+    kind: Kind
+    uri: str
+    #: The original target range in client coordinates: ((line, character), (line, character)).
+    range: tuple[tuple[int, int], tuple[int, int]]
+    tracker: RegionTracker
+    state: State = "running"
+    route: str = ""
+    model: str = ""
+    reason: str = ""
+    escalated: bool = False
+    attempts: list[Attempt] = field(default_factory=list)
+    verification: dict[str, Any] = field(
+        default_factory=lambda: {"ok": None, "details": "nothing to verify"}
+    )
+    error: str | None = None
+    metrics: Metrics = field(default_factory=Metrics)
+    #: The request's inputs beyond the range (instruction...), for retry.
+    inputs: dict[str, Any] = field(default_factory=dict)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    #: Why the server stopped the stream (a conflict, a closed document); None for a user cancel.
+    stop_reason: str | None = None
+    #: The work-done progress token, when the client shows progress.
+    progress_token: str | None = None
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in FINISHED
+
+    def finish(self, state: State, error: str | None = None) -> None:
+        self.state = state
+        if error is not None:
+            self.error = error
+        if self.metrics.finished_at is None:
+            self.metrics.finished_at = time.monotonic()
+        self.finished.set()
+
+    def record(self) -> dict[str, Any]:
+        (sl, sc), (el, ec) = self.range
+        out: dict[str, Any] = {
+            "jobId": self.id,
+            "kind": self.kind,
+            "state": self.state,
+            "uri": self.uri,
+            "range": {
+                "start": {"line": sl, "character": sc},
+                "end": {"line": el, "character": ec},
+            },
+            "route": self.route,
+            "model": self.model,
+            "reason": self.reason,
+            "escalated": self.escalated,
+            "attempts": [a.record() for a in self.attempts],
+            "verification": self.verification,
+            "metrics": self.metrics.record(),
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+class JobRegistry:
+    """Every job of the session, newest last; finished ones beyond :data:`KEEP` are forgotten."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._ids = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"job-{next(self._ids)}"
+
+    def add(self, job: Job) -> None:
+        self._jobs[job.id] = job
+        finished = [j for j in self._jobs.values() if j.is_finished]
+        for old in finished[: max(0, len(self._jobs) - KEEP)]:
+            del self._jobs[old.id]
+
+    def get(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self._jobs.values())
+
+    def running(self, uri: str | None = None) -> list[Job]:
+        return [j for j in self._jobs.values() if not j.is_finished and uri in (None, j.uri)]
+
+    def last_finished(self, uri: str | None = None) -> Job | None:
+        for job in reversed(self._jobs.values()):
+            if job.is_finished and uri in (None, job.uri):
+                return job
+        return None
+
+    def records(self) -> list[dict[str, Any]]:
+        return [j.record() for j in list(self._jobs.values())[-KEEP:]]

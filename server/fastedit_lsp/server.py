@@ -1,0 +1,327 @@
+"""The language server: the object that owns all state, and the protocol fixes it needs.
+
+Features live in ``features/`` and register themselves on a :class:`FasteditServer`; the job
+pipeline lives in ``runner``. This module keeps documents in sync, sends edits, progress and status,
+and resolves settings and backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from . import __version__
+from .document import Change, Document, Encoding, Point
+from .jobs import Job, JobRegistry
+from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
+from .tracking import SentEdit
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .backends.ratelimit import RateLimits
+
+log = logging.getLogger(__name__)
+
+#: The custom notification carrying ``{mode, job?}``.
+STATUS = "fastedit/status"
+#: While a job streams, status goes out at most this often (seconds).
+STATUS_INTERVAL = 0.25
+#: How long an edit may wait for the client's reply before the job gives up on the client.
+APPLY_TIMEOUT = 30.0
+
+
+class FasteditProtocol(LanguageServerProtocol):
+    """pygls' protocol with the document sync and request cancellation fastedit needs."""
+
+    _server: FasteditServer
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls 2.1.1 cancels only the outer future of an executeCommand, so the command's own
+        # coroutine keeps running (notes/toolchain.md, defect 1): cancel it too.
+        task = self._server.cancellable.pop(msg_id, None)
+        super()._handle_cancel_notification(msg_id)
+        if task is not None:
+            task.cancel()
+
+    # The server keeps its own documents (document.py); pygls' workspace copy is not kept, which
+    # also saves re-splitting every document on every keystroke.
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._server.open_document(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._server.change_document(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._server.close_document(params)
+
+
+class FasteditServer(LanguageServer):
+    """fastedit-lsp's server state."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        super().__init__(
+            "fastedit-lsp",
+            __version__,
+            protocol_cls=FasteditProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        #: The process environment, read once (keys, FASTEDIT_* variables).
+        self.environ: dict[str, str] = dict(os.environ if environ is None else environ)
+        #: Open documents by URI, as the client reported them.
+        self.documents: dict[str, Document] = {}
+        self.jobs = JobRegistry()
+        #: initializationOptions' ``fastedit`` section (or the whole object), kept for re-merges.
+        self.init_options: Any = None
+        #: The last section pulled or pushed through workspace/configuration.
+        self.client_settings: Any = None
+        self.resolved: Resolved = load(self.environ)
+        #: The current mode (the ``mode`` setting starts it; the toggle and setMode change it).
+        self.mode: Mode = self.resolved.settings.mode
+        #: The mode the fast-mode toggle returns to.
+        self.last_non_fast: Mode = "standard" if self.mode == "fast" else self.mode
+        #: Running requests that ``$/cancelRequest`` must be able to stop (pygls defect 1).
+        self.cancellable: dict[Any, asyncio.Task[Any]] = {}
+        #: Progress token -> job, for window/workDoneProgress/cancel.
+        self.progress_jobs: dict[str, Job] = {}
+        #: Background tasks kept referenced until they finish.
+        self.tasks: set[asyncio.Task[Any]] = set()
+        #: Profiles whose fallback to the offline engine was already announced.
+        self.announced: set[str] = set()
+        #: Model ids discovered from /v1/models, per (baseUrl, profile).
+        self.discovered_models: dict[str, str] = {}
+        self._http: httpx.AsyncClient | None = None
+        self._rate_limits: RateLimits | None = None
+        self._status_sent_at: dict[str, float] = {}
+        self._change_waiters: list[asyncio.Future[None]] = []
+
+    # -- settings ----------------------------------------------------------------------------
+
+    def reload_settings(self) -> None:
+        """Merge every settings source again; report problems; keep a toggled mode."""
+        old = self.resolved.settings
+        self.resolved = load(self.environ, self.init_options, self.client_settings)
+        for problem in self.resolved.problems:
+            log.warning("settings: %s", problem)
+            self.show_message(f"fastedit: {problem}", types.MessageType.Warning)
+        for warning in self.resolved.warnings:
+            log.warning("settings: %s", warning)
+            self.log_message(warning, types.MessageType.Warning)
+        new = self.resolved.settings
+        if new.mode != old.mode:
+            self.set_mode(new.mode)
+
+    def set_mode(self, mode: Mode) -> None:
+        if mode != "fast":
+            self.last_non_fast = mode
+        if mode != self.mode:
+            self.mode = mode
+            self.send_status(None)
+
+    def profile(self, name: str) -> ResolvedProfile:
+        """A profile resolved against the current settings and the environment."""
+        resolved = resolve_profile(
+            "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
+        )
+        if resolved.fallback_reason and name not in self.announced:
+            self.announced.add(name)
+            self.show_message(
+                f"fastedit: {resolved.fallback_reason}; using the offline engine.",
+                types.MessageType.Info,
+            )
+        return resolved
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The one HTTP client of the server (httpx is imported on first use: it costs ~90 ms)."""
+        if self._http is None:
+            import httpx
+
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(30.0, connect=5.0),
+                limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+                trust_env=False,
+            )
+        return self._http
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        if self._rate_limits is None:
+            from .backends.ratelimit import RateLimits
+
+            self._rate_limits = RateLimits()
+        return self._rate_limits
+
+    async def close(self) -> None:
+        """Stop every job and close the HTTP client."""
+        for job in self.jobs.running():
+            if job.task is not None:
+                job.task.cancel()
+        pending = [j.task for j in self.jobs.running() if j.task is not None]
+        if pending:
+            await asyncio.wait(pending, timeout=2)
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    # -- documents ---------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> Encoding:
+        try:
+            kind = str(self.workspace.position_encoding)
+        except RuntimeError:
+            return "utf-16"
+        return kind if kind in ("utf-8", "utf-32") else "utf-16"  # type: ignore[return-value]
+
+    def open_document(self, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        self.documents[item.uri] = Document(
+            item.uri,
+            item.text,
+            version=item.version,
+            language_id=item.language_id,
+            encoding=self.encoding,
+        )
+
+    def close_document(self, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self.documents.pop(uri, None)
+        for job in self.jobs.running(uri):
+            self.stop_job(job, "the document was closed")
+
+    def change_document(self, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        document = self.documents.get(uri)
+        if document is None:
+            log.warning("didChange for a document that is not open: %s", uri)
+            return
+        trackers = [j for j in self.jobs if j.uri == uri and j.state != "reverted"]
+        for content in params.content_changes:
+            if isinstance(content, types.TextDocumentContentChangePartial):
+                start = document.to_point(content.range.start.line, content.range.start.character)
+                end = document.to_point(content.range.end.line, content.range.end.character)
+                if end < start:
+                    start, end = end, start
+            else:
+                start, end = Point(0, 0), document.end
+            change = Change(start, end, content.text)
+            owner = next((j for j in trackers if j.tracker.is_echo(document, change)), None)
+            for job in trackers:
+                if job is owner:
+                    job.tracker.echo()
+                else:
+                    job.tracker.foreign(change, live=not job.is_finished)
+            document.replace(start, end, content.text)
+        document.version = params.text_document.version
+        waiters, self._change_waiters = self._change_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        for job in trackers:
+            if not job.is_finished and job.tracker.conflict is not None:
+                self.stop_job(job, job.tracker.conflict)
+
+    def next_change(self) -> asyncio.Future[None]:
+        """A future resolved by the client's next ``didChange``."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._change_waiters.append(waiter)
+        return waiter
+
+    def stop_job(self, job: Job, reason: str | None) -> None:
+        """Stop a running job's stream; the runner records ``reason`` (None: the user's cancel)."""
+        if job.stop_reason is None:
+            job.stop_reason = reason
+        if job.task is not None and not job.task.done():
+            job.task.cancel()
+
+    # -- talking to the client -----------------------------------------------------------------
+
+    async def apply_edit(self, uri: str, edit: SentEdit, *, document: Document) -> bool:
+        """Send one unversioned edit (never a resource operation) and wait for the reply."""
+        (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
+        params = types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(
+                changes={
+                    uri: [
+                        types.TextEdit(
+                            range=types.Range(
+                                start=types.Position(line=sl, character=sc),
+                                end=types.Position(line=el, character=ec),
+                            ),
+                            new_text=edit.text,
+                        )
+                    ]
+                }
+            )
+        )
+        result = await asyncio.wait_for(self.workspace_apply_edit_async(params), APPLY_TIMEOUT)
+        return bool(result.applied)
+
+    def client_supports(self, path: str) -> bool:
+        node: Any = self.client_capabilities
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def show_message(self, message: str, kind: types.MessageType) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def log_message(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def send_status(self, job: Job | None, *, streaming: bool = False) -> None:
+        """Send ``fastedit/status``; while streaming, at most every :data:`STATUS_INTERVAL`."""
+        now = time.monotonic()
+        if (
+            streaming
+            and job is not None
+            and now - self._status_sent_at.get(job.id, 0.0) < STATUS_INTERVAL
+        ):
+            return
+        payload: dict[str, Any] = {"mode": self.mode}
+        if job is not None:
+            self._status_sent_at[job.id] = now
+            payload["job"] = job.record()
+        self.protocol.notify(STATUS, payload)
+
+    def status(self) -> dict[str, Any]:
+        """The reply of ``fastedit.status``."""
+        profiles = {}
+        names: tuple[ProfileName, ...] = ("fast", "standard")
+        for name in names:
+            p = resolve_profile(name, self.resolved.settings, self.environ)
+            profiles[name] = {
+                "provider": p.provider,
+                "model": p.model
+                or self.discovered_models.get(name)
+                or ("offline" if p.is_local else None),
+                "baseUrl": p.base_url,
+                "note": p.fallback_reason,
+            }
+        return {
+            "mode": self.mode,
+            "profiles": profiles,
+            "jobs": self.jobs.records(),
+            "version": __version__,
+        }

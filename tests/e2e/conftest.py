@@ -1,0 +1,50 @@
+"""Fixtures: the loopback stub model and a factory of editors talking to the real server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.stub import StubModelServer
+
+from .harness import Editor, hermetic_env, start_editor, stop_editor
+
+MakeEditor = Callable[..., Awaitable[Editor]]
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[StubModelServer]:
+    async with await StubModelServer.start() as server:
+        yield server
+
+
+@pytest.fixture
+async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
+    """Start editors; by default both profiles point at the stub model."""
+    editors: list[Editor] = []
+
+    async def make(*, env: dict[str, str] | None = None, model: bool = True, **kw: Any) -> Editor:
+        base: dict[str, str] = {}
+        if model:
+            base = {
+                "FASTEDIT_FAST_BASE_URL": stub.base_url,
+                "FASTEDIT_FAST_MODEL": "stub-fast",
+                "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
+                "FASTEDIT_STANDARD_MODEL": "stub-strong",
+            }
+        editor = await start_editor(hermetic_env(**base, **(env or {})), **kw)
+        editors.append(editor)
+        return editor
+
+    yield make
+    for editor in editors:
+        await stop_editor(editor)
+        # Checked for every test: DESIGN.md's contract on edits.
+        assert editor.violations == []
+
+
+@pytest.fixture
+async def editor(make_editor: MakeEditor) -> Editor:
+    return await make_editor()

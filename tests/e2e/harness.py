@@ -1,0 +1,308 @@
+"""A scripted editor for end-to-end tests: the real server process, driven like an editor would.
+
+pytest-lsp's client has no document model and no ``workspace/applyEdit`` handler, so this adds
+both, with an editor model written independently of the server's (a plain string and offsets), and
+models how real editors report changes: promptly (VS Code: the change is reported before the edit's
+reply) or late and batched (eglot waits for 0.5 s of idle time; Neovim debounces).
+
+Every edit the server sends is checked: no resource operations, only documents the editor opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+Sync = Literal["prompt", "batched"]
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def hermetic_env(**extra: str) -> dict[str, str]:
+    """The test process' environment without any real key or FASTEDIT_* setting."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
+    }
+    env.update(extra)
+    return env
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@dataclass
+class EditorDocument:
+    """The editor's buffer: a string; positions converted by walking it."""
+
+    uri: str
+    text: str
+    version: int = 1
+
+    def line_starts(self) -> list[int]:
+        return [0] + [m.end() for m in _BREAK.finditer(self.text)]
+
+    def offset(self, line: int, character: int, encoding: str) -> int:
+        starts = self.line_starts()
+        if line >= len(starts):
+            return len(self.text)
+        start = starts[line]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        content = self.text[start:end].rstrip("\r\n")
+        index = 0
+        while index < len(content) and _units(content[: index + 1], encoding) <= character:
+            index += 1
+        return start + index
+
+    def position(self, offset: int, encoding: str) -> types.Position:
+        starts = self.line_starts()
+        line = max(i for i, s in enumerate(starts) if s <= offset)
+        return types.Position(
+            line=line, character=_units(self.text[starts[line] : offset], encoding)
+        )
+
+
+@dataclass
+class Editor:
+    """One editor session with the real server."""
+
+    client: LanguageClient
+    encoding: str = "utf-16"
+    sync: Sync = "prompt"
+    #: Seconds a batched editor waits before reporting changes (eglot: 0.5 s of idle).
+    batch_delay: float = 0.05
+    docs: dict[str, EditorDocument] = field(default_factory=dict)
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+    #: Every edit applied: (uri, start offset, end offset, new text).
+    applied: list[tuple[str, int, int, str]] = field(default_factory=list)
+    #: Contract violations seen in server edits (asserted empty after every test).
+    violations: list[str] = field(default_factory=list)
+    #: Answer ``applied: false`` to every edit.
+    refuse_edits: bool = False
+    _queued: dict[str, list[types.TextDocumentContentChangeEvent]] = field(default_factory=dict)
+    _flush_handle: asyncio.TimerHandle | None = None
+    _edit_arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _status_arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # -- documents -------------------------------------------------------------------------
+
+    def open(self, uri: str, text: str, language_id: str = "python") -> None:
+        self.docs[uri] = EditorDocument(uri, text)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id=language_id, version=1, text=text
+                )
+            )
+        )
+
+    def close(self, uri: str) -> None:
+        self.flush()
+        self.docs.pop(uri)
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri)
+            )
+        )
+
+    def text(self, uri: str) -> str:
+        return self.docs[uri].text
+
+    def pos(self, uri: str, offset: int) -> dict[str, int]:
+        p = self.docs[uri].position(offset, self.encoding)
+        return {"line": p.line, "character": p.character}
+
+    def _change(self, uri: str, start: int, end: int, text: str) -> None:
+        """Apply a change to the buffer and report it (promptly or batched)."""
+        doc = self.docs[uri]
+        rng = types.Range(
+            start=doc.position(start, self.encoding), end=doc.position(end, self.encoding)
+        )
+        doc.text = doc.text[:start] + text + doc.text[end:]
+        doc.version += 1
+        event = types.TextDocumentContentChangePartial(range=rng, text=text)
+        self._queued.setdefault(uri, []).append(event)
+        if self.sync == "prompt":
+            self.flush()
+        elif self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            self._flush_handle = loop.call_later(self.batch_delay, self.flush)
+
+    def type(self, uri: str, offset: int, text: str) -> None:
+        """The user types ``text`` at ``offset``."""
+        self._change(uri, offset, offset, text)
+
+    def delete(self, uri: str, start: int, end: int) -> None:
+        """The user deletes ``[start, end)``."""
+        self._change(uri, start, end, "")
+
+    def flush(self) -> None:
+        """Report every queued change (what the bundled integrations do before a command)."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        for uri, changes in list(self._queued.items()):
+            if changes and uri in self.docs:
+                self.client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(
+                            uri=uri, version=self.docs[uri].version
+                        ),
+                        content_changes=changes,
+                    )
+                )
+        self._queued.clear()
+
+    # -- server requests -------------------------------------------------------------------
+
+    def on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        edit = params.edit
+        if edit.document_changes:
+            for change in edit.document_changes:
+                if not isinstance(change, types.TextDocumentEdit):
+                    self.violations.append(f"resource operation: {change}")
+        for uri in edit.changes or {}:
+            if uri not in self.docs:
+                self.violations.append(f"edit to a document the editor has not opened: {uri}")
+        self._edit_arrived.set()
+        if self.refuse_edits:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused")
+        for uri, edits in (edit.changes or {}).items():
+            if uri not in self.docs:
+                continue
+            doc = self.docs[uri]
+            spans = [
+                (
+                    doc.offset(e.range.start.line, e.range.start.character, self.encoding),
+                    doc.offset(e.range.end.line, e.range.end.character, self.encoding),
+                    e.new_text,
+                )
+                for e in edits
+            ]
+            for start, end, text in sorted(spans, reverse=True):
+                self.applied.append((uri, start, end, text))
+                self._change(uri, start, end, text)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    def on_status(self, params: Any) -> None:
+        self.statuses.append(_plain(params))
+        self._status_arrived.set()
+
+    async def next_edit(self) -> None:
+        """Wait for the server's next workspace/applyEdit."""
+        self._edit_arrived.clear()
+        await asyncio.wait_for(self._edit_arrived.wait(), 10)
+
+    async def wait_applied(self, count: int) -> None:
+        """Wait until at least ``count`` edits were applied."""
+        while len(self.applied) < count:
+            await self.next_edit()
+
+    # -- commands --------------------------------------------------------------------------
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        if self.sync == "batched":
+            pass  # a raw batched editor does not flush; tests call flush() where integrations do
+        result = await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(arguments))
+        )
+        return _plain(result)
+
+    async def wait_job(self, job_id: str, timeout_ms: int = 20000) -> dict[str, Any]:
+        record: dict[str, Any] = await self.command(
+            "fastedit.wait", {"jobId": job_id, "timeoutMs": timeout_ms}
+        )
+        return record
+
+    async def run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Start a job and wait for its record."""
+        started = await self.command(name, args)
+        return await self.wait_job(started["jobId"])
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands unknown payloads over as namedtuple-like objects: turn them into JSON data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and not hasattr(value, "_asdict"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    return value
+
+
+CAPABILITIES = types.ClientCapabilities(
+    general=types.GeneralClientCapabilities(position_encodings=["utf-16"]),
+    window=types.WindowClientCapabilities(work_done_progress=True, show_message=None),
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True,
+        configuration=True,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=False),
+    ),
+    text_document=types.TextDocumentClientCapabilities(
+        code_action=types.CodeActionClientCapabilities(
+            code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                code_action_kind=types.ClientCodeActionKindOptions(
+                    value_set=[types.CodeActionKind.RefactorRewrite, types.CodeActionKind.QuickFix]
+                )
+            )
+        )
+    ),
+)
+
+
+async def start_editor(
+    env: dict[str, str],
+    *,
+    encoding: str = "utf-16",
+    sync: Sync = "prompt",
+    init_options: Any = None,
+    configuration: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> Editor:
+    """Start the real server (``python -m fastedit_lsp``) and initialize a session with it."""
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "fastedit_lsp"], server_env=env
+    )
+    client: LanguageClient = await config.start()  # type: ignore[assignment]
+    editor = Editor(client, encoding=encoding, sync=sync)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return editor.on_apply_edit(params)
+
+    @client.feature("fastedit/status")
+    def status(params: Any) -> None:
+        editor.on_status(params)
+
+    if configuration is not None:
+        client.set_configuration(configuration, section="fastedit")
+    caps = CAPABILITIES
+    caps = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=[encoding]),
+        window=types.WindowClientCapabilities(work_done_progress=progress),
+        workspace=caps.workspace,
+        text_document=caps.text_document,
+    )
+    await client.initialize_session(
+        types.InitializeParams(capabilities=caps, initialization_options=init_options)
+    )
+    return editor
+
+
+async def stop_editor(editor: Editor) -> None:
+    editor.flush()
+    await editor.client.shutdown_session()
+    await editor.client.stop()

@@ -1,0 +1,564 @@
+"""OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
+
+Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
+the server's one shared ``httpx.AsyncClient`` (never a client per call). Building the body and
+turning a status or exception into a :class:`BackendError` are plain functions, so they test
+without a network; the byte-level parsing lives in the pure :mod:`.sse`.
+
+Error messages name the provider and model and say what to do; they never contain the key (the
+provider's own message is scrubbed of it too, in case a server echoes it back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import time
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import SecretStr
+
+from .base import BackendError, ChatRequest, ErrorKind, StreamInfo
+from .presets import PRESETS, Preset, Provider
+from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
+from .sse import SSEEvent, SSEParser, error_text, parse_chat_chunk
+
+#: Error bodies can be whole HTML pages; a few KB hold any useful message.
+ERROR_BODY_LIMIT = 4096
+#: OpenRouter lists hundreds of models with long descriptions.
+MODELS_BODY_LIMIT = 8 << 20
+#: Reasoning models spend a tight ``max_tokens`` budget on thinking unless told to think little.
+_REASONING_MODEL = re.compile(r"(?:^|[/:])(?:gpt-oss|gpt-5|o[134])(?:$|[-.:_/])", re.IGNORECASE)
+#: OpenAI's own reasoning families answer 400 to ``temperature`` (other than 1) and ``stop``.
+_FIXED_SAMPLING_MODEL = re.compile(r"(?:^|[/:])(?:gpt-5|o[134])(?:$|[-.:_/])", re.IGNORECASE)
+#: Keys shorter than this are not scrubbed from provider text (see ``_Target.scrub``).
+_MIN_SCRUB_LEN = 8
+_QUOTA_WORDS = ("insufficient_quota", "credit", "billing", "payment", "spend")
+#: Cerebras reports ordinary per-minute/day limits as ``request_quota_exceeded`` /
+#: ``too_many_requests_error``: those are rate limits, not billing, despite the word "quota".
+_RATE_WINDOW_WORDS = ("request_quota", "token_quota", "too_many")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether ``model`` names a reasoning family (gpt-oss, o1/o3/o4, gpt-5)."""
+    return _REASONING_MODEL.search(model) is not None
+
+
+def build_chat_body(
+    request: ChatRequest, *, model: str, preset: Preset, reasoning_effort: str | None
+) -> dict[str, Any]:
+    """The JSON body of a streamed ``/chat/completions`` call."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "stream": True,
+        preset.max_tokens_field: request.max_tokens,
+    }
+    if _FIXED_SAMPLING_MODEL.search(model) is None:
+        body["temperature"] = request.temperature
+        if request.stop:
+            body["stop"] = list(request.stop)
+    if preset.usage_in_stream:
+        body["stream_options"] = {"include_usage": True}
+    if reasoning_effort or is_reasoning_model(model):
+        body["reasoning_effort"] = reasoning_effort or "low"
+    return body
+
+
+def jittered_backoff(attempt: int) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based) after a 5xx."""
+    return min(2.0, 0.25 * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.5)
+
+
+def status_kind(status: int, labels: str) -> ErrorKind:
+    """The error kind of a non-2xx status; ``labels`` is the body's error code and type."""
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 402 or (status == 429 and _is_quota(labels)):
+        return "quota"
+    if status == 429:
+        return "rate_limit"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    if status >= 400:
+        return "bad_request"
+    return "protocol"  # 1xx/3xx: redirects are not followed, so nothing usable came back
+
+
+def _is_quota(labels: str) -> bool:
+    if any(word in labels for word in _QUOTA_WORDS):
+        return True
+    return "quota" in labels and not any(word in labels for word in _RATE_WINDOW_WORDS)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Who we are talking to, for messages. ``SecretStr`` keeps the key out of any repr."""
+
+    provider: str
+    base_url: str
+    model: str | None
+    api_key: SecretStr | None
+    key_hint: str | None
+
+    @property
+    def who(self) -> str:
+        if self.model is None:
+            return f"{self.provider} at {self.base_url}"
+        return f"{self.provider} model '{self.model}'"
+
+    def scrub(self, text: str) -> str:
+        """Remove the key from text we did not write (a provider message, an exception)."""
+        # A key shorter than this is a placeholder ("ollama", "x") that local servers ignore;
+        # replacing it would mangle ordinary words and protect nothing.
+        key = self.api_key.get_secret_value() if self.api_key is not None else ""
+        return text.replace(key, "<api key>") if len(key) >= _MIN_SCRUB_LEN else text
+
+    def url(self, path: str) -> str:
+        # Checked here rather than left to the transport, whose error for a scheme-less URL
+        # ("unknown url type") does not say which setting is wrong.
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise BackendError(
+                "connect",
+                f"baseUrl {self.base_url!r} is not a usable URL: use http(s)://host[:port]/v1.",
+            )
+        return f"{self.base_url}{path}"
+
+    def headers(self, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept}
+        if self.api_key is not None:
+            key = self.api_key.get_secret_value()
+            # httpx would fail on such a header with an error quoting it: refuse before sending.
+            if not (key.isascii() and key.isprintable()) or " " in key:
+                where = self.key_hint or "the profile's API key"
+                raise BackendError(
+                    "auth", f"The API key in {where} has spaces or characters that cannot be sent."
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+
+def http_error(
+    target: _Target,
+    status: int,
+    message: str,
+    kind: ErrorKind,
+    *,
+    retry_after: float | None = None,
+    attempts: int = 1,
+) -> BackendError:
+    """A user-facing error for an HTTP status; ``message`` is the provider's (may be empty)."""
+    detail = f"HTTP {status}: {target.scrub(message)}" if message else f"HTTP {status}"
+    text = _status_text(target, kind, detail, retry_after, attempts)
+    return BackendError(kind, text, status=status, retry_after=retry_after)
+
+
+def _status_text(
+    target: _Target, kind: ErrorKind, detail: str, retry_after: float | None, attempts: int
+) -> str:
+    who, base = target.who, target.base_url
+    if kind == "auth":
+        return f"{who} refused the request ({detail}). {_key_advice(target)}"
+    if kind == "not_found" and target.model is None:
+        return f"{base}/models was not found ({detail}): check baseUrl (it usually ends in /v1)."
+    if kind == "not_found":
+        return (
+            f"{who} was not found at {base} ({detail}): the model id is unknown or baseUrl is "
+            f"wrong. List the available models with GET {base}/models (fastedit-lsp doctor does)."
+        )
+    if kind == "bad_request":
+        return f"{who} refused the request ({detail}). Check the profile's model and settings."
+    if kind == "rate_limit":
+        pause = f" Calls to it are paused for {format_seconds(retry_after)}." if retry_after else ""
+        return f"{who} is rate-limited ({detail}).{pause} Wait, or switch profile."
+    if kind == "quota":
+        return (
+            f"{who} is out of quota or credit ({detail}). Check your {target.provider} plan and "
+            "billing; retrying will not help."
+        )
+    if kind == "server":
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return f"{who} had a server error ({detail}){tries}. Try again later, or switch profile."
+    if kind == "timeout":
+        return f"{who} timed out on the provider's side ({detail}). Try again."
+    return (
+        f"{who} answered with an unexpected {detail} (redirects are not followed). "
+        f"Check baseUrl ({base})."
+    )
+
+
+def _key_advice(target: _Target) -> str:
+    where = target.key_hint or "the profile's apiKeyEnv variable or FASTEDIT_<PROFILE>_API_KEY"
+    if target.api_key is None:
+        return f"No API key is set: put one in {where}."
+    return f"The API key is wrong or lacks access to this model: check {where}."
+
+
+def transport_error(
+    exc: Exception, target: _Target, *, timeout_s: float, deltas: int
+) -> BackendError:
+    """A user-facing error for an httpx exception, after ``deltas`` text deltas arrived."""
+    kind, text = _transport_text(exc, target, timeout_s, deltas)
+    return BackendError(kind, text)
+
+
+def _transport_text(
+    exc: Exception, target: _Target, timeout_s: float, deltas: int
+) -> tuple[ErrorKind, str]:
+    who, base = target.who, target.base_url
+    reason = target.scrub(str(exc) or type(exc).__name__)
+    if isinstance(exc, httpx.ConnectTimeout):
+        connect_s = min(timeout_s, 5.0)
+        return "timeout", f"Could not connect to {base} within {connect_s:g} s. Check the network."
+    if isinstance(exc, httpx.ReadTimeout):
+        return "timeout", f"{who} sent no data for {timeout_s:g} s (timeoutMs){_after(deltas)}."
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout", f"{who} timed out ({type(exc).__name__}){_after(deltas)}."
+    if isinstance(exc, httpx.ConnectError):
+        return "connect", f"Cannot connect to {base} ({reason}). Is the server up, baseUrl right?"
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        if deltas:
+            return "dropped", (
+                f"The connection to {who} dropped after {deltas} text deltas: the answer is "
+                "incomplete. Try again."
+            )
+        return "dropped", f"The connection to {who} closed before an answer ({reason}). Try again."
+    if isinstance(exc, httpx.DecodingError):
+        return "protocol", f"{who} sent a body that could not be decoded ({reason})."
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return "connect", f"baseUrl {base!r} is not a usable URL ({reason}); use http(s)://host/v1."
+    return "connect", f"Cannot reach {base} ({type(exc).__name__}: {reason})."
+
+
+def _after(deltas: int) -> str:
+    return f"; the answer stopped after {deltas} text deltas" if deltas else ""
+
+
+def error_details(body: bytes, content_type: str) -> tuple[str, str]:
+    """(message, lower-case code and type) from an error body: JSON, plain text, HTML or empty."""
+    text = body.decode("utf-8", "replace").strip()
+    if not text:
+        return "", ""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        # OpenAI nests ``{"error": {...}}``; Cerebras sends message/type/code at the top level.
+        error = obj["error"] if obj.get("error") is not None else obj
+        labels = ""
+        if isinstance(error, dict):
+            labels = " ".join(str(error.get(k) or "") for k in ("code", "type")).lower()
+        return error_text(error), labels
+    if "html" in content_type.lower() or text.startswith("<"):
+        return "", ""  # a proxy's error page: the status says more than its markup
+    return error_text(text), ""
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body; a body that fails to arrive counts as empty."""
+    buf = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():
+            buf += chunk
+            if len(buf) >= limit:
+                break
+    except httpx.HTTPError:
+        pass  # the status alone still makes a useful message
+    return bytes(buf[:limit])
+
+
+@dataclass
+class _StreamState:
+    events: int = 0
+    done: bool = False
+
+
+class OpenAICompatibleBackend:
+    """A :class:`~.base.Backend` over any OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        provider: Provider,
+        base_url: str,
+        model: str,
+        api_key: SecretStr | None,
+        timeout_ms: int,
+        rate_limits: RateLimits,
+        reasoning_effort: str | None = None,
+        retries: int = 2,
+        key_hint: str | None = None,
+        backoff: Callable[[int], float] = jittered_backoff,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.provider: str = provider
+        self.model: str = model
+        self.base_url = base_url.rstrip("/")
+        self._client = client
+        self._preset = PRESETS[provider]
+        self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
+        self._reasoning_effort = reasoning_effort
+        self._timeout_s = timeout_ms / 1000
+        # Read timeout = the longest silence between two reads, which is what a stalled model is.
+        self._timeout = httpx.Timeout(self._timeout_s, connect=min(self._timeout_s, 5.0))
+        self._rate_limits = rate_limits
+        self._rate_key = rate_key(base_url, model)
+        self._retries = retries
+        self._backoff = backoff
+        self._clock = clock
+        self._wall_clock = wall_clock
+
+    def __repr__(self) -> str:
+        key = "set" if self._target.api_key is not None else "none"
+        return (
+            f"OpenAICompatibleBackend(provider={self.provider!r}, base_url={self.base_url!r}, "
+            f"model={self.model!r}, api_key={key})"
+        )
+
+    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncGenerator[str, None]:
+        """Yield text deltas; retry a 5xx up to ``retries`` times, only before any text."""
+        self._rate_limits.check(self._rate_key, self._clock())
+        body = build_chat_body(
+            request, model=self.model, preset=self._preset, reasoning_effort=self._reasoning_effort
+        )
+        info.model = self.model
+        attempt = 1
+        while True:
+            try:
+                # aclosing: closing this generator must close the HTTP stream now, not at GC.
+                async with aclosing(self._attempt(body, info, attempt)) as deltas:
+                    async for text in deltas:
+                        yield text
+                return
+            except BackendError as error:
+                if error.kind != "server" or info.deltas or attempt > self._retries:
+                    raise
+            await asyncio.sleep(self._backoff(attempt))
+            attempt += 1
+
+    async def _attempt(
+        self, body: dict[str, Any], info: StreamInfo, attempt: int
+    ) -> AsyncGenerator[str, None]:
+        url = self._target.url("/chat/completions")
+        headers = self._target.headers("text/event-stream")
+        try:
+            async with self._client.stream(
+                "POST", url, json=body, headers=headers, timeout=self._timeout
+            ) as response:
+                await self._check_response(response, attempt)
+                parser, state = SSEParser(), _StreamState()
+                chunks = response.aiter_bytes()
+                while not state.done:
+                    raw = await anext(chunks, None)
+                    for event in self._parse(parser, raw, info):
+                        text = self._on_event(event, info, state)
+                        if state.done:
+                            break
+                        if text:
+                            yield text
+                    if raw is None:
+                        break
+                self._check_complete(state, info)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise transport_error(
+                exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
+            ) from exc
+
+    async def _check_response(self, response: httpx.Response, attempt: int) -> None:
+        # The status comes first: an error body is JSON or text, never an event stream.
+        if not response.is_success:
+            raise await self._status_error(response, attempt)
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" not in content_type.lower():
+            message, _ = error_details(await read_capped(response, ERROR_BODY_LIMIT), content_type)
+            said = f": {self._target.scrub(message)}" if message else ""
+            raise BackendError(
+                "protocol",
+                f"{self._target.who} answered with {content_type or 'no content type'} "
+                f"instead of an event stream{said}. Check that baseUrl points to an "
+                "OpenAI-compatible API that streams.",
+                status=response.status_code,
+            )
+        self._rate_limits.record_success(self._rate_key, self._clock())
+
+    async def _status_error(self, response: httpx.Response, attempt: int) -> BackendError:
+        body = await read_capped(response, ERROR_BODY_LIMIT)
+        message, labels = error_details(body, response.headers.get("content-type", ""))
+        kind = status_kind(response.status_code, labels)
+        retry_after = None
+        if kind == "rate_limit":
+            reset = reset_after(response.headers, wall_now=self._wall_clock())
+            retry_after = self._rate_limits.record_429(self._rate_key, self._clock(), reset)
+        return http_error(
+            self._target,
+            response.status_code,
+            message,
+            kind,
+            retry_after=retry_after,
+            attempts=attempt,
+        )
+
+    def _parse(self, parser: SSEParser, raw: bytes | None, info: StreamInfo) -> list[SSEEvent]:
+        try:
+            return parser.finish() if raw is None else parser.feed(raw)
+        except BackendError as error:
+            raise self._malformed(error.message, info) from None
+
+    def _on_event(self, event: SSEEvent, info: StreamInfo, state: _StreamState) -> str:
+        """Apply one event to ``info``; return its text delta (possibly empty)."""
+        state.events += 1
+        if event.event == "error":  # some proxies send errors as a named event
+            raise self._stream_error(_error_event_text(event.data), info)
+        try:
+            chunk = parse_chat_chunk(event.data)
+        except BackendError as error:
+            raise self._malformed(error.message, info) from None
+        if chunk.done:
+            state.done = True
+            return ""
+        if chunk.error is not None:
+            raise self._stream_error(chunk.error, info)
+        if chunk.model:
+            info.model = chunk.model
+        if chunk.finish_reason:
+            info.finish_reason = chunk.finish_reason
+        if chunk.completion_tokens is not None:
+            info.completion_tokens = chunk.completion_tokens
+        if chunk.text:
+            info.deltas += 1
+            if info.first_delta_at is None:
+                info.first_delta_at = self._clock()
+        return chunk.text
+
+    def _check_complete(self, state: _StreamState, info: StreamInfo) -> None:
+        if state.done or info.finish_reason is not None:
+            return
+        who = self._target.who
+        if state.events == 0:
+            raise BackendError(
+                "protocol",
+                f"{who} ended the stream without sending any event. Check that baseUrl points "
+                "to an OpenAI-compatible API.",
+            )
+        raise BackendError(
+            "dropped",
+            f"The stream from {who} ended before the model finished{_after(info.deltas)}. "
+            "Try again.",
+        )
+
+    def _malformed(self, problem: str, info: StreamInfo) -> BackendError:
+        # One bad event ends the stream: text around a corrupt event cannot be trusted.
+        return BackendError(
+            "protocol",
+            f"{self._target.who} sent a malformed stream ({self._target.scrub(problem)})"
+            f"{_after(info.deltas)}. If this persists, check that baseUrl points to an "
+            "OpenAI-compatible API.",
+        )
+
+    def _stream_error(self, message: str, info: StreamInfo) -> BackendError:
+        return BackendError(
+            "protocol",
+            f"{self._target.who} reported an error mid-stream: {self._target.scrub(message)}"
+            f"{_after(info.deltas)}. Try again, or switch profile.",
+        )
+
+
+async def list_models(
+    client: httpx.AsyncClient,
+    base_url: str,
+    api_key: SecretStr | None,
+    *,
+    provider: str = "openai-compatible",
+    key_hint: str | None = None,
+    timeout_ms: int = 10_000,
+) -> list[str]:
+    """The model ids served at ``base_url`` (``GET /models``), in the server's order."""
+    target = _Target(provider, base_url.rstrip("/"), None, _usable_key(api_key), key_hint)
+    timeout_s = timeout_ms / 1000
+    try:
+        async with client.stream(
+            "GET",
+            target.url("/models"),
+            headers=target.headers("application/json"),
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
+        ) as response:
+            if not response.is_success:
+                raise await _models_status_error(response, target)
+            body = await read_capped(response, MODELS_BODY_LIMIT)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise transport_error(exc, target, timeout_s=timeout_s, deltas=0) from exc
+    return _model_ids(body, target)
+
+
+async def _models_status_error(response: httpx.Response, target: _Target) -> BackendError:
+    body = await read_capped(response, ERROR_BODY_LIMIT)
+    message, labels = error_details(body, response.headers.get("content-type", ""))
+    kind = status_kind(response.status_code, labels)
+    retry_after = None
+    if kind == "rate_limit":
+        retry_after = reset_after(response.headers, wall_now=time.time())
+    return http_error(target, response.status_code, message, kind, retry_after=retry_after)
+
+
+def _model_ids(body: bytes, target: _Target) -> list[str]:
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    # OpenAI shape ``{"data": [{"id": ...}]}``; some local servers use ``models`` or a bare list.
+    entries = obj.get("data", obj.get("models")) if isinstance(obj, dict) else obj
+    if not isinstance(entries, list):
+        raise BackendError(
+            "protocol",
+            f"{target.base_url}/models did not return a model list. Check that baseUrl points "
+            "to an OpenAI-compatible API.",
+        )
+    ids: list[str] = []
+    for entry in entries:
+        name = entry if isinstance(entry, str) else _entry_id(entry)
+        if name and name not in ids:
+            ids.append(name)
+    return ids
+
+
+def _entry_id(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return None
+    for field_name in ("id", "model", "name"):
+        value = entry.get(field_name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _error_event_text(data: str) -> str:
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return error_text(data)
+    if isinstance(obj, dict) and obj.get("error") is not None:
+        return error_text(obj["error"])
+    return error_text(obj)
+
+
+def _usable_key(api_key: SecretStr | None) -> SecretStr | None:
+    # An empty variable is a missing key (sending "Bearer " only earns a confusing 401), and the
+    # newline a key file often ends with is not part of the key.
+    if api_key is None or not api_key.get_secret_value().strip():
+        return None
+    return SecretStr(api_key.get_secret_value().strip())

@@ -22,7 +22,7 @@ from . import __version__
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
-from .tracking import SentEdit
+from .tracking import SentEdit, apply_change
 
 if TYPE_CHECKING:
     import httpx
@@ -214,7 +214,8 @@ class FasteditServer(LanguageServer):
         if document is None:
             log.warning("didChange for a document that is not open: %s", uri)
             return
-        trackers = [j for j in self.jobs if j.uri == uri and j.state != "reverted"]
+        jobs = [j for j in self.jobs if j.uri == uri and j.state != "reverted"]
+        trackers = [(j.tracker, not j.is_finished) for j in jobs]
         for content in params.content_changes:
             if isinstance(content, types.TextDocumentContentChangePartial):
                 start = document.to_point(content.range.start.line, content.range.start.character)
@@ -223,20 +224,13 @@ class FasteditServer(LanguageServer):
                     start, end = end, start
             else:
                 start, end = Point(0, 0), document.end
-            change = Change(start, end, content.text)
-            owner = next((j for j in trackers if j.tracker.is_echo(document, change)), None)
-            for job in trackers:
-                if job is owner:
-                    job.tracker.echo()
-                else:
-                    job.tracker.foreign(change, live=not job.is_finished)
-            document.replace(start, end, content.text)
+            apply_change(document, trackers, Change(start, end, content.text))
         document.version = params.text_document.version
         waiters, self._change_waiters = self._change_waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        for job in trackers:
+        for job in jobs:
             if not job.is_finished and job.tracker.conflict is not None:
                 self.stop_job(job, job.tracker.conflict)
 
@@ -256,24 +250,41 @@ class FasteditServer(LanguageServer):
     # -- talking to the client -----------------------------------------------------------------
 
     async def apply_edit(self, uri: str, edit: SentEdit, *, document: Document) -> bool:
-        """Send one unversioned edit (never a resource operation) and wait for the reply."""
+        """Send one edit (never a resource operation) and wait for the client's reply.
+
+        Insertions are unversioned: editors report changes late, so the version the server knows
+        is stale while a stream runs (Neovim then drops versioned edits, eglot rejects them). An
+        edit that deletes text (replacing the target range, revert) carries the version the
+        server knows when the client supports it, so that a client holding changes the server
+        has not seen refuses it instead of deleting the wrong text.
+        """
         (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
-        params = types.ApplyWorkspaceEditParams(
-            edit=types.WorkspaceEdit(
-                changes={
-                    uri: [
-                        types.TextEdit(
-                            range=types.Range(
-                                start=types.Position(line=sl, character=sc),
-                                end=types.Position(line=el, character=ec),
-                            ),
-                            new_text=edit.text,
-                        )
-                    ]
-                }
-            )
+        text_edit = types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=sl, character=sc),
+                end=types.Position(line=el, character=ec),
+            ),
+            new_text=edit.text,
         )
-        result = await asyncio.wait_for(self.workspace_apply_edit_async(params), APPLY_TIMEOUT)
+        if edit.start != edit.end and self.client_supports(
+            "workspace.workspace_edit.document_changes"
+        ):
+            workspace_edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=uri, version=document.version
+                        ),
+                        edits=[text_edit],
+                    )
+                ]
+            )
+        else:
+            workspace_edit = types.WorkspaceEdit(changes={uri: [text_edit]})
+        result = await asyncio.wait_for(
+            self.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=workspace_edit)),
+            APPLY_TIMEOUT,
+        )
         return bool(result.applied)
 
     def client_supports(self, path: str) -> bool:

@@ -160,3 +160,16 @@ class RegionTracker:
     def _fail(self, reason: str) -> str:
         self.conflict = reason
         return reason
+
+
+def apply_change(
+    document: Document, trackers: list[tuple[RegionTracker, bool]], change: Change
+) -> None:
+    """Apply one reported content change to ``document``, moving every ``(tracker, live)``."""
+    owner = next((t for t, _ in trackers if t.is_echo(document, change)), None)
+    for tracker, live in trackers:
+        if tracker is owner:
+            tracker.echo()
+        else:
+            tracker.foreign(change, live=live)
+    document.replace(change.start, change.end, change.text)

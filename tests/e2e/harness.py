@@ -112,9 +112,7 @@ class Editor:
         self.flush()
         self.docs.pop(uri)
         self.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(
-                text_document=types.TextDocumentIdentifier(uri=uri)
-            )
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
 
     def text(self, uri: str) -> str:
@@ -167,7 +165,9 @@ class Editor:
 
     # -- server requests -------------------------------------------------------------------
 
-    def on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def on_apply_edit(
+        self, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
         edit = params.edit
         if edit.document_changes:
             for change in edit.document_changes:
@@ -179,7 +179,25 @@ class Editor:
         self._edit_arrived.set()
         if self.refuse_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused")
+        by_uri: dict[str, list[types.TextEdit]] = {}
         for uri, edits in (edit.changes or {}).items():
+            by_uri.setdefault(uri, []).extend(edits)
+        for change in edit.document_changes or []:
+            if not isinstance(change, types.TextDocumentEdit):
+                continue
+            uri, version = change.text_document.uri, change.text_document.version
+            if uri not in self.docs:
+                self.violations.append(f"edit to a document the editor has not opened: {uri}")
+                continue
+            if version is not None and version != self.docs[uri].version:
+                # What VS Code does with a stale versioned edit.
+                return types.ApplyWorkspaceEditResult(
+                    applied=False, failure_reason=f"version {version} != {self.docs[uri].version}"
+                )
+            by_uri.setdefault(uri, []).extend(
+                e for e in change.edits if isinstance(e, types.TextEdit)
+            )
+        for uri, edits in by_uri.items():
             if uri not in self.docs:
                 continue
             doc = self.docs[uri]
@@ -271,6 +289,7 @@ async def start_editor(
     init_options: Any = None,
     configuration: dict[str, Any] | None = None,
     progress: bool = True,
+    document_changes: bool = True,
 ) -> Editor:
     """Start the real server (``python -m fastedit_lsp``) and initialize a session with it."""
     config = ClientServerConfig(
@@ -289,12 +308,15 @@ async def start_editor(
 
     if configuration is not None:
         client.set_configuration(configuration, section="fastedit")
-    caps = CAPABILITIES
     caps = types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=[encoding]),
         window=types.WindowClientCapabilities(work_done_progress=progress),
-        workspace=caps.workspace,
-        text_document=caps.text_document,
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            configuration=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=document_changes),
+        ),
+        text_document=CAPABILITIES.text_document,
     )
     await client.initialize_session(
         types.InitializeParams(capabilities=caps, initialization_options=init_options)

@@ -29,6 +29,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="[HOST:]PORT",
         help="listen on TCP (127.0.0.1 unless a host is given)",
     )
+    doctor = sub.add_parser(
+        "doctor", help="print resolved settings and their sources, probe backends, check serve"
+    )
+    doctor.add_argument(
+        "--no-probe", action="store_true", help="do not contact the configured backends"
+    )
     return parser
 
 
@@ -72,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _setup_logging(args.log_file, args.log_level)
     command = args.command or "serve"
+    if command == "doctor":
+        import os
+
+        from .doctor import report
+
+        return report(sys.stdout, os.environ, probe=not args.no_probe)
     if command == "serve":
         from .features import register_all
         from .server import FasteditServer

@@ -297,6 +297,15 @@ async def start_editor(
     )
     client: LanguageClient = await config.start()  # type: ignore[assignment]
     editor = Editor(client, encoding=encoding, sync=sync)
+    # lsprotocol's Command | CodeAction hook takes any dict with a "command" key for a Command,
+    # so a CodeAction carrying a command would arrive mangled (notes/toolchain.md).
+    converter = client.protocol._converter
+    converter.register_structure_hook(
+        types.Command | types.CodeAction,  # type: ignore[arg-type]
+        lambda obj, _: converter.structure(
+            obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction
+        ),
+    )
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -1,0 +1,176 @@
+"""Code actions, what the model is sent (and never sent), model discovery and status."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from fastedit_lsp.stub import Answer, StubModelServer
+
+from .conftest import MakeEditor
+from .harness import Editor
+
+URI = "file:///tmp/fastedit-e2e/actions.py"
+
+
+async def test_code_action_offers_complete_the_rest_without_calling_the_model(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, "def f():\n    return \n")
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=types.Range(
+                start=types.Position(line=1, character=11),
+                end=types.Position(line=1, character=11),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert actions is not None
+    commands = [a.command if isinstance(a, types.CodeAction) else a for a in actions]
+    complete = [c for c in commands if c is not None and c.command == "fastedit.completeRest"]
+    assert len(complete) == 1
+    assert list(complete[0].arguments or []) == [
+        {"uri": URI, "position": {"line": 1, "character": 11}}
+    ]
+    assert stub.requests == []
+    # The command the action carries runs as is.
+    stub.script(Answer(text="42"))
+    started = await editor.command(complete[0].command, *complete[0].arguments)
+    record = await editor.wait_job(started["jobId"])
+    assert record["state"] == "done"
+    assert editor.text(URI) == "def f():\n    return 42\n"
+
+
+async def test_the_model_gets_prefix_and_suffix_around_the_cursor(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    text = "import math\n\ndef area(r):\n    return \n\nprint(area(2))\n"
+    editor.open(URI, text)
+    cursor = text.index("return ") + len("return ")
+    stub.script(Answer(text="math.pi * r ** 2"))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": editor.pos(URI, cursor)}
+    )
+    assert record["state"] == "done"
+    body = stub.requests[-1].body
+    prompt = body["messages"][-1]["content"]
+    assert "import math\n\ndef area(r):\n    return <|CURSOR|>\n\nprint(area(2))" in prompt
+    assert body["stream"] is True
+    assert body["model"] == "stub-fast"
+    # A tight output cap goes with every request.
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 512
+
+
+@pytest.mark.parametrize("name", [".env", "server.pem", "id_rsa"])
+async def test_files_matching_context_exclude_are_never_sent_to_a_model(
+    editor: Editor, stub: StubModelServer, name: str
+) -> None:
+    uri = f"file:///tmp/fastedit-e2e/{name}"
+    editor.open(uri, "SECRET_TOKEN=abc\n", language_id="plaintext")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": {"line": 1, "character": 0}}
+    )
+    assert record["state"] == "failed"
+    assert "context.exclude" in record["error"]
+    assert stub.requests == []
+    assert editor.text(uri) == "SECRET_TOKEN=abc\n"
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "config.py").write_text("TOKEN = 'x'\n")
+    (tmp_path / "main.py").write_text("x = \n")
+    return tmp_path
+
+
+async def test_git_ignored_files_are_never_sent_to_a_model(
+    editor: Editor, stub: StubModelServer, git_repo: Path
+) -> None:
+    ignored = git_repo / "generated" / "config.py"
+    uri = from_fs_path(str(ignored))
+    assert uri is not None
+    editor.open(uri, "TOKEN = 'x'\n")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": {"line": 1, "character": 0}}
+    )
+    assert record["state"] == "failed" and "<git-ignored>" in record["error"]
+    assert stub.requests == []
+    tracked = git_repo / "main.py"
+    tracked_uri = from_fs_path(str(tracked))
+    assert tracked_uri is not None
+    editor.open(tracked_uri, "x = \n")
+    stub.script(Answer(text="1"))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": tracked_uri, "position": {"line": 0, "character": 4}}
+    )
+    assert record["state"] == "done"
+
+
+async def test_a_profile_without_a_model_uses_the_first_model_the_server_lists(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(model=False, env={"FASTEDIT_FAST_BASE_URL": stub.base_url})
+    editor.open(URI, "x = \n")
+    stub.script(Answer(text="1"))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": {"line": 0, "character": 4}}
+    )
+    assert record["state"] == "done"
+    assert record["model"] == stub.models[0]
+    assert [r.path for r in stub.requests] == ["/v1/models", "/v1/chat/completions"]
+
+
+async def test_without_a_model_the_offline_engine_answers_and_says_why(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(model=False)
+    editor.open(URI, "x = \n")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": {"line": 0, "character": 4}}
+    )
+    assert record["state"] == "done" and record["route"] == "local"
+    assert "no provider configured" in record["reason"]
+    assert any("offline engine" in m.message for m in editor.client.messages)
+    record = await editor.run(
+        "fastedit.editSelection",
+        {
+            "uri": URI,
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}},
+            "instruction": "rename",
+        },
+    )
+    assert record["state"] == "failed" and "needs a model" in record["error"]
+    assert editor.text(URI) == "x = \n"
+    assert stub.requests == []
+
+
+async def test_status_shows_route_model_and_speed_while_streaming_and_at_the_end(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, "x = \n")
+    stub.script(Answer(text="1 + 2 + 3 + 4 + 5 + 6 + 7 + 8", tps=60))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": {"line": 0, "character": 4}}
+    )
+    assert record["state"] == "done"
+    assert record["metrics"]["tokens"] > 0 and record["metrics"]["tokensPerSecond"] > 0
+    assert record["metrics"]["ttftMs"] is not None
+    job_statuses = [
+        s["job"] for s in editor.statuses if s.get("job", {}).get("jobId") == record["jobId"]
+    ]
+    assert [s["state"] for s in job_statuses][-1] == "done"
+    assert "running" in [s["state"] for s in job_statuses]
+    assert all(s["model"] in ("", "stub-fast") for s in job_statuses)
+    assert editor.statuses[0] == {"mode": "auto"}

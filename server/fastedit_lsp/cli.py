@@ -94,13 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         if tcp:
             host, port = _tcp_address(tcp)
             if not _is_loopback(host):
-                logging.getLogger(__name__).warning(
-                    "listening on %s: anyone who can connect spends your API key", host
+                warning = (
+                    f"listening on non-loopback {host}: anyone who can connect spends your API key"
                 )
-                sys.stderr.write(
-                    f"fastedit-lsp: warning: listening on non-loopback {host}; anyone who can "
-                    "connect spends your API key\n"
-                )
+                logging.getLogger(__name__).warning(warning)
+                if args.log_file:  # the log went to the file: say it on the terminal too
+                    sys.stderr.write(f"fastedit-lsp: warning: {warning}\n")
             server.start_tcp(host, port)
         else:
             server.start_io()

@@ -61,6 +61,7 @@ class ProfileSettings(_Model):
     )
     api_key_env: str | None = Field(
         None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
         description="Environment variable holding the key (default per provider, e.g. "
         "CEREBRAS_API_KEY); FASTEDIT_<PROFILE>_API_KEY wins. Not read from "
         "workspace/configuration.",
@@ -289,6 +290,9 @@ def resolve(layers: list[tuple[Layer, Any]]) -> Resolved:
                 reason = error["msg"]
                 if error["type"] == "extra_forbidden":
                     problems.append(f"{key}: unknown setting (ignored)")
+                elif "key" in key.lower():
+                    # A key pasted where a variable name belongs must not be echoed.
+                    problems.append(f"{key}: {reason}; using the default")
                 else:
                     shown = repr(error.get("input"))[:60]
                     problems.append(f"{key}: {reason} (got {shown}); using the default")

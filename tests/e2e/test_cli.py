@@ -1,0 +1,183 @@
+"""The ``fastedit-lsp`` command: version, ``python -m``, stdio, TCP, log file, doctor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastedit_lsp import __version__
+
+from .harness import hermetic_env
+
+SECRET = "sk-test-SECRET-cli-0123456789"
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def _read(reader: asyncio.StreamReader) -> dict[str, Any]:
+    length = 0
+    while (line := await reader.readline()) not in (b"\r\n", b"\n"):
+        if not line:
+            raise EOFError
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    message: dict[str, Any] = json.loads(await reader.readexactly(length))
+    return message
+
+
+async def _session(reader: asyncio.StreamReader, writer: Any) -> dict[str, Any]:
+    """initialize, initialized, shutdown, exit; returns the initialize result."""
+    writer.write(
+        _frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}},
+            }
+        )
+    )
+    while (message := await asyncio.wait_for(_read(reader), 20)).get("id") != 1:
+        pass
+    writer.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    writer.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    while (await asyncio.wait_for(_read(reader), 20)).get("id") != 2:
+        pass
+    writer.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+    result: dict[str, Any] = message["result"]
+    return result
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["fastedit-lsp"], [sys.executable, "-m", "fastedit_lsp"]],
+    ids=["console-script", "python-m"],
+)
+def test_version(command: list[str]) -> None:
+    out = subprocess.run([*command, "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"fastedit-lsp {__version__}"
+
+
+async def test_stdio_session_with_a_log_file_that_never_holds_the_key(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "fastedit_lsp",
+        "--log-file",
+        str(log),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=hermetic_env(FASTEDIT_FAST_PROVIDER="cerebras", FASTEDIT_FAST_API_KEY=SECRET),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    result = await _session(proc.stdout, proc.stdin)
+    assert await asyncio.wait_for(proc.wait(), 20) == 0
+    assert result["serverInfo"] == {"name": "fastedit-lsp", "version": __version__}
+    commands = result["capabilities"]["executeCommandProvider"]["commands"]
+    assert {"fastedit.completeRest", "fastedit.editSelection", "fastedit.cancel"} <= set(commands)
+    text = log.read_text()
+    assert "initialize" in text
+    assert SECRET not in text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _connect(port: int, proc: asyncio.subprocess.Process) -> tuple[Any, Any]:
+    # The port opens once the server is up; nothing else announces it.
+    for _ in range(200):
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if proc.returncode is not None:
+                raise
+            await asyncio.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+async def test_tcp_binds_loopback_by_default() -> None:
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "fastedit_lsp",
+        "serve",
+        "--tcp",
+        str(port),
+        stderr=asyncio.subprocess.PIPE,
+        env=hermetic_env(),
+    )
+    try:
+        reader, writer = await _connect(port, proc)
+        result = await _session(reader, writer)
+        assert result["serverInfo"]["name"] == "fastedit-lsp"
+        writer.close()
+        # Bound to loopback only: the machine's other addresses refuse.
+        listening = (await asyncio.to_thread(Path("/proc/net/tcp").read_text)).splitlines()[1:]
+        local = [row.split()[1] for row in listening if row.split()[3] == "0A"]
+        assert f"0100007F:{port:04X}" in local
+        assert f"00000000:{port:04X}" not in local
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+    assert proc.stderr is not None
+    assert b"warning" not in await proc.stderr.read()
+
+
+async def test_tcp_on_a_non_loopback_host_warns_that_whoever_connects_spends_the_key() -> None:
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "fastedit_lsp",
+        "serve",
+        "--tcp",
+        f"0.0.0.0:{port}",
+        stderr=asyncio.subprocess.PIPE,
+        env=hermetic_env(),
+    )
+    assert proc.stderr is not None
+    try:
+        line = await asyncio.wait_for(proc.stderr.readline(), 20)
+        assert b"WARNING" in line and b"spends your API key" in line
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+def test_doctor_reports_settings_sources_and_a_working_serve_without_the_key() -> None:
+    out = subprocess.run(
+        ["fastedit-lsp", "doctor", "--no-probe"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(
+            FASTEDIT_MODE="fast",
+            FASTEDIT_FAST_PROVIDER="groq",
+            FASTEDIT_FAST_API_KEY=SECRET,
+        ),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "fastedit.mode = fast  (env)" in out.stdout
+    assert "fastedit.profiles.fast.provider = groq  (env)" in out.stdout
+    assert "fast: groq https://api.groq.com/openai/v1" in out.stdout
+    assert "key set" in out.stdout
+    assert "standard: offline engine" in out.stdout
+    assert "serve --stdio answered initialize" in out.stdout
+    assert SECRET not in out.stdout + out.stderr

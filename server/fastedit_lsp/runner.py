@@ -233,8 +233,7 @@ def _on_edit(ls: FasteditServer, job: Job, edits: int) -> None:
     job.metrics.edits = edits
     if job.metrics.first_token_at is not None:
         job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
-    ls.send_status(job, streaming=True)
-    if job.progress_token is not None:
+    if ls.send_status(job, streaming=True) and job.progress_token is not None:
         metrics = job.metrics.record()
         speed = f", {metrics['tokensPerSecond']} tok/s" if metrics["tokensPerSecond"] else ""
         ls.work_done_progress.report(
@@ -249,7 +248,9 @@ async def _begin_progress(ls: FasteditServer, job: Job) -> None:
         return
     token = f"fastedit-{job.id}"
     try:
-        await asyncio.wait_for(ls.work_done_progress.create_async(token), 10)
+        # Shielded: cancelling the wait must not cancel pygls' pending request, or the client's
+        # late reply makes pygls report an error to the user.
+        await asyncio.wait_for(asyncio.shield(ls.work_done_progress.create_async(token)), 10)
     except Exception:  # the client refused or never answered: no progress, the job goes on
         log.info("work-done progress refused for %s", job.id)
         return

@@ -281,10 +281,12 @@ class FasteditServer(LanguageServer):
             )
         else:
             workspace_edit = types.WorkspaceEdit(changes={uri: [text_edit]})
-        result = await asyncio.wait_for(
-            self.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=workspace_edit)),
-            APPLY_TIMEOUT,
+        request = self.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=workspace_edit)
         )
+        # Shielded: a timeout must not cancel pygls' pending request (a late reply would then
+        # be reported to the user as a server error).
+        result = await asyncio.wait_for(asyncio.shield(request), APPLY_TIMEOUT)
         return bool(result.applied)
 
     def client_supports(self, path: str) -> bool:
@@ -301,20 +303,27 @@ class FasteditServer(LanguageServer):
     def log_message(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
 
-    def send_status(self, job: Job | None, *, streaming: bool = False) -> None:
-        """Send ``fastedit/status``; while streaming, at most every :data:`STATUS_INTERVAL`."""
+    def send_status(self, job: Job | None, *, streaming: bool = False) -> bool:
+        """Send ``fastedit/status``; while streaming, at most every :data:`STATUS_INTERVAL`.
+
+        Returns whether it was sent.
+        """
         now = time.monotonic()
         if (
             streaming
             and job is not None
             and now - self._status_sent_at.get(job.id, 0.0) < STATUS_INTERVAL
         ):
-            return
+            return False
         payload: dict[str, Any] = {"mode": self.mode}
         if job is not None:
-            self._status_sent_at[job.id] = now
+            if job.is_finished:
+                self._status_sent_at.pop(job.id, None)
+            else:
+                self._status_sent_at[job.id] = now
             payload["job"] = job.record()
         self.protocol.notify(STATUS, payload)
+        return True
 
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""

@@ -34,7 +34,7 @@ async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
                 "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
                 "FASTEDIT_STANDARD_MODEL": "stub-strong",
             }
-        editor = await start_editor(hermetic_env(**base, **(env or {})), **kw)
+        editor = await start_editor(hermetic_env(**{**base, **(env or {})}), **kw)
         editors.append(editor)
         return editor
 

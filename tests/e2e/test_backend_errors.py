@@ -267,13 +267,6 @@ async def test_malformed_answers_fail_the_job(editor: Editor, stub: StubModelSer
 # -- what the user sees, and only that ----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner.run() cancels the _begin_progress task while its "
-    "window/workDoneProgress/create request is unanswered; the editor's late reply then hits a "
-    "cancelled future in pygls (InvalidStateError, 'Unable to handle message') and pygls shows "
-    "'Error in server: CANCELLED: <Future ...>' to the user",
-)
 async def test_a_job_ending_before_progress_is_created_shows_only_its_own_error(
     editor: Editor, stub: StubModelServer
 ) -> None:

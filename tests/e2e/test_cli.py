@@ -124,14 +124,14 @@ async def test_tcp_binds_loopback_by_default() -> None:
     )
     try:
         reader, writer = await _connect(port, proc)
-        result = await _session(reader, writer)
-        assert result["serverInfo"]["name"] == "fastedit-lsp"
-        writer.close()
         # Bound to loopback only: the machine's other addresses refuse.
         listening = (await asyncio.to_thread(Path("/proc/net/tcp").read_text)).splitlines()[1:]
         local = [row.split()[1] for row in listening if row.split()[3] == "0A"]
         assert f"0100007F:{port:04X}" in local
         assert f"00000000:{port:04X}" not in local
+        result = await _session(reader, writer)
+        assert result["serverInfo"]["name"] == "fastedit-lsp"
+        writer.close()
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -1,0 +1,168 @@
+"""jobs.py: job records as editors, scripts and tests see them, and the registry of a session."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastedit_lsp.document import Point
+from fastedit_lsp.jobs import FINISHED, KEEP, Attempt, Job, JobRegistry, Metrics, State
+from fastedit_lsp.tracking import RegionTracker
+
+URI = "file:///w/m.py"
+
+
+def make_job(job_id: str = "job-1", uri: str = URI, **kw: object) -> Job:
+    tracker = RegionTracker(Point(1, 4), Point(2, 0), "old\n")
+    return Job(job_id, "editSelection", uri, ((1, 4), (2, 0)), tracker, **kw)  # type: ignore[arg-type]
+
+
+def test_a_new_job_record_has_every_field_of_the_contract_in_camel_case() -> None:
+    record = make_job().record()
+    assert set(record) == {
+        "jobId", "kind", "state", "uri", "range", "route", "model", "reason",
+        "escalated", "attempts", "verification", "metrics",
+    }  # fmt: skip
+    assert record["jobId"] == "job-1"
+    assert record["kind"] == "editSelection"
+    assert record["state"] == "running"
+    assert record["uri"] == URI
+    assert record["range"] == {
+        "start": {"line": 1, "character": 4},
+        "end": {"line": 2, "character": 0},
+    }
+    assert record["escalated"] is False
+    assert record["attempts"] == []
+    assert record["verification"] == {"ok": None, "details": "nothing to verify"}
+    assert set(record["metrics"]) == {"ttftMs", "tokens", "tokensPerSecond", "edits", "elapsedMs"}
+    assert record["metrics"]["ttftMs"] is None
+    assert record["metrics"]["tokensPerSecond"] is None
+
+
+def test_a_finished_job_record_carries_route_attempts_verification_error_and_metrics() -> None:
+    job = make_job(route="standard", model="big", reason="auto: 61 lines > 60", escalated=True)
+    job.attempts = [
+        Attempt("fast", "small", {"ok": False, "details": "does not parse"}),
+        Attempt("standard", "big", {"ok": True, "details": "parses"}),
+    ]
+    job.verification = {"ok": True, "details": "parses"}
+    job.metrics = Metrics(started_at=100.0, first_token_at=100.25, tokens=40, edits=7)
+    job.metrics.stream_seconds = 0.5
+    job.metrics.finished_at = 101.5
+    job.finish("failed", "the model went away")
+    record = job.record()
+    assert record["state"] == "failed"
+    assert record["error"] == "the model went away"
+    assert (record["route"], record["model"], record["reason"]) == (
+        "standard",
+        "big",
+        "auto: 61 lines > 60",
+    )
+    assert record["escalated"] is True
+    assert record["attempts"] == [
+        {
+            "route": "fast",
+            "model": "small",
+            "verification": {"ok": False, "details": "does not parse"},
+        },
+        {"route": "standard", "model": "big", "verification": {"ok": True, "details": "parses"}},
+    ]
+    assert record["verification"] == {"ok": True, "details": "parses"}
+    assert record["metrics"] == {
+        "ttftMs": 250.0,
+        "tokens": 40,
+        "tokensPerSecond": 80.0,
+        "edits": 7,
+        "elapsedMs": 1500.0,
+    }
+
+
+def test_error_is_absent_from_a_record_without_one() -> None:
+    job = make_job()
+    job.finish("done")
+    assert "error" not in job.record()
+
+
+@pytest.mark.parametrize("state", ["done", "cancelled", "failed", "reverted"])
+async def test_finishing_a_job_sets_its_state_and_wakes_waiters(state: State) -> None:
+    job = make_job()
+    assert not job.is_finished
+    assert not job.finished.is_set()
+    job.finish(state)
+    assert job.is_finished
+    assert job.finished.is_set()
+    assert job.record()["state"] == state
+
+
+def test_finished_states_are_exactly_those_of_the_contract() -> None:
+    assert frozenset({"done", "cancelled", "failed", "reverted"}) == FINISHED
+
+
+def test_the_finish_time_is_kept_from_the_first_finish() -> None:
+    job = make_job()
+    job.metrics = Metrics(started_at=10.0)
+    job.metrics.finished_at = 12.0
+    job.finish("done")
+    job.finish("reverted")
+    assert job.state == "reverted"
+    assert job.metrics.record()["elapsedMs"] == 2000.0
+
+
+def test_tokens_per_second_needs_stream_time() -> None:
+    metrics = Metrics(started_at=0.0, first_token_at=0.1, tokens=1, finished_at=0.2)
+    assert metrics.record()["tokensPerSecond"] is None
+
+
+# -- registry ------------------------------------------------------------------------------------
+
+
+def test_registry_ids_are_unique_and_increasing() -> None:
+    registry = JobRegistry()
+    assert [registry.new_id() for _ in range(3)] == ["job-1", "job-2", "job-3"]
+
+
+def test_registry_keeps_the_last_50_finished_jobs() -> None:
+    registry = JobRegistry()
+    for _ in range(KEEP + 10):
+        job = make_job(registry.new_id())
+        registry.add(job)
+        job.finish("done")
+    ids = [job.id for job in registry]
+    assert KEEP == 50
+    assert ids == [f"job-{i}" for i in range(11, 61)]  # job-1 .. job-60 were made
+    assert [r["jobId"] for r in registry.records()] == ids
+    assert registry.get("job-1") is None
+    assert registry.get("job-60") is not None
+
+
+def test_registry_never_forgets_a_running_job() -> None:
+    registry = JobRegistry()
+    running = make_job(registry.new_id())
+    registry.add(running)
+    for _ in range(KEEP + 5):
+        job = make_job(registry.new_id())
+        registry.add(job)
+        job.finish("done")
+    assert registry.get(running.id) is running
+    assert registry.running() == [running]
+    assert len(registry.records()) == KEEP
+
+
+def test_registry_finds_running_and_last_finished_jobs_per_document() -> None:
+    registry = JobRegistry()
+    a1, b1, a2, a3 = (
+        make_job("job-1", uri="file:///a"),
+        make_job("job-2", uri="file:///b"),
+        make_job("job-3", uri="file:///a"),
+        make_job("job-4", uri="file:///a"),
+    )
+    for job in (a1, b1, a2, a3):
+        registry.add(job)
+    a1.finish("done")
+    b1.finish("cancelled")
+    a2.finish("failed")
+    assert registry.running() == [a3]
+    assert registry.running("file:///b") == []
+    assert registry.last_finished("file:///a") is a2
+    assert registry.last_finished("file:///b") is b1
+    assert registry.last_finished() is a2
+    assert registry.last_finished("file:///c") is None

@@ -50,16 +50,17 @@ def is_excluded(path: str, patterns: tuple[str, ...] | list[str]) -> str | None:
     """The pattern that excludes ``path`` (a file path), or None.
 
     A pattern without a slash matches the file name (``.env*``); one with a slash matches the path
-    or any tail of it (``secrets/**``).
+    or any tail of it (``secrets/**``); a trailing slash names a directory (``private/``).
     """
     posix = PurePosixPath(path.replace("\\", "/"))
     parts = posix.parts
     for pattern in patterns:
-        if "/" not in pattern.rstrip("/"):
-            if fnmatch.fnmatchcase(posix.name, pattern):
+        # A trailing slash names a directory: everything below it.
+        body = pattern + "**" if pattern.endswith("/") else pattern
+        if "/" not in body:
+            if fnmatch.fnmatchcase(posix.name, body):
                 return pattern
             continue
-        body = pattern.rstrip("/")
         for i in range(len(parts)):
             tail = "/".join(parts[i:])
             if fnmatch.fnmatchcase(tail, body) or fnmatch.fnmatchcase(tail, body + "/**"):

@@ -16,11 +16,41 @@ import re
 from typing import Protocol
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# Prose that introduces or closes code, never code itself in any language we edit.
+_FENCE_MARKS = ("```", "~~~")
+# How prose that introduces or closes code begins; never how code in a language we edit begins.
+_CHATTER_OPENERS = (
+    "here's",
+    "here is",
+    "here are",
+    "sure",
+    "certainly",
+    "of course",
+    "okay",
+    "ok,",
+    "ok.",
+    "ok!",
+    "below is",
+    "the following",
+    "the updated",
+    "the corrected",
+    "the completed",
+    "the rewritten",
+    "the fixed",
+    "i've",
+    "i have",
+    "this code",
+    "this function",
+    "this change",
+    "this version",
+    "let me know",
+    "note:",
+    "explanation:",
+    "hope this",
+)
 _CHATTER = re.compile(
-    r"^\s*(here('s| is| are)\b|sure\b|certainly\b|of course\b|okay\b|ok[,.!]|below is\b|"
-    r"the (following|updated|corrected|completed|rewritten|fixed)\b|i('ve| have)\b|"
-    r"this (code|function|change|version)\b|let me know\b|note:|explanation:|hope this)",
+    r"^\s*("
+    + "|".join(re.escape(o) + (r"\b" if o[-1].isalpha() else "") for o in _CHATTER_OPENERS)
+    + ")",
     re.IGNORECASE,
 )
 
@@ -32,84 +62,86 @@ class Filter(Protocol):
 
 
 class FenceFilter:
-    """Strip code fences and chatter around the code, holding back at most one line."""
+    """Strip code fences and chatter around the code, holding back at most the current line.
+
+    Decisions are made at line starts only: once part of a line went out, the rest of it is code.
+    Before the first line of code, blank lines are held too (they go out with that line, or are
+    dropped with the fence or chatter that follows them).
+    """
 
     def __init__(self) -> None:
-        self._line = ""  # the current, incomplete line (held only while it could be a fence)
-        self._state = "start"  # start -> chatter? -> (fenced | code) -> done
+        self._blank = ""  # blank lines before the first code line, held
+        self._line = ""  # the current line while it could still be a fence or chatter
+        self._open = False  # part of the current line went out: the rest is code
         self._seen_code = False
+        self._chatter = False  # an introduction was dropped: blank lines after it go too
+        self._done = False  # after a closing fence: only commentary follows
 
     def feed(self, text: str) -> str:
         out: list[str] = []
         for piece in re.split(r"(?<=\n)", text):
-            if not piece:
+            if not piece or self._done:
+                continue
+            if self._open:
+                out.append(piece)
+                self._open = not piece.endswith("\n")
                 continue
             self._line += piece
             if self._line.endswith("\n"):
-                out.append(self._complete(self._line))
-                self._line = ""
+                line, self._line = self._line, ""
+                out.append(self._complete(line))
             elif not self._could_be_special(self._line):
-                out.append(self._partial(self._line))
+                out.append(self._code(self._line))
                 self._line = ""
+                self._open = True
         return "".join(out)
 
     def finish(self) -> str:
         line, self._line = self._line, ""
-        if not line:
-            return ""
-        if self._state == "done" or _FENCE.match(line):
+        if self._done or _FENCE.match(line):
             return ""
         if not self._seen_code and _CHATTER.match(line):
             return ""
-        return line
+        held, self._blank = self._blank, ""
+        return held + line
 
     def _could_be_special(self, partial: str) -> bool:
         """Whether an incomplete line might still turn out to be a fence or chatter."""
-        if self._state == "done":
-            return True
         stripped = partial.lstrip()
         if not stripped:
             return True
-        if "```".startswith(stripped[:3]) or "~~~".startswith(stripped[:3]):
+        head = stripped[:3]
+        if any(mark.startswith(head) for mark in _FENCE_MARKS):
             return True
-        # Chatter only opens an answer (before any code) or follows the closing fence.
-        return not self._seen_code and _could_be_chatter(stripped)
+        if self._seen_code:
+            return False
+        lowered = stripped.lower()
+        return bool(_CHATTER.match(stripped)) or any(
+            o.startswith(lowered) for o in _CHATTER_OPENERS
+        )
 
-    def _partial(self, text: str) -> str:
-        """Emit part of a line that is known to be code."""
-        if self._state == "done":
-            return ""
-        if self._state in ("start", "chatter"):
-            self._state = "code"
+    def _code(self, text: str) -> str:
+        held, self._blank = self._blank, ""
         self._seen_code = True
-        return text
+        return held + text
 
     def _complete(self, line: str) -> str:
-        if self._state == "done":
-            return ""
         if _FENCE.match(line):
             # An opening fence before any code; otherwise a closing one, after which the model
             # only comments.
-            self._state = "fenced" if self._state in ("start", "chatter") else "done"
+            self._done = self._seen_code
+            self._blank = ""
             return ""
         if not self._seen_code:
             if _CHATTER.match(line):
-                self._state = "chatter"
+                self._blank = ""
+                self._chatter = True
                 return ""
-            if self._state == "chatter" and not line.strip():
+            if not line.strip():
+                if not self._chatter:
+                    self._blank += line
                 return ""
-        return self._partial(line)
-
-
-def _could_be_chatter(stripped: str) -> bool:
-    if _CHATTER.match(stripped):
-        return True
-    # A prefix of a chatter word ("Her", "Sur") is undecided until more arrives.
-    word = stripped.split(" ", 1)[0].lower()
-    return len(stripped) < 12 and any(
-        w.startswith(word)
-        for w in ("here", "sure", "certainly", "of", "okay", "ok", "below", "the", "i", "this")
-    )
+        return self._code(line)
 
 
 class SuffixDedup:
@@ -126,7 +158,7 @@ class SuffixDedup:
         self._emitted_tail = ""  # last emitted character, to know whether we are at a line start
 
     def feed(self, text: str) -> str:
-        if not self._key:
+        if not self._suffix:
             return text
         pending = self._held + text
         cut = self._match_start(pending)
@@ -150,7 +182,7 @@ class SuffixDedup:
 
     def _could_repeat(self, text: str, index: int) -> bool:
         tail = text[index:]
-        if self._suffix.startswith(tail) or tail.startswith(self._suffix):
+        if self._suffix.startswith(tail):
             return True
         at_line_start = (text[index - 1] if index else self._emitted_tail) in ("", "\n")
         if not at_line_start:
@@ -158,7 +190,7 @@ class SuffixDedup:
         stripped = tail.lstrip()
         if not stripped:
             return True  # blank lines and indentation are undecided
-        return self._key.startswith(stripped)
+        return bool(self._key) and self._key.startswith(stripped)
 
     def _repeats(self, held: str) -> bool:
         if not held.strip():

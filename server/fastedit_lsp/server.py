@@ -109,8 +109,11 @@ class FasteditServer(LanguageServer):
 
     # -- settings ----------------------------------------------------------------------------
 
-    def reload_settings(self) -> None:
-        """Merge every settings source again; report problems; keep a toggled mode."""
+    def reload_settings(self, *, notify: bool = True) -> None:
+        """Merge every settings source again; report problems; keep a toggled mode.
+
+        ``notify=False`` during ``initialize``: no status may precede its response.
+        """
         old = self.resolved.settings
         self.resolved = load(self.environ, self.init_options, self.client_settings)
         for problem in self.resolved.problems:
@@ -121,14 +124,15 @@ class FasteditServer(LanguageServer):
             self.log_message(warning, types.MessageType.Warning)
         new = self.resolved.settings
         if new.mode != old.mode:
-            self.set_mode(new.mode)
+            self.set_mode(new.mode, notify=notify)
 
-    def set_mode(self, mode: Mode) -> None:
+    def set_mode(self, mode: Mode, *, notify: bool = True) -> None:
         if mode != "fast":
             self.last_non_fast = mode
         if mode != self.mode:
             self.mode = mode
-            self.send_status(None)
+            if notify:
+                self.send_status(None)
 
     def profile(self, name: str) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""

@@ -7,8 +7,9 @@ key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``) are taken only f
 a repository can set the last source (eglot reads ``.dir-locals.el``, VS Code merges workspace
 settings), and must not be able to send the user's key elsewhere.
 
-A bad value is reported with the key and the reason and falls back to the lower sources' value or
-the default; the server keeps running.
+A bad value is reported with the key and the reason and its default is kept; the server keeps
+running. ``null`` means "unset": it never overrides a lower source (VS Code pulls return null for
+settings the user did not set).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class ProfileSettings(_Model):
         None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
         description="Environment variable holding the key (default per provider, e.g. "
-        "CEREBRAS_API_KEY); FASTEDIT_<PROFILE>_API_KEY wins. Not read from "
+        "CEREBRAS_API_KEY); `FASTEDIT_<PROFILE>_API_KEY` wins. Not read from "
         "workspace/configuration.",
     )
     max_tokens: int = Field(512, ge=1, le=32768, description="Output cap sent with each request.")
@@ -115,7 +116,7 @@ class TestsSettings(_Model):
 class ContextSettings(_Model):
     exclude: tuple[str, ...] = Field(
         (*DEFAULT_EXCLUDE, GIT_IGNORED),
-        description=f"Globs never sent to a model; {GIT_IGNORED} stands for git-ignored files.",
+        description=f"Globs never sent to a model; `{GIT_IGNORED}` stands for git-ignored files.",
     )
     budget_tokens: int = Field(
         2048, ge=64, le=200000, description="Prompt context budget (estimated tokens)."
@@ -197,15 +198,31 @@ def _camel_keys(data: Any) -> Any:
     return data
 
 
-def _merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
+def _merge(
+    into: dict[str, Any], data: Mapping[str, Any], problems: list[str], prefix: str = "fastedit"
+) -> None:
     for key, value in data.items():
+        if value is None:
+            continue
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
+            _merge(into[key], value, problems, f"{prefix}.{key}")
         elif isinstance(value, Mapping):
             into[key] = {}
-            _merge(into[key], value)
+            _merge(into[key], value, problems, f"{prefix}.{key}")
+        elif isinstance(into.get(key), dict):
+            # A section replaced by a scalar would also wipe what lower sources set in it.
+            problems.append(f"{prefix}.{key}: expected an object, got {type(value).__name__}")
         else:
             into[key] = value
+
+
+def _get(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = data
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node
 
 
 def _remove(data: dict[str, Any], path: tuple[str, ...]) -> bool:
@@ -271,9 +288,10 @@ def resolve(layers: list[tuple[Layer, Any]]) -> Resolved:
             )
         else:
             data = _camel_keys(data)
-        _merge(merged, data)
+        _merge(merged, data, problems)
         for leaf in _leaves(data):
-            sources[".".join(leaf)] = layer
+            if _get(data, leaf) is not None:
+                sources[".".join(leaf)] = layer
     for _ in range(20):
         try:
             settings = Settings.model_validate(merged)
@@ -417,7 +435,12 @@ def settings_rows() -> list[tuple[str, str, str]]:
             if isinstance(value, BaseModel):
                 walk(type(value), value, key + ".")
                 continue
-            shown = ", ".join(value) if isinstance(value, tuple) else value
+            if isinstance(value, tuple):
+                shown = ", ".join(value)
+            elif isinstance(value, bool):
+                shown = "true" if value else "false"  # as users write it in JSON and TOML
+            else:
+                shown = str(value)
             default = "unset" if value is None else f"`{shown}`".replace("|", "\\|")
             rows.append((key, default, info.description or ""))
 

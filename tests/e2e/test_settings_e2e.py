@@ -267,12 +267,6 @@ async def test_a_configuration_push_keeps_a_toggled_mode_unless_mode_itself_chan
     assert await editor.command("fastedit.toggleFastMode") == {"mode": "auto"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="features/lifecycle.py initialize -> server.py reload_settings -> set_mode sends "
-    "fastedit/status while handling `initialize` when initializationOptions change the mode; "
-    "LSP allows only showMessage/logMessage/telemetry before the initialize response",
-)
 async def test_no_status_is_sent_before_the_initialize_response(make_editor: MakeEditor) -> None:
     editor = await make_editor(init_options={"mode": "fast"})
     # make_editor returns as soon as the initialize response arrived: whatever is already in

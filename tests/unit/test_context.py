@@ -71,12 +71,6 @@ def test_patterns_with_a_slash_match_the_path_or_a_tail_of_it(
     assert is_excluded(path, patterns) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="context.py is_excluded: a pattern with only a trailing slash ('private/') is "
-    "matched against the file name with the slash kept, so it never matches: the directory's "
-    "files are sent to the model",
-)
 @pytest.mark.parametrize("path", ["private/notes.txt", "proj/private/deep/key.txt"])
 def test_a_directory_pattern_with_a_trailing_slash_excludes_the_directory(path: str) -> None:
     assert is_excluded(path, ("private/",)) == "private/"

@@ -73,19 +73,7 @@ def test_fence_filter_strips_fences_and_chatter_around_code(answer: str, expecte
     assert one_shot(FenceFilter, answer) == expected
 
 
-# Answers whose streamed result differs from the one-shot result (each a known bug, see below).
-_MIDLINE_FENCE = (
-    "postprocess.py FenceFilter.feed: after part of a line was emitted, the rest of the line is "
-    "judged as a new line, so a chunk starting with ``` mid-line is taken for a closing fence "
-    "and everything after it is dropped"
-)
-_CHATTER_PREFIX = (
-    "postprocess.py _could_be_chatter: a partial line is emitted before it is known not to be "
-    'chatter (its word list misses let/note/explanation/hope and prefixes like "Here\'", '
-    '"I\'"; the 12-character limit is shorter than "The corrected"), after which the '
-    "opening fence is taken for a closing one"
-)
-_BREAKS_STREAMING = {"chatter-only-is-nothing": _CHATTER_PREFIX}
+# Every answer, streamed in any split, gives its one-shot result.
 
 
 STREAMING_CASES = [
@@ -93,9 +81,6 @@ STREAMING_CASES = [
         pytest.param(
             p.values[0],
             id=p.id,
-            marks=[pytest.mark.xfail(strict=True, reason=_BREAKS_STREAMING[p.id])]
-            if p.id in _BREAKS_STREAMING
-            else [],
         )
         for p in FENCE_CASES
     ),
@@ -104,25 +89,21 @@ STREAMING_CASES = [
     pytest.param(
         's = "x"\nt = "```"\nu = 2\n',
         id="code-containing-backticks",
-        marks=pytest.mark.xfail(strict=True, reason=_MIDLINE_FENCE),
     ),
     pytest.param(
         "I've fixed it:\n```\nx = 1\n```\n",
         id="ive-intro",
-        marks=pytest.mark.xfail(strict=True, reason=_CHATTER_PREFIX),
     ),
     pytest.param(
         "Note: this needs re.\n```\nx = 1\n```\n",
         id="note-intro",
-        marks=pytest.mark.xfail(strict=True, reason=_CHATTER_PREFIX),
     ),
     pytest.param(
         "The corrected version:\nx = 1\n",
         id="long-chatter-word",
-        marks=pytest.mark.xfail(strict=True, reason=_CHATTER_PREFIX),
     ),
 ]
-STREAM_SAFE = [p.values[0] for p in FENCE_CASES if p.id not in _BREAKS_STREAMING]
+STREAM_SAFE = [p.values[0] for p in FENCE_CASES]
 
 
 @pytest.mark.parametrize("answer", STREAMING_CASES)
@@ -188,23 +169,16 @@ def test_fence_filter_holds_an_undecided_start_of_line(held: str) -> None:
     assert FenceFilter().feed(held) == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="postprocess.py FenceFilter._complete: a blank first line counts as code, so the "
-    "opening fence after it is taken for a closing one and the whole answer is dropped",
-)
 def test_fence_filter_keeps_code_fenced_after_a_leading_blank_line() -> None:
     assert "x = 1\n" in one_shot(FenceFilter, "\n```python\nx = 1\n```\n")
 
 
-@pytest.mark.xfail(strict=True, reason=_MIDLINE_FENCE)
 def test_fence_filter_keeps_code_after_backticks_that_arrive_mid_line() -> None:
     f = FenceFilter()
     out = f.feed("x = 1\n") + f.feed('t = "') + f.feed('```"\n') + f.feed("u = 2\n")
     assert out + f.finish() == 'x = 1\nt = "```"\nu = 2\n'
 
 
-@pytest.mark.xfail(strict=True, reason=_CHATTER_PREFIX)
 @pytest.mark.parametrize(
     "tokens",
     [
@@ -279,22 +253,11 @@ def test_suffix_dedup_releases_held_text_as_soon_as_it_diverges() -> None:
     assert dedup.feed("b") == ")\nb"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="postprocess.py SuffixDedup._could_repeat: `tail.startswith(self._suffix)` holds "
-    "everything after a repeat of a short suffix until the stream ends, though finish() "
-    "always releases it",
-)
 def test_suffix_dedup_does_not_hold_text_that_continues_past_the_whole_suffix() -> None:
     dedup = SuffixDedup(")")
     assert dedup.feed("a) + b(c)\nmore\n") == "a) + b(c)\nmore\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="postprocess.py SuffixDedup.feed: a whitespace-only suffix (the last line of a file) "
-    "disables de-duplication, so a repeated final newline is kept, unlike with any longer suffix",
-)
 def test_suffix_dedup_drops_a_repeated_newline_at_the_end_of_the_file() -> None:
     assert one_shot(lambda: SuffixDedup("\n"), "return x\n") == one_shot(
         lambda: SuffixDedup("\nfoo()\n"), "return x\n"
@@ -350,7 +313,6 @@ ANSWER_LINES = [
 
 
 # Not strict: hypothesis finds the bugs pinned strictly above almost always, not always.
-@pytest.mark.xfail(strict=False, reason=f"{_CHATTER_PREFIX}; {_MIDLINE_FENCE}")
 @given(st.lists(st.sampled_from(ANSWER_LINES), max_size=8).map("".join).flatmap(split_anywhere))
 def test_fence_filter_streams_any_answer_like_it_filters_it_at_once(chunks: list[str]) -> None:
     assert feed_all(FenceFilter, chunks) == one_shot(FenceFilter, "".join(chunks))

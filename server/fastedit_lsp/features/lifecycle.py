@@ -25,7 +25,7 @@ def register(server: FasteditServer) -> None:
     def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
         """initialize: take settings from initializationOptions."""
         ls.init_options = _section(params.initialization_options)
-        ls.reload_settings()
+        ls.reload_settings(notify=False)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:

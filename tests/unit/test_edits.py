@@ -1,0 +1,139 @@
+"""The edit session without a client: coalescing, holding split pairs, cancel and refusals."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from fastedit_lsp.document import Change, Document, Point
+from fastedit_lsp.edits import ConflictError, EditRejectedError, EditSession
+from fastedit_lsp.tracking import RegionTracker, SentEdit, apply_change
+
+
+class FakeEditor:
+    """Applies edits to the document at once and reports them back, like a prompt editor."""
+
+    def __init__(self, document: Document, tracker: RegionTracker) -> None:
+        self.document = document
+        self.tracker = tracker
+        self.edits: list[str] = []
+        self.refuse = False
+        self.gate: asyncio.Event | None = None
+        self.arrived = asyncio.Event()
+        self.applied = asyncio.Event()
+
+    async def apply(self, edit: SentEdit) -> bool:
+        self.arrived.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.refuse:
+            return False
+        self.edits.append(edit.text)
+        apply_change(self.document, [(self.tracker, True)], Change(edit.start, edit.end, edit.text))
+        self.applied.set()
+        return True
+
+
+def _session(text: str, at: int, **kw: object) -> tuple[EditSession, FakeEditor, Document]:
+    document = Document("file:///t.py", text, encoding="utf-16")
+    point = Point(0, at)
+    tracker = RegionTracker(point, point, "")
+    editor = FakeEditor(document, tracker)
+    return EditSession(document, tracker, editor.apply, **kw), editor, document  # type: ignore[arg-type]
+
+
+async def _tokens(items: list[str]) -> AsyncIterator[str]:
+    for item in items:
+        yield item
+
+
+async def test_the_first_token_goes_out_alone_and_a_burst_is_coalesced() -> None:
+    session, editor, document = _session("x = \n", 4, max_edits_per_second=60)
+
+    async def first_then_burst() -> AsyncIterator[str]:
+        yield "1"
+        await editor.applied.wait()
+        for _ in range(500):
+            yield " + 1"
+
+    await session.run(first_then_burst())
+    assert document.text == "x = 1" + " + 1" * 500 + "\n"
+    assert editor.edits[0] == "1"
+    # The rest arrived within one interval: one more edit carries all of it.
+    assert len(editor.edits) == 2
+    assert session.edits == 2 and session.sent_text == "1" + " + 1" * 500
+
+
+async def test_final_streaming_sends_one_edit() -> None:
+    session, editor, document = _session("x = \n", 4, streaming="final")
+    await session.run(_tokens(["a", "b", "c"]))
+    assert editor.edits == ["abc"] and document.text == "x = abc\n"
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        pytest.param(["a\r", "\nb"], id="crlf-split"),
+        pytest.param(["😀"[0], "b"], id="whole-code-point"),
+        pytest.param(["a", "\ud83d", "\ude00", "b"], id="surrogate-pair-split"),
+    ],
+)
+async def test_a_pair_split_across_tokens_is_never_split_across_edits(tokens: list[str]) -> None:
+    session, editor, document = _session("", 0)
+
+    async def slow() -> AsyncIterator[str]:
+        for token in tokens:
+            yield token
+            await asyncio.sleep(0)
+
+    await session.run(slow())
+    joined = "".join(tokens)
+    assert document.text == joined
+    for edit in editor.edits:
+        assert not edit.endswith("\r") or edit == editor.edits[-1]
+        assert not ("\ud800" <= edit[-1] <= "\udbff")
+
+
+async def test_cancelling_waits_for_the_edit_on_the_wire_and_counts_it() -> None:
+    session, editor, document = _session("x = \n", 4)
+    editor.gate = asyncio.Event()
+
+    async def endless() -> AsyncIterator[str]:
+        while True:
+            yield "1"
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(session.run(endless()))
+    await editor.arrived.wait()  # the first edit is on the wire, its reply held
+    task.cancel()
+    editor.gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The edit that was on the wire when the cancel landed is acknowledged and accounted for.
+    assert session.edits == len(editor.edits) == 1
+    assert document.text == "x = " + session.sent_text + "\n"
+
+
+async def test_a_refused_edit_stops_the_session() -> None:
+    session, editor, _ = _session("x = \n", 4)
+    editor.refuse = True
+    with pytest.raises(EditRejectedError):
+        await session.run(_tokens(["1", "2"]))
+    assert session.edits == 0 and not editor.tracker.pending
+
+
+async def test_a_conflict_stops_the_session_before_the_next_edit() -> None:
+    session, editor, document = _session("x = \n", 4)
+
+    async def typing_meanwhile() -> AsyncIterator[str]:
+        yield "1"
+        await editor.applied.wait()
+        # The user edits the generated text; the editor reports it.
+        apply_change(document, [(editor.tracker, True)], Change(Point(0, 4), Point(0, 5), "9"))
+        yield "2"
+
+    with pytest.raises(ConflictError):
+        await session.run(typing_meanwhile())
+    assert document.text == "x = 9\n"

@@ -223,6 +223,20 @@ class Editor:
         self._edit_arrived.clear()
         await asyncio.wait_for(self._edit_arrived.wait(), 10)
 
+    async def next_event(self, seconds: float = 10) -> None:
+        """Wait for the server's next applyEdit or fastedit/status."""
+        self._edit_arrived.clear()
+        self._status_arrived.clear()
+        waits = [
+            asyncio.ensure_future(self._edit_arrived.wait()),
+            asyncio.ensure_future(self._status_arrived.wait()),
+        ]
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
     async def wait_applied(self, count: int) -> None:
         """Wait until at least ``count`` edits were applied."""
         while len(self.applied) < count:

@@ -59,12 +59,24 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+class _ExpectedErrors(logging.Filter):
+    """Drop pygls' tracebacks for errors a command answers on purpose (-32602, -32800, -32803).
+
+    They are answers, not faults; pygls logs each with a full traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return getattr(exc, "code", None) not in (-32602, -32800, -32803)
+
+
 def _setup_logging(path: str | None, level: str) -> None:
     # stdout is the protocol: logs go to a file or stderr, never stdout.
     handler: logging.Handler = (
         logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_ExpectedErrors())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(level)

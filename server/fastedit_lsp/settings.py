@@ -397,27 +397,11 @@ def resolve_profile(
     raw = environ.get(override) or (environ.get(key_env) if key_env else None)
     key = SecretStr(raw) if raw else None
     if base_url is None:
-        return ResolvedProfile(
-            name,
-            "local",
-            None,
-            None,
-            None,
-            key_hint,
-            profile,
-            f"profiles.{name}: provider {provider} needs baseUrl",
-        )
+        reason = f"profiles.{name}: provider {provider} needs baseUrl"
+        return ResolvedProfile(name, "local", None, None, None, key_hint, profile, reason)
     if preset.needs_key and key is None:
-        return ResolvedProfile(
-            name,
-            "local",
-            None,
-            None,
-            None,
-            key_hint,
-            profile,
-            f"profiles.{name}: provider {provider} needs an API key in {key_hint}",
-        )
+        reason = f"profiles.{name}: provider {provider} needs an API key in {key_hint}"
+        return ResolvedProfile(name, "local", None, None, None, key_hint, profile, reason)
     return ResolvedProfile(name, provider, base_url, profile.model, key, key_hint, profile)
 
 

@@ -21,8 +21,9 @@ Endpoints:
 Every chat request pops the next scripted :class:`Answer` (:meth:`StubModelServer.script`) or,
 when the script is empty, uses :attr:`StubModelServer.default`. The knobs of an answer:
 
-- ``text`` / ``tokens``: what is said. ``tokens`` gives the exact token boundaries; without it
-  ``text`` is cut by :func:`split_tokens` (every 3 code points, every CRLF split in two).
+- ``text`` / ``tokens``: what is said. ``tokens`` gives the exact token boundaries (``text`` is
+  then ignored); without it ``text`` is cut by :func:`split_tokens` every ``token_size`` code
+  points (default 3, cutting through grapheme clusters) with every CRLF split in two.
 - ``tps``: tokens per second, 0 for flat out. Pacing follows a schedule, not sleep accuracy:
   ``due = int((now - t0) * tps) + 1`` events are due at ``now``; all due events go out in one
   write, then the stub sleeps until the next one is due. Flat out writes the whole stream at once.
@@ -62,7 +63,7 @@ thread (:meth:`StubModelServer.start_in_thread`), or as a process::
 
     python -m fastedit_lsp.stub [--host 127.0.0.1] [--port 0] [--tps N] [--ttft S] [--text T]
 
-which writes one line ``listening on <base_url>`` to stdout and serves until interrupted.
+which writes one line ``listening on <base_url>`` to stdout and serves until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -74,13 +75,14 @@ import http
 import itertools
 import json
 import logging
+import signal
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Final, Literal, NoReturn, Self, get_args
+from typing import Any, Final, Literal, NoReturn, Self, TypeGuard, get_args
 
 _log = logging.getLogger(__name__)
 
@@ -117,7 +119,7 @@ def split_tokens(text: str, size: int = 3, *, split_crlf: bool = True) -> list[s
     return [text[a:b] for a, b in itertools.pairwise(bounds) if a < b]
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -169,6 +171,7 @@ class Answer:
 
     text: str = DEFAULT_TEXT
     tokens: list[str] | None = None
+    token_size: int = 3
     tps: float = 0.0
     ttft: float = 0.0
     header_delay: float = 0.0
@@ -196,6 +199,8 @@ class Answer:
             isinstance(self.tokens, list) and all(isinstance(t, str) for t in self.tokens)
         ):
             problems.append("tokens must be a list of strings")
+        if not (_is_int(self.token_size) and self.token_size >= 1):
+            problems.append("token_size must be an integer >= 1")
         for name in ("tps", "ttft", "header_delay"):
             value = getattr(self, name)
             if not (_is_number(value) and value >= 0):
@@ -241,7 +246,9 @@ class Answer:
 
     def token_list(self) -> list[str]:
         """The tokens to send: ``tokens`` if given, else ``text`` cut by :func:`split_tokens`."""
-        return list(self.tokens) if self.tokens is not None else split_tokens(self.text)
+        if self.tokens is not None:
+            return list(self.tokens)
+        return split_tokens(self.text, self.token_size)
 
     def error_json(self) -> dict[str, Any]:
         """The error object for a non-200 answer or an ``error_event``."""
@@ -387,7 +394,7 @@ class _ChatParams:
             model=model if isinstance(model, str) and model else default_model,
             stream=body.get("stream") is True,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
-            max_tokens=limit if isinstance(limit, int) and _is_int(limit) and limit >= 0 else None,
+            max_tokens=limit if _is_int(limit) and limit >= 0 else None,
             prompt_tokens=_estimate_prompt_tokens(body.get("messages")),
         )
 
@@ -673,12 +680,6 @@ class StubModelServer:
             await asyncio.wait(tasks)
         if self._server is not None:
             await self._server.wait_closed()
-
-    async def serve_forever(self) -> None:
-        """Serve until cancelled."""
-        if self._server is None:
-            raise RuntimeError("not started")
-        await self._server.serve_forever()
 
     def script(self, *answers: Answer) -> None:
         """Queue answers; each chat request takes the next, then :attr:`default` when empty."""
@@ -1056,7 +1057,11 @@ async def _serve(host: str, port: int, models: Sequence[str], default: Answer) -
         # stdout carries exactly this line: callers parse it for the port.
         sys.stdout.write(f"listening on {stub.base_url}\n")
         sys.stdout.flush()
-        await stub.serve_forever()
+        stop = asyncio.Event()
+        # SIGTERM (a harness's terminate()) closes connections and exits 0, like Ctrl-C.
+        with contextlib.suppress(NotImplementedError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        await stop.wait()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -174,3 +174,29 @@ async def test_status_shows_route_model_and_speed_while_streaming_and_at_the_end
     assert "running" in [s["state"] for s in job_statuses]
     assert all(s["model"] in ("", "stub-fast") for s in job_statuses)
     assert editor.statuses[0] == {"mode": "auto"}
+
+
+async def test_no_progress_is_sent_to_a_client_that_does_not_show_it(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(progress=False)
+    editor.open(URI, "x = \n")
+    stub.script(Answer(text="1 + 1", tps=500))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": {"line": 0, "character": 4}}
+    )
+    assert record["state"] == "done"
+    assert editor.client.progress_reports == {}
+
+
+async def test_text_that_only_repeats_what_follows_the_cursor_is_dropped(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    text = "total = add(\n"
+    editor.open(URI, "total = add()\nprint(total)\n")
+    stub.script(Answer(text="```python\na, b)\nprint(total)\n```", tps=500))
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": URI, "position": {"line": 0, "character": len(text) - 1}}
+    )
+    assert record["state"] == "done"
+    assert editor.text(URI) == "total = add(a, b)\nprint(total)\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -248,7 +247,3 @@ async def test_a_late_batched_editor_never_loses_typing(
         assert final == text[:offset] + typed + text[offset:cursor] + "Q" * 200 + text[cursor:]
     else:
         assert record["error"].startswith("Stopped:")
-
-
-def _records(status: dict[str, Any], job_id: str) -> list[dict[str, Any]]:
-    return [j for j in status["jobs"] if j["jobId"] == job_id]

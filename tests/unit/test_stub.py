@@ -131,6 +131,7 @@ def test_split_tokens_cuts_inside_grapheme_clusters() -> None:
     assert split_tokens(zwj) == ["x\U0001f469\u200d", "\U0001f4bb"]
     assert split_tokens(flag) == ["ab\U0001f1eb", "\U0001f1f7"]
     assert split_tokens("e\u0301\u0301", size=1) == ["e", "\u0301", "\u0301"]
+    assert Answer(text="e\u0301x", token_size=1).token_list() == ["e", "\u0301", "x"]
 
 
 @given(st.text(alphabet=st.sampled_from("ab\r\n\u0301\u200d👩")), st.integers(1, 5))

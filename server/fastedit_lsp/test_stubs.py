@@ -39,6 +39,7 @@ import textwrap
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import TypeGuard
 
 __all__ = [
     "NoTargetError",
@@ -1792,6 +1793,8 @@ def _compositions(total: int, sizes: list[int]) -> Iterator[tuple[int, ...]]:
 
 
 _MAX_RUNS = 1500
+# All runs for one function together: keeps the worst case around a few tenths of a second.
+_TOTAL_STEPS = 200_000
 
 
 def _reach_raises(
@@ -1845,15 +1848,19 @@ def _reach_raises(
     found: dict[int, list[object]] = {}
     tried: set[str] = set()
     runs = 0
+    steps = 0
 
     def attempt(values: list[object]) -> int | None:
-        nonlocal runs
+        nonlocal runs, steps
         key = repr(values)
         if key in tried:
             return None
         tried.add(key)
         runs += 1
         result = outcome(values)
+        steps += evaluator.steps
+        if steps > _TOTAL_STEPS:
+            runs = _MAX_RUNS  # spent: stop searching
         if result and result in wanted and result not in found:
             found[result] = values
         return result
@@ -1875,7 +1882,7 @@ def _reach_raises(
                     return found
     for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
         attempt([candidates[i][j] for i, j in enumerate(combo)])
-        if len(found) == len(wanted):
+        if len(found) == len(wanted) or runs >= _MAX_RUNS:
             break
     return found
 
@@ -2223,6 +2230,18 @@ def _runtime_type(ctx: _Context, node: ast.expr, base: str | None) -> list[str] 
     return None
 
 
+def _builtin_annotation(node: ast.expr | None) -> TypeGuard[ast.expr]:
+    """An annotation made of builtin names only: the test can repeat it without imports."""
+    if node is None:
+        return False
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            return False  # a forward reference
+        if isinstance(part, ast.Name) and part.id not in _TYPE_NAMES and part.id != "object":
+            return False
+    return True
+
+
 def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
     fn = ctx.target.node
     params, _, _ = _params(fn, skip_first=_takes_self(ctx.target))
@@ -2255,22 +2274,10 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
     ctx.imports.from_("hypothesis", "strategies", "st")
     given = ", ".join(f"{n}={s}" for n, s in strategies.items())
     decorator = _fit(f"given({given})", base=1)
-    test_params = []
-    for param in required:
-        ann = param.annotation
-        if (
-            ann is not None
-            and all(
-                (isinstance(n, ast.Name) and n.id in _TYPE_NAMES) or not isinstance(n, ast.Name)
-                for n in ast.walk(ann)
-            )
-            and not any(
-                isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(ann)
-            )
-        ):
-            test_params.append(f"{param.name}: {ast.unparse(ann)}")
-        else:
-            test_params.append(param.name)
+    test_params = [
+        f"{p.name}: {ast.unparse(p.annotation)}" if _builtin_annotation(p.annotation) else p.name
+        for p in required
+    ]
     args = ", ".join(f"{p.name}={p.name}" if p.kind == "keyword" else p.name for p in required)
     call = _wrap_call(ctx, f"{ctx.call_prefix}({args})")
     result = "result" if "result" not in strategies else "returned"

@@ -657,7 +657,8 @@ def _own_nodes(fn: _FunctionNode) -> Iterator[ast.AST]:
 
 def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]:
     """The docstring's examples that parse, and (line, reason) for those that do not."""
-    docstring = ast.get_docstring(fn, clean=True)
+    # As doctest sees it (``__doc__``, not cleaned): example line numbers map to the file.
+    docstring = ast.get_docstring(fn, clean=False)
     if not docstring or ">>>" not in docstring:
         return [], []
     first = fn.body[0].lineno
@@ -670,7 +671,7 @@ def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]
     for ex in raw:
         if ex.options.get(doctest.SKIP):
             continue
-        line = first + ex.lineno + 1
+        line = first + ex.lineno
         try:
             tree = ast.parse(ex.source)
         except SyntaxError:

@@ -1098,3 +1098,9 @@ def test_merge_append_only_puts_missing_imports_before_the_new_tests() -> None:
         "\nfrom mymod import double\n\n\ndef test_double_example_1_2() -> None:\n"
     )
     assert merge(merged, GENERATED, append_only=True) == merged
+
+
+def test_todo_names_the_file_line_of_a_broken_example() -> None:
+    source = 'def f():\n    """Doc.\n\n    >>> f(\n    """\n'
+    out = generate(source, find_target(source, 0), "mod")
+    assert "the example at line 4 is not valid Python" in out

@@ -16,8 +16,11 @@ the match; what followed its occurrences is the proposal, cut at a block boundar
 A short match is weak evidence, so it needs agreement: at least :data:`MIN_AGREEMENT` occurrences
 must propose the same text and be the clear majority (blocks that differ further down still
 agree on their first lines, which are proposed). A long match (:data:`LONG_MATCH` characters
-or more) may stand alone but still needs a majority. Measured on the standard library (see
-``tests/unit/test_lookup_corpus.py``): agreement is what lifts precision from the mid-40s to 60+%.
+or more) may stand alone but still needs a majority. A match that covers the whole line before
+the cursor may also be confirmed by every earlier line that began the same way. Measured on the
+standard library (``tests/unit/test_lookup_corpus.py``, rest-of-line cuts): proposing what
+followed the nearest longest match is right 30% of the time (at 89% coverage); with these
+rules, 70% (at 22%).
 
 Cost: a binary search over the match length (about eight substring scans, done by ``str``'s C
 search) over at most :data:`MAX_SCAN_CHARS` characters, then at most :data:`MAX_OCCURRENCES`
@@ -112,7 +115,7 @@ def complete(
 
 
 def _line_start(text: str, end: int) -> int:
-    """Index of the start of the line containing ``text[end - 1:end]``'s successor."""
+    """Where the line containing position ``end`` starts."""
     return max(text.rfind("\n", 0, end), text.rfind("\r", 0, end), text.rfind(_SEP, 0, end)) + 1
 
 

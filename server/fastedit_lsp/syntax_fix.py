@@ -13,16 +13,22 @@ lines before and after), and keeps the first one after which the *whole* file co
 - re-indent the offending line (or the line before it) to an enclosing level;
 - remove a duplicated token, then any single token near the error; insert a missing ``,``.
 
-Bounded work: at most :data:`MAX_ATTEMPTS` candidate texts are compiled, each a full compile of
-the file; insertion points are limited to the :data:`MAX_POSITIONS` nearest to the error per kind.
-Candidates first go through a cheap check, parsing the innermost enclosing ``def`` or ``class``
-(or top-level statement) alone, so that failing candidates cost little even in a large file.
+The region is also what :func:`error_region` returns. Line numbers count CR, LF and CRLF as line
+breaks, as Python and LSP do (not ``str.splitlines``, which also splits at form feeds).
+
+Bounded work: at most :data:`MAX_ATTEMPTS` candidates are checked, each by one parse of its
+enclosing ``def`` or ``class`` (or top-level statements) alone and, when that passes, one full
+compile of the file; insertion points are limited to the :data:`MAX_POSITIONS` nearest to the
+error per kind. Measured on the standard library, successful repairs need a median of 1 check and
+at most about 50; a file no candidate repairs costs at most ``MAX_ATTEMPTS`` full compiles
+(about 1.5 s for 5,000 lines), so callers run this off the event loop.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import itertools
 import keyword
 import re
@@ -207,6 +213,7 @@ def _parses(source: str) -> bool:
 
 
 def _first_error(source: str, lines: list[str]) -> _Error | None:
+    """The error ``compile()`` reports, or an earlier one its tokenizer error hides."""
     error = _compile_error(source)
     if error is None:
         return None
@@ -330,6 +337,8 @@ def _statement_bounds(
 
 @dataclass(frozen=True)
 class _Context:
+    """The broken file, its first error, and the region a repair may change."""
+
     lines: list[str]  # with endings
     contents: list[str]  # without endings
     error: _Error
@@ -364,6 +373,7 @@ class _Context:
     def tokens(self, line: int) -> list[_Token]:
         return _tokens(self.contents[line], self.states[line].string)
 
+    @functools.cached_property
     def names(self) -> set[str]:
         """The identifiers the file uses (in code, comments or strings alike)."""
         return set(_NAME.findall("".join(self.lines)))
@@ -662,7 +672,7 @@ def _name_splits(ctx: _Context, line: int, col: int, *, both_known: bool) -> lis
 
     A deleted ``(`` after a call's name merges it with the first argument: ``fx, y)``.
     """
-    names = ctx.names()
+    names = ctx.names
     points: list[int] = []
     for token in ctx.tokens(line):
         if token.kind != "name" or token.end > col:

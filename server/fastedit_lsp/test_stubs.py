@@ -635,12 +635,47 @@ def _is_call_to(node: ast.AST, name: str) -> bool:
     )
 
 
+_PRINTERS = frozenset({"print", "pprint", "pp"})
+
+
+def _prints(ctx: _Context, node: ast.expr) -> bool:
+    """A call whose doctest output is what it printed: ``print``, ``pprint``, or a function of
+    the module that prints and returns nothing."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else ""
+    )
+    if name in _PRINTERS:
+        return True
+    if name == ctx.target.node.name:
+        return _prints_only(ctx.target.node)
+    if isinstance(func, ast.Name):
+        defined = next(
+            (
+                s
+                for s in ctx.info.tree.body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+            ),
+            None,
+        )
+        return defined is not None and _prints_only(defined)
+    return False
+
+
 def _prints_only(fn: _FunctionNode) -> bool:
     """The function prints and returns nothing: a doctest shows what it printed."""
     body = list(_own_nodes(fn))
     returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in body)
     yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in body)
-    prints = any(_is_call_to(n, "print") for n in body)
+    prints = any(
+        isinstance(n, ast.Call) and any(_is_call_to(n, p) for p in _PRINTERS) for n in body
+    )
     return prints and not returns_value and not yields
 
 
@@ -694,10 +729,17 @@ class _Context:
     exception_types: set[str] = field(default_factory=set)  # rendered names, for property stubs
 
     def need(self, names: set[str]) -> None:
+        package, _, own = self.info.module.rpartition(".")
         for name in sorted(names):
             binding = self.info.binding(name)
             if binding is not None:
                 self.imports.add(binding)
+            elif name == own:
+                # `>>> textwrap.shorten(...)` in textwrap's own docstrings.
+                if package:
+                    self.imports.from_(package, own)
+                else:
+                    self.imports.plain(own)
 
     def exception(self, dotted: str) -> str | None:
         """How the test names the exception class ``dotted``, importing it; None if unknown."""
@@ -780,10 +822,9 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
     """One test per example that shows something: an output, a traceback, or a call of the
     target that shows nothing (so it returned None, or printed nothing)."""
     tests: list[_Test] = []
-    prints_only = _prints_only(ctx.target.node)
     bound_before: set[str] = set()
     for index, example in enumerate(examples):
-        body = _example_check(ctx, example, prints_only)
+        body = _example_check(ctx, example)
         if body is not None:
             lines, capsys = body
             used = _used_names(example.tree)
@@ -807,16 +848,14 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
     return tests
 
 
-def _example_check(
-    ctx: _Context, example: _Example, prints_only: bool
-) -> tuple[list[str], bool] | None:
+def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:
     """The lines that run the example and assert what it showed, and whether they use capsys."""
     tree = example.tree
     expr = (
         tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
     )
     target_call = expr is not None and _is_call_to(expr, ctx.target.node.name)
-    printed = (expr is None) or _is_call_to(expr, "print") or (target_call and prints_only)
+    printed = expr is None or _prints(ctx, expr)
     if example.exc_msg is not None:
         return _exception_block(
             example.exc_msg, example.options, ctx, _example_lines(example)
@@ -824,7 +863,7 @@ def _example_check(
     if not example.want:
         if not target_call or expr is None:
             return None  # a setup statement: replayed by the examples that need it
-        if prints_only:
+        if printed:
             return [*_example_lines(example), 'assert capsys.readouterr().out == ""'], True
         return [_assert(_operand(expr, _expr_text(example, expr)), "is", "None")], False
     if printed or expr is None:
@@ -1030,6 +1069,8 @@ class _Evaluator:
     def __init__(self, info: _ModuleInfo) -> None:
         self.info = info
         self.steps = 0
+        # Per loop statement: whether it can leave the function, and the names it may change.
+        self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
 
     def _step(self) -> None:
         self.steps += 1
@@ -1437,16 +1478,33 @@ class _Evaluator:
     def _unknown_loop(
         self, stmt: ast.For | ast.AsyncFor | ast.While, env: dict[str, object]
     ) -> None:
-        """A loop over something unknown: fine to pass only if it cannot leave the function."""
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Raise | ast.Return | ast.Yield | ast.YieldFrom):
-                raise _Abort
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                env[node.id] = _UNKNOWN
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                root = node.func.value
-                if isinstance(root, ast.Name) and root.id in env:
-                    env[root.id] = _UNKNOWN  # maybe mutated (items.append(...))
+        """A loop over something unknown: fine to pass only if it cannot leave the function.
+
+        What it may change becomes unknown: the names it assigns, the objects it calls
+        methods on (``items.append(...)``).
+        """
+        summary = self._loops.get(id(stmt))
+        if summary is None:
+            leaves = False
+            touched: set[str] = set()
+            for node in ast.walk(stmt):
+                leaves = leaves or isinstance(
+                    node, ast.Raise | ast.Return | ast.Yield | ast.YieldFrom
+                )
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    touched.add(node.id)
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                ):
+                    touched.add(node.func.value.id)
+            summary = self._loops[id(stmt)] = (leaves, frozenset(touched))
+        self._step()
+        if summary[0]:
+            raise _Abort
+        for name in summary[1]:
+            env[name] = _UNKNOWN
 
     def _try(self, stmt: ast.Try | ast.TryStar, env: dict[str, object]) -> None:
         try:
@@ -1740,16 +1798,36 @@ def _isinstance_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+def _sized_names(fn: _FunctionNode) -> set[str]:
+    """Names the function measures (``len(x)``), iterates (``for _ in x``) or indexes."""
+    names: set[str] = set()
+    for node in _own_nodes(fn):
+        subject: ast.AST | None = None
+        if isinstance(node, ast.Call) and _is_call_to(node, "len") and node.args:
+            subject = node.args[0]
+        elif isinstance(node, ast.For | ast.comprehension):
+            subject = node.iter
+        elif isinstance(node, ast.Subscript):
+            subject = node.value
+        if isinstance(subject, ast.Name):
+            names.add(subject.id)
+    return names
+
+
 def _candidates(
     fn: _FunctionNode, params: list[_Param], info: _ModuleInfo
 ) -> list[list[object]] | None:
     ints, floats, strs = _literals(fn, info)
     checked = _isinstance_names(fn)
+    sized = _sized_names(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
         if param.annotation is not None:
             values = _typed_candidates(param.annotation, ints, floats, strs)
+        elif param.name in sized:
+            # Measured, iterated or indexed: a sequence first, then the rest.
+            values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints])
         elif param.has_default and param.default is not _UNKNOWN:
             if isinstance(param.default, bool):
                 values = [not param.default]

@@ -1104,3 +1104,56 @@ def test_todo_names_the_file_line_of_a_broken_example() -> None:
     source = 'def f():\n    """Doc.\n\n    >>> f(\n    """\n'
     out = generate(source, find_target(source, 0), "mod")
     assert "the example at line 4 is not valid Python" in out
+
+
+def test_pprint_and_printing_helpers_are_captured() -> None:
+    out = gen(
+        '''
+        from pprint import pprint
+
+
+        def show(rows):
+            for row in rows:
+                print(row)
+
+
+        def rows():
+            """
+            >>> pprint(rows())
+            [1, 2]
+            >>> show(rows())
+            1
+            2
+            """
+            return [1, 2]
+        ''',
+        "def rows",
+    )
+    assert '    pprint(rows())\n    assert capsys.readouterr().out == "[1, 2]\\n"' in out
+    assert '    show(rows())\n    assert capsys.readouterr().out == "1\\n2\\n"' in out
+    assert "from pprint import pprint\n" in out
+    assert "from mod import rows, show\n" in out
+
+
+def test_examples_naming_their_own_module_import_it() -> None:
+    source = 'def shorten(text):\n    """\n    >>> textwrap.shorten("a")\n    \'a\'\n    """\n'
+    target = find_target(source, 0)
+    assert "\nimport textwrap\n" in generate(source, target, "textwrap")
+    assert "\nfrom lib import textwrap\n" in generate(source, target, "lib.textwrap")
+
+
+def test_a_measured_parameter_gets_a_sequence_first() -> None:
+    out = gen(
+        """
+        def mean(data, weights=None):
+            n = len(data)
+            if not n:
+                raise ValueError("no data")
+            if weights is not None and len(weights) != n:
+                raise ValueError("lengths differ")
+            return sum(data) / n
+        """,
+        "def mean",
+    )
+    assert "        mean([])\n" in out
+    assert "        mean([1], [])\n" in out

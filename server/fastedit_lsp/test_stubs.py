@@ -13,15 +13,19 @@ What becomes a test, for the target's own code only:
   small evaluator of its own that understands literals, comparisons, ``isinstance``, ``len``,
   truthiness and the pure methods of ``str``/``list``/``dict`` applied to candidate argument
   values this module made itself; anything else (a call into the user's code, an attribute of an
-  unknown object) is "unknown", and a branch that depends on an unknown is not taken;
+  unknown object) is "unknown", and a branch that depends on an unknown is not taken. Such a
+  call is assumed to return without raising, which is what can make a derived case wrong;
 - the type hints: a hypothesis ``@given`` property stub (``test_<name>_property``) when every
   required parameter has a strategy; it asserts only the return type and lets through the
   exceptions the function raises on purpose;
 - the rest: a test marked ``# TODO`` that calls ``pytest.skip("TODO: ...")``, so nothing passes
-  vacuously.
+  vacuously (``test_<name>_todo...``): a raise it could not reach, hints without a strategy, a
+  method whose class needs constructor arguments, or a function that shows nothing at all.
 
-:func:`merge` appends generated tests to an existing test module (see its docstring for the one
-place it inserts instead of appending).
+``<name>`` is the snake-cased qualname (``Parser.parse`` -> ``parser_parse``). The output is
+deterministic and passes ruff's default rules and import sorting. :func:`merge` appends
+generated tests to an existing test module (see its docstring for the one place it inserts
+instead of appending, and ``append_only``).
 """
 
 from __future__ import annotations

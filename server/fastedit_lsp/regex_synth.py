@@ -7,27 +7,33 @@ runs (grex, the fallback, is native code that never releases it), so the server 
 Patterns are meant for ``re.fullmatch`` (no anchors are emitted). How a pattern is found:
 
 1. **Structure.** Each positive is cut into runs (digits, lowercase, uppercase, whitespace, one
-   punctuation character repeated). Text every positive shares at its start or end, separators that
-   occur the same number of times in every positive (``-`` in dates), and constant letter runs (the
-   ``T`` of a timestamp) are kept literally; the fields between them are aligned across positives.
-   A separator that only ever sits between two word characters but not the same number of times
-   (``_`` in snake_case, ``.`` in version numbers) becomes a repetition, ``[a-z]+(?:_[a-z]+)*``; a
-   sign only ever seen at the start becomes optional (``-?``).
-2. **Generalisation.** Each field becomes the narrowest natural class covering what the positives
-   show there (``\\d``, ``[a-z]``, ``[A-Za-z]``, hex, ``[A-Za-z0-9]``, ...; ``[^...\\s]`` once a
-   field holds three or more kinds of punctuation) with ``+``. When every field of every positive
-   has the same width (dates, card numbers, MAC addresses, UUIDs) the widths are kept.
-3. **Specialisation, only where a negative forces it.** While some negative still matches, the
-   single change that rejects negatives at the smallest loss of generality is applied: a first
-   character class (``[a-z][A-Za-z]*``), a length range widened as far as the negatives allow
-   (``#{1,6}``), the widths seen, a repetition split, an alignment of the runs (``\\d+h\\d+m``,
-   ``-?\\d+(?:\\.\\d+)?``), and last a list of the values seen. Once a negative forces a width,
-   every field whose width never varies keeps it (``\\d{4}-\\d{2}-\\d{2}``).
-4. **Fallbacks.** grex's conversions that reject every negative, then the exact alternation of
-   the positives. Every result is checked with ``re.fullmatch`` against all examples.
+   punctuation character repeated). Text every positive starts or ends with (``0x``, ``#``),
+   separators that occur the same number of times in every positive (``-`` in dates), and constant
+   letter runs (the ``T`` of a timestamp) are kept literally; the fields between them are aligned.
+   A separator that only ever sits alone between two word characters, a varying number of times
+   (``.`` in version numbers, ``-`` in slugs), becomes a repetition, ``\\d+(?:\\.\\d+)*``; a
+   sign only some positives start with becomes optional (``-?``).
+2. **Generalisation.** A field with letters starts as the word class ``\\w`` (less the separators
+   around it), digits as ``\\d``, digits with hex letters as hex in both cases, a field with two or
+   more kinds of punctuation as ``[^<separators>\\s]``; all with ``+``. Widths are kept only where
+   the positives establish them: a format whose every field has one width, two or more of them
+   numbers (dates, card numbers, MAC addresses, UUIDs), or a width of 2+ that 3+ positives share.
+3. **Narrowing, only where a negative forces it.** While some negative still matches, the change
+   that rejects negatives at the least loss of generality (a measure over the parts, see below) is
+   made: a narrower class (``[A-Za-z0-9]``, ``[A-Za-z]``, the letter case seen), a first character
+   unlike the rest when the positives show one (``[a-z][A-Za-z0-9]*``), a cap generous enough to
+   read as a rule (``#{1,6}``), the widths seen, ``_`` as a separator (``[a-z]+(?:_[a-z]+)*``), an
+   alignment of the runs (``-?\\d+(?:\\.\\d+)?``), and last the values seen. A negative with a
+   kind of character no positive has (uppercase against snake_case) is explained by characters,
+   not by a length that happens to exclude it. Once a width is forced, every field whose width
+   never varies keeps it (``\\d{4}-\\d{2}-\\d{2}`` from the one negative ``2024-1-31``).
+4. **Fallbacks.** grex's conversions that reject every negative (small inputs only: grex holds the
+   GIL for seconds on large ones), then the exact alternation of the positives. Every result is
+   checked with ``re.fullmatch`` against all examples.
 
-Bounds (:data:`MAX_EXAMPLES`, :data:`MAX_EXAMPLE_CHARS`) keep the worst case to a fraction of a
-second; larger input raises :class:`SynthesisError`.
+Bounds: at most :data:`MAX_EXAMPLES` examples of :data:`MAX_EXAMPLE_CHARS` characters each (more
+raises :class:`SynthesisError`). Typical inputs take 1-50 ms, a few hundred at most; the search
+stops after ``_SEARCH_SECONDS`` and falls back, so adversarial input at the bounds takes ~2 s.
 """
 
 from __future__ import annotations

@@ -29,11 +29,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="[HOST:]PORT",
         help="listen on TCP (127.0.0.1 unless a host is given)",
     )
+    demo = sub.add_parser(
+        "demo", help="run every action live on copies of sample files (or FOLDER's Python files)"
+    )
+    demo.add_argument("folder", nargs="?", help="a folder whose Python files are copied and used")
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
     doctor.add_argument(
         "--no-probe", action="store_true", help="do not contact the configured backends"
+    )
+    doctor.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="a JSON file with your editor's fastedit settings (they are not visible otherwise)",
     )
     return parser
 
@@ -81,8 +90,9 @@ def _setup_logging(path: str | None, level: str) -> None:
     root.addHandler(handler)
     root.setLevel(level)
     if not path:
-        # pygls logs every message at INFO; keep stderr quiet unless asked.
-        logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+        # pygls logs every message and httpx every request at INFO: keep stderr quiet.
+        for noisy in ("pygls", "httpx"):
+            logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,12 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _setup_logging(args.log_file, args.log_level)
     command = args.command or "serve"
+    if command == "demo":
+        from .demo import main as demo_main
+
+        return demo_main(args.folder, sys.stdout)
     if command == "doctor":
         import os
 
         from .doctor import report
 
-        return report(sys.stdout, os.environ, probe=not args.no_probe)
+        return report(
+            sys.stdout, os.environ, probe=not args.no_probe, editor_settings=args.settings
+        )
     if command == "serve":
         from .features import register_all
         from .server import FasteditServer

@@ -15,13 +15,43 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from . import __version__
-from .settings import ProfileName, Resolved, load, resolve_profile, settings_rows, source_of
+from .settings import (
+    ProfileName,
+    Resolved,
+    ResolvedProfile,
+    load,
+    resolve_profile,
+    settings_rows,
+    source_of,
+)
 
 
-def report(out: TextIO, environ: Mapping[str, str], *, probe: bool = True) -> int:
-    """Write the report; return 0 when everything checked works, else 1."""
-    resolved = load(environ)
+def report(
+    out: TextIO,
+    environ: Mapping[str, str],
+    *,
+    probe: bool = True,
+    editor_settings: str | None = None,
+) -> int:
+    """Write the report; return 0 when everything checked works, else 1.
+
+    ``editor_settings``: a JSON file with the editor's ``fastedit`` section (what the editor
+    sends as initializationOptions), which the doctor cannot see otherwise.
+    """
     out.write(f"fastedit-lsp {__version__} (Python {sys.version.split()[0]})\n\n")
+    init: Any = None
+    if editor_settings is not None:
+        try:
+            with open(editor_settings, encoding="utf-8") as f:
+                init = json.load(f)
+        except (OSError, ValueError) as exc:
+            out.write(f"--settings {editor_settings}: cannot read it: {exc}\n")
+            return 1
+        if isinstance(init, dict) and isinstance(init.get("fastedit"), dict):
+            init = init["fastedit"]
+    else:
+        out.write("(editor-side settings are not visible here; pass them with --settings FILE)\n\n")
+    resolved = load(environ, init)
     ok = _settings(out, resolved)
     ok = _profiles(out, resolved, environ, probe=probe) and ok
     ok = _serve(out) and ok
@@ -57,6 +87,11 @@ def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, pr
         if profile.is_local:
             why = profile.fallback_reason or "profile set to local"
             out.write(f"  {name}: offline engine ({why})\n")
+            configured = getattr(resolved.settings.profiles, name).provider not in (None, "local")
+            if configured:
+                # A provider was asked for but cannot be used: say what to fix.
+                out.write(f"    fix: {why}\n")
+                ok = False
             continue
         key = "set" if profile.api_key is not None else "not set"
         out.write(
@@ -64,28 +99,79 @@ def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, pr
             f"{profile.model or '(first listed)'}; key {key} ({profile.key_hint})\n"
         )
         if probe and profile.base_url:
-            line, good = asyncio.run(_probe(profile.base_url, profile.api_key, profile.provider))
-            out.write(f"    probe: {line}\n")
+            lines, good = asyncio.run(_probe(profile))
+            for line in lines:
+                out.write(f"    {line}\n")
             ok = ok and good
     out.write("\n")
     return ok
 
 
-async def _probe(base_url: str, api_key: Any, provider: str) -> tuple[str, bool]:
+async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
+    """List the models, then time one short streamed answer: TTFT and tokens per second."""
     import httpx
 
-    from .backends.base import BackendError
-    from .backends.openai import list_models
+    from .backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+    from .backends.openai import OpenAICompatibleBackend, list_models
+    from .backends.ratelimit import RateLimits
 
-    started = time.monotonic()
+    assert profile.base_url is not None
+    lines: list[str] = []
     async with httpx.AsyncClient(trust_env=False) as client:
+        started = time.monotonic()
         try:
-            models = await list_models(client, base_url, api_key, provider=provider)
+            models = await list_models(
+                client,
+                profile.base_url,
+                profile.api_key,
+                provider=profile.provider,
+                key_hint=profile.key_hint,
+            )
         except BackendError as exc:
-            return f"failed: {exc}", False
-    elapsed = (time.monotonic() - started) * 1000
-    shown = ", ".join(models[:5]) + (" ..." if len(models) > 5 else "")
-    return f"GET {base_url}/models answered in {elapsed:.0f} ms: {shown or 'no models'}", True
+            return [f"models: failed: {exc}"], False
+        elapsed = (time.monotonic() - started) * 1000
+        shown = ", ".join(models[:6]) + (" ..." if len(models) > 6 else "")
+        lines.append(f"models ({elapsed:.0f} ms): {shown or 'none listed'}")
+        model = profile.model or (models[0] if models else None)
+        if model is None:
+            return [*lines, f"fix: set profiles.{profile.name}.model"], False
+        if profile.model and models and profile.model not in models:
+            lines.append(f"warning: {profile.model} is not in the list above")
+        backend = OpenAICompatibleBackend(
+            client,
+            provider=profile.provider,
+            base_url=profile.base_url,
+            model=model,
+            api_key=profile.api_key,
+            timeout_ms=profile.settings.timeout_ms,
+            rate_limits=RateLimits(),
+            reasoning_effort=profile.settings.reasoning_effort,
+            key_hint=profile.key_hint,
+            retries=0,
+        )
+        request = ChatRequest(
+            messages=(
+                ChatMessage("user", "Count from 1 to 40, separated by spaces. Only numbers."),
+            ),
+            max_tokens=128,
+            temperature=0,
+        )
+        info = StreamInfo()
+        started = time.monotonic()
+        try:
+            async for _ in backend.stream(request, info):
+                pass
+        except BackendError as exc:
+            return [*lines, f"stream: failed: {exc}"], False
+        ended = time.monotonic()
+    tokens = info.completion_tokens or info.deltas
+    if info.first_delta_at is None or not tokens:
+        return [*lines, f"stream: {model} answered nothing"], False
+    ttft = (info.first_delta_at - started) * 1000
+    span = ended - info.first_delta_at
+    speed = f"{tokens / span:,.0f} tok/s" if span > 0 else "instant"
+    lines.append(f"stream: {model}: TTFT {ttft:.0f} ms, {tokens} tokens, {speed}")
+    return lines, True
 
 
 def _serve(out: TextIO) -> bool:
@@ -95,65 +181,23 @@ def _serve(out: TextIO) -> bool:
     return good
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-async def _read_message(reader: asyncio.StreamReader) -> dict[str, Any]:
-    length = 0
-    while True:
-        header = await reader.readline()
-        if not header:
-            raise EOFError("the server closed its output")
-        if header in (b"\r\n", b"\n"):
-            break
-        name, _, value = header.decode().partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    message: dict[str, Any] = json.loads(await reader.readexactly(length))
-    return message
-
-
 async def _serve_check() -> tuple[str, bool]:
+    from .lsp_client import LspClient
+
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "fastedit_lsp",
-        "serve",
-        "--stdio",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    client = await LspClient.start(env)
     try:
-        proc.stdin.write(
-            _frame(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {"processId": None, "rootUri": None, "capabilities": {}},
-                }
-            )
+        result = await client.request(
+            "initialize", {"processId": None, "rootUri": None, "capabilities": {}}, seconds=20
         )
-        while (message := await asyncio.wait_for(_read_message(proc.stdout), 20)).get("id") != 1:
-            pass
         elapsed = (time.monotonic() - started) * 1000
-        commands = message["result"]["capabilities"]["executeCommandProvider"]["commands"]
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
-        while (await asyncio.wait_for(_read_message(proc.stdout), 20)).get("id") != 2:
-            pass
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
-        code = await asyncio.wait_for(proc.wait(), 20)
-    except (TimeoutError, EOFError, KeyError, ValueError) as exc:
-        proc.kill()
-        await proc.wait()
+        commands = result["capabilities"]["executeCommandProvider"]["commands"]
+        client.notify("initialized", {})
+    except Exception as exc:
+        await client.shutdown()
         return f"serve --stdio failed: {type(exc).__name__}: {exc}", False
+    code = await client.shutdown()
     return (
         f"serve --stdio answered initialize in {elapsed:.0f} ms with {len(commands)} commands; "
         f"shutdown and exit OK (exit code {code})",

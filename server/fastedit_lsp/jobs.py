@@ -28,9 +28,18 @@ class Attempt:
     route: str
     model: str
     verification: dict[str, Any] | None = None
+    #: Why the attempt gave way (a failover), when it did.
+    error: str | None = None
 
     def record(self) -> dict[str, Any]:
-        return {"route": self.route, "model": self.model, "verification": self.verification}
+        out: dict[str, Any] = {
+            "route": self.route,
+            "model": self.model,
+            "verification": self.verification,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
 
 
 @dataclass
@@ -87,6 +96,8 @@ class Job:
     task: asyncio.Task[None] | None = None
     #: Why the server stopped the stream (a conflict, a closed document); None for a user cancel.
     stop_reason: str | None = None
+    #: The stream is over; the job waits for the editor to report its last edits.
+    settling: bool = False
     #: The work-done progress token, when the client shows progress.
     progress_token: str | None = None
 

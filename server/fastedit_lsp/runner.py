@@ -14,24 +14,31 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
-from . import context
-from .actions import complete_rest, edit_selection
-from .backends.base import Backend, BackendError, ChatRequest, StreamInfo
-from .backends.local import LocalBackend
+from . import actions, context
+from .actions.base import ActionError, ActionInput, Draft
+from .backends.base import Backend, BackendError, StreamInfo
+from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
+from .document import Document, Point
 from .edits import ConflictError, EditRejectedError, EditSession
 from .jobs import Attempt, Job
-from .postprocess import Pipeline
 from .routing import choose
 from .settings import GIT_IGNORED, ResolvedProfile
+from .tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
-    from .document import Document
     from .server import FasteditServer
 
 log = logging.getLogger(__name__)
 
+_TITLES_PLAIN = {
+    "completeRest": "Complete the rest",
+    "editSelection": "Edit selection",
+    "generateRegex": "Generate regex",
+    "generateTests": "Write tests",
+    "fixSyntax": "Fix syntax",
+}
 TITLES = {
     "completeRest": "Completing",
     "editSelection": "Editing selection",
@@ -75,50 +82,39 @@ async def run(ls: FasteditServer, job: Job, document: Document) -> None:
     ls.send_status(job)
 
 
+#: Failures after which a job moves on along ``failover`` (when nothing was edited yet).
+FAILOVER_KINDS = frozenset({"rate_limit", "blocked", "connect", "timeout", "server"})
+#: Failures that count against a (baseUrl, model)'s circuit breaker.
+BREAKER_KINDS = frozenset({"connect", "timeout", "server", "dropped"})
+
+
+def failover_chain(first: str, failover: tuple[str, ...]) -> list[str]:
+    """The routes a job tries: its own, then those after it in ``failover`` (fast → standard →
+    local by default)."""
+    chain = [first]
+    rest = failover[failover.index(first) + 1 :] if first in failover else failover
+    chain.extend(route for route in rest if route not in chain)
+    return chain
+
+
 async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
     settings = ls.resolved.settings
-    path = to_fs_path(job.uri) or job.uri
     instruction = str(job.inputs.get("instruction", ""))
     lines = job.tracker.end.line - job.tracker.start.line + 1
     decision = choose(
         ls.mode, job.kind, lines=lines, instruction=instruction, routing=settings.routing
     )
-    profile = ls.profile(decision.profile)
     job.reason = decision.reason
-    if profile.is_local:
-        job.reason += f" → offline engine ({profile.fallback_reason or 'local profile'})"
-    else:
-        pattern = await excluded_by(path, settings.context.exclude)
-        if pattern:
-            raise JobFailedError(
-                f"{os.path.basename(path)} matches context.exclude ({pattern}): it is never "
-                "sent to a model"
-            )
-    backend = await _backend(ls, profile, job)
-    job.route = "local" if profile.is_local else profile.name
-    job.model = backend.model
-    ctx = context.around(
-        document,
-        job.tracker.start,
-        job.tracker.end,
-        budget_tokens=settings.context.budget_tokens,
-        path=path,
-    )
-    limits = profile.settings
-    request: ChatRequest
-    pipeline: Pipeline
-    if job.kind == "editSelection":
-        request = edit_selection.request(
-            ctx, instruction, max_tokens=limits.max_tokens, temperature=limits.temperature
-        )
-        pipeline = edit_selection.filters(ctx)
-    else:
-        request = complete_rest.request(
-            ctx, max_tokens=limits.max_tokens, temperature=limits.temperature
-        )
-        pipeline = complete_rest.filters(ctx)
-    ls.send_status(job)
-    info = StreamInfo()
+    routes = failover_chain(decision.profile, settings.failover)
+    # Only the chosen profile announces falling back to the offline engine; the others are
+    # resolved quietly (their messages would only repeat it).
+    profiles = [_profile(ls, route, announce=i == 0) for i, route in enumerate(routes)]
+    if job.kind == "generateTests":
+        destination = await _test_destination(ls, job, document)
+        if destination is None:
+            await _write_tests_on_disk(ls, job, profiles[-1])
+            return
+        document = destination
     session = EditSession(
         document,
         job.tracker,
@@ -127,30 +123,328 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
         streaming=settings.streaming,
         on_edit=lambda n: _on_edit(ls, job, n),
     )
+    for index, profile in enumerate(profiles):
+        if profile.is_local and index == 0:
+            job.reason += f" → offline engine ({profile.fallback_reason or 'local profile'})"
+        try:
+            await _attempt(ls, job, document, profile, session)
+            return
+        except BackendError as exc:
+            job.attempts.append(Attempt(routes[index], job.model, None, error=str(exc)))
+            last = index == len(profiles) - 1
+            if session.edits or exc.kind not in FAILOVER_KINDS or last:
+                raise
+            nxt = profiles[index + 1]
+            job.reason += (
+                f"; {routes[index]} {exc.kind.replace('_', ' ')} → failover to "
+                f"{'offline engine' if nxt.is_local else routes[index + 1]}"
+            )
+            ls.send_status(job)
+
+
+def _profile(ls: FasteditServer, route: str, *, announce: bool) -> ResolvedProfile:
+    if route == "local":
+        settings = ls.resolved.settings.profiles.fast
+        return ResolvedProfile("fast", "local", None, None, None, None, settings, "failover")
+    return ls.profile(route, announce=announce)
+
+
+async def _attempt(
+    ls: FasteditServer,
+    job: Job,
+    document: Document,
+    profile: ResolvedProfile,
+    session: EditSession,
+) -> None:
+    """One try at the job with one profile: model or offline engine, stream, verify."""
+    settings = ls.resolved.settings
+    path = to_fs_path(job.uri) or job.uri
+    if not profile.is_local:
+        pattern = await excluded_by(path, settings.context.exclude)
+        if pattern:
+            raise JobFailedError(
+                f"{os.path.basename(path)} matches context.exclude ({pattern}): it is never "
+                "sent to a model"
+            )
+    draft = _prepare(ls, job, document, path, profile)
+    if draft.region is not None:
+        _retarget(job, document, *draft.region)
+    info = StreamInfo()
+    source: AsyncIterator[str] | None
+    key: tuple[str, str] | None = None
+    if profile.is_local or draft.request is None:
+        # No model configured, or nothing to ask one (the file parses...): the offline answer.
+        job.route, job.model = "local", MODEL
+        source = await _offline(job, document, draft)
+    else:
+        backend = await _backend(ls, profile)
+        job.route, job.model = profile.name, backend.model
+        key = (profile.base_url or "", backend.model)
+        if (wait := ls.breakers.allow(key, time.monotonic())) is not None:
+            raise BackendError(
+                "blocked",
+                f"{backend.model} at {profile.base_url} failed repeatedly: not called for "
+                f"another {wait:.0f} s (circuit open)",
+            )
+        source = _filtered(backend.stream(draft.request, info), draft, job, info)
+    ls.send_status(job)
     try:
-        await session.run(_filtered(backend.stream(request, info), pipeline, job, info))
+        if source is not None:
+            await session.run(source)
+    except BackendError as exc:
+        if key is not None and exc.kind in BREAKER_KINDS:
+            ls.breakers.failure(key, time.monotonic())
+        raise
     finally:
         job.metrics.edits = session.edits
-        job.metrics.tokens = info.completion_tokens or info.deltas
+        job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
         if job.metrics.first_token_at is not None:
             job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
-        job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
+    if key is not None:
+        ls.breakers.success(key)
+    await _settle(ls, job)
     if session.edits == 0:
-        job.reason += "; no suggestion"
+        job.reason += f"; {draft.no_suggestion}"
+    elif draft.verify is not None:
+        job.verification = draft.verify(session.sent_text)
+    job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
+    if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
+        await _extra_insertion(ls, job, document, *draft.extra)
+
+
+#: How long a job waits at its end for the editor to report its last edits.
+SETTLE_SECONDS = 1.0
+
+
+async def _settle(ls: FasteditServer, job: Job) -> None:
+    """Wait (briefly) until the editor has reported the job's edits, to know where they landed.
+
+    An editor that reports late (eglot: after 0.5 s idle) may reveal a change the user made
+    before the job's last edits arrived, which then landed off target: the job must say so
+    instead of claiming success. An editor that stays silent longer is not waited for.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_SECONDS
+    tracker = job.tracker
+    job.settling = True  # typing after the text is no longer typing into a stream
+    while tracker.pending and tracker.conflict is None and loop.time() < deadline:
+        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
+    if tracker.conflict is not None:
+        raise ConflictError(tracker.conflict)
+
+
+async def _extra_insertion(
+    ls: FasteditServer, job: Job, document: Document, line: int, text: str
+) -> None:
+    """Insert one line outside the region (``import re``) once the region's edits are in.
+
+    Sent last, so that it cannot move the region under edits still in flight; skipped (and said)
+    when the editor has not reported them in time.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 2.0
+    while job.tracker.pending and loop.time() < deadline:
+        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
+    stripped = text.strip()
+    if job.tracker.pending or line > job.tracker.start.line or line >= document.line_count:
+        job.verification["details"] += f"; add `{stripped}` (not added: the region moved)"
+        return
+    if any(document.line(i).strip() == stripped for i in range(document.line_count)):
+        return
+    at = Point(line, 0)
+    if await ls.apply_edit(job.uri, SentEdit(at, at, text), document=document):
+        job.metrics.edits += 1
+
+
+def _prepare(
+    ls: FasteditServer, job: Job, document: Document, path: str, profile: ResolvedProfile
+) -> Draft:
+    """The action's draft for this job (ActionError: it cannot run here)."""
+    settings = ls.resolved.settings
+    tracker = job.tracker
+    data = ActionInput(
+        document=document,
+        start=tracker.start,
+        end=tracker.end,
+        ctx=context.around(
+            document,
+            tracker.start,
+            tracker.end,
+            budget_tokens=settings.context.budget_tokens,
+            path=path,
+        ),
+        path=path,
+        inputs=job.inputs,
+        max_tokens=profile.settings.max_tokens,
+        temperature=profile.settings.temperature,
+        others=[d.text for uri, d in ls.documents.items() if uri != job.uri],
+    )
+    try:
+        return actions.prepare(job.kind, data)
+    except ActionError as exc:
+        raise JobFailedError(str(exc)) from None
+
+
+async def _test_destination(ls: FasteditServer, job: Job, source: Document) -> Document | None:
+    """Find, open or create the test module; move the job there (append at its end).
+
+    Returns None when the editor cannot open documents: the tests are then written on disk.
+    """
+    from .test_stubs import module_name, test_path
+
+    module_path = to_fs_path(source.uri)
+    if module_path is None:
+        raise JobFailedError("tests can be written for files on disk only")
+    root = ls.workspace_root_for(module_path) or await asyncio.to_thread(_project_root, module_path)
+    tests_dirs, package_dirs = await asyncio.to_thread(_layout, module_path, root)
+    destination = test_path(module_path, root, tests_dirs)
+    job.inputs["module"] = module_name(module_path, root, package_dirs)
+    job.inputs["source"] = source.text
+    job.inputs["testPath"] = destination
+    uri = from_fs_path(destination) or destination
+    document = ls.documents.get(uri)
+    if document is None:
+        created = await asyncio.to_thread(_create_exclusive, destination)
+        job.inputs["created"] = created
+        if not ls.client_supports("window.show_document.support"):
+            return None
+        opened = ls.next_open(uri)
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=False))
+        await asyncio.wait([opened], timeout=5)
+        document = ls.documents.get(uri)
+        if document is None:
+            return None
+    end = document.end
+    job.uri = uri
+    job.tracker = RegionTracker(end, end, "")
+    job.range = (document.to_client(end), document.to_client(end))
+    return document
+
+
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini")
+
+
+def _project_root(module_path: str) -> str:
+    """Without a workspace folder: the nearest folder with a project marker, else the module's."""
+    directory = os.path.dirname(module_path)
+    probe = directory
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in _PROJECT_MARKERS):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return directory
+        probe = parent
+
+
+def _layout(module_path: str, root: str | None) -> tuple[list[str], list[str]]:
+    """Existing ``tests`` folders at or above the module (within the root), and package dirs."""
+    tests: list[str] = []
+    packages: list[str] = []
+    directory = os.path.dirname(module_path)
+    while True:
+        candidate = os.path.join(directory, "tests")
+        if os.path.isdir(candidate):
+            tests.append(candidate)
+        if os.path.isfile(os.path.join(directory, "__init__.py")):
+            packages.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory or (root is not None and not _within(directory, root)):
+            break
+        if root is not None and os.path.normpath(directory) == os.path.normpath(root):
+            break
+        directory = parent
+    return tests, packages
+
+
+def _within(path: str, root: str) -> bool:
+    path, root = os.path.normpath(path), os.path.normpath(root)
+    return os.path.commonpath([path, root]) == root
+
+
+def _create_exclusive(path: str) -> bool:
+    """Create an empty file unless one exists (never overwrite); return whether it was created."""
+    try:
+        with open(path, "x", encoding="utf-8"):
+            pass
+    except FileExistsError:
+        return False
+    return True
+
+
+async def _write_tests_on_disk(ls: FasteditServer, job: Job, profile: ResolvedProfile) -> None:
+    """For an editor that cannot open documents: append the tests to the file on disk."""
+    destination = str(job.inputs["testPath"])
+    existing = await asyncio.to_thread(_read, destination)
+    document = Document(from_fs_path(destination) or destination, existing, language_id="python")
+    draft = _prepare(ls, job, document, destination, profile)
+    if not profile.is_local:
+        raise JobFailedError("this editor cannot open the test module; use the offline engine")
+    if draft.offline is None:
+        raise JobFailedError(NEEDS_MODEL)
+    answer = await draft.offline()
+    if answer is None or not answer.text:
+        job.reason += f"; {draft.no_suggestion}"
+        return
+    job.route, job.model = "local", MODEL
+    await asyncio.to_thread(_append, destination, answer.text)
+    job.metrics.edits = 1
+    if draft.verify is not None:
+        job.verification = draft.verify(answer.text)
+    job.reason += f"; written to {destination}"
+    job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _append(path: str, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _retarget(job: Job, document: Document, start: Point, end: Point) -> None:
+    job.tracker.retarget(start, end, document.get_text(start, end))
+    job.range = (document.to_client(start), document.to_client(end))
+
+
+async def _offline(job: Job, document: Document, draft: Draft) -> AsyncIterator[str] | None:
+    """The offline engine's answer as a stream, after moving the region if it chose one."""
+    if draft.offline is None:
+        raise JobFailedError(f"{_TITLES_PLAIN.get(job.kind, job.kind)} {NEEDS_MODEL}")
+    job.metrics.first_token_at = None
+    answer = await draft.offline()
+    if answer is None or not answer.text:
+        return None
+    if answer.start is not None and answer.end is not None:
+        _retarget(job, document, answer.start, answer.end)
+    job.metrics.first_token_at = time.monotonic()
+    job.metrics.tokens = -(-len(answer.text) // PIECE)
+    return pieces(answer.text)
 
 
 async def _filtered(
-    stream: AsyncIterator[str], pipeline: Pipeline, job: Job, info: StreamInfo
+    stream: AsyncIterator[str], draft: Draft, job: Job, info: StreamInfo
 ) -> AsyncIterator[str]:
     """The backend's deltas through the action's filters, counting tokens as they arrive."""
+    pipeline = draft.pipeline
+    whole: list[str] = []
     try:
         async for delta in stream:
             if job.metrics.first_token_at is None:
                 job.metrics.first_token_at = info.first_delta_at or time.monotonic()
             job.metrics.tokens = info.completion_tokens or info.deltas
             if text := pipeline.feed(delta):
-                yield text
-        if tail := pipeline.finish():
+                if draft.transform is None:
+                    yield text
+                else:
+                    whole.append(text)
+        tail = pipeline.finish()
+        if draft.transform is not None:
+            yield draft.transform("".join(whole) + tail)
+        elif tail:
             yield tail
     finally:
         aclose = getattr(stream, "aclose", None)
@@ -158,9 +452,8 @@ async def _filtered(
             await aclose()
 
 
-async def _backend(ls: FasteditServer, profile: ResolvedProfile, job: Job) -> Backend:
-    if profile.is_local or profile.base_url is None:
-        return LocalBackend(job.kind)
+async def _backend(ls: FasteditServer, profile: ResolvedProfile) -> Backend:
+    assert profile.base_url is not None
     from .backends.openai import OpenAICompatibleBackend, list_models
 
     model = profile.model or ls.discovered_models.get(f"{profile.name}:{profile.base_url}")

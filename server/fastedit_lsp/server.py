@@ -27,6 +27,7 @@ from .tracking import SentEdit, apply_change
 if TYPE_CHECKING:
     import httpx
 
+    from .backends.breaker import CircuitBreakers
     from .backends.ratelimit import RateLimits
 
 log = logging.getLogger(__name__)
@@ -104,8 +105,10 @@ class FasteditServer(LanguageServer):
         self.discovered_models: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
         self._rate_limits: RateLimits | None = None
+        self._breakers: CircuitBreakers | None = None
         self._status_sent_at: dict[str, float] = {}
         self._change_waiters: list[asyncio.Future[None]] = []
+        self._open_waiters: dict[str, list[asyncio.Future[None]]] = {}
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -134,12 +137,12 @@ class FasteditServer(LanguageServer):
             if notify:
                 self.send_status(None)
 
-    def profile(self, name: str) -> ResolvedProfile:
+    def profile(self, name: str, *, announce: bool = True) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""
         resolved = resolve_profile(
             "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
         )
-        if resolved.fallback_reason and name not in self.announced:
+        if announce and resolved.fallback_reason and name not in self.announced:
             self.announced.add(name)
             self.show_message(
                 f"fastedit: {resolved.fallback_reason}; using the offline engine.",
@@ -159,6 +162,14 @@ class FasteditServer(LanguageServer):
                 trust_env=False,
             )
         return self._http
+
+    @property
+    def breakers(self) -> CircuitBreakers:
+        if self._breakers is None:
+            from .backends.breaker import CircuitBreakers
+
+            self._breakers = CircuitBreakers()
+        return self._breakers
 
     @property
     def rate_limits(self) -> RateLimits:
@@ -205,6 +216,31 @@ class FasteditServer(LanguageServer):
             language_id=item.language_id,
             encoding=self.encoding,
         )
+        for waiter in self._open_waiters.pop(item.uri, []):
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def next_open(self, uri: str) -> asyncio.Future[None]:
+        """A future resolved when the client opens ``uri``."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._open_waiters.setdefault(uri, []).append(waiter)
+        return waiter
+
+    def workspace_root_for(self, path: str) -> str | None:
+        """The workspace folder holding ``path`` (the innermost), else the root path."""
+        from pygls.uris import to_fs_path
+
+        try:
+            folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+            root: str | None = self.workspace.root_path
+        except RuntimeError:
+            return None
+        candidates: list[str] = [f for f in folders if f and path.startswith(f.rstrip("/") + "/")]
+        if candidates:
+            return max(candidates, key=len)
+        if root and path.startswith(root.rstrip("/") + "/"):
+            return root
+        return None
 
     def close_document(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -219,7 +255,7 @@ class FasteditServer(LanguageServer):
             log.warning("didChange for a document that is not open: %s", uri)
             return
         jobs = [j for j in self.jobs if j.uri == uri and j.state != "reverted"]
-        trackers = [(j.tracker, not j.is_finished) for j in jobs]
+        trackers = [(j.tracker, not j.is_finished and not j.settling) for j in jobs]
         for content in params.content_changes:
             if isinstance(content, types.TextDocumentContentChangePartial):
                 start = document.to_point(content.range.start.line, content.range.start.character)
@@ -343,9 +379,11 @@ class FasteditServer(LanguageServer):
                 "baseUrl": p.base_url,
                 "note": p.fallback_reason,
             }
+        now = time.monotonic()
         return {
             "mode": self.mode,
             "profiles": profiles,
             "jobs": self.jobs.records(),
             "version": __version__,
+            "breakers": self._breakers.snapshot(now) if self._breakers else [],
         }

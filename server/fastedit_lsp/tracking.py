@@ -59,6 +59,13 @@ class RegionTracker:
         #: Why the region can no longer be trusted (a conflict), or None.
         self.conflict: str | None = None
 
+    def retarget(self, start: Point, end: Point, original: str) -> None:
+        """Move the target region before anything was sent (an action that decides it late)."""
+        if self.pending or (self.replaced and self.text):
+            raise RuntimeError("cannot retarget a region that already received edits")
+        self.start, self.end, self.original = start, end, original
+        self.replaced = start == end
+
     # -- sending -----------------------------------------------------------------------------
 
     @property

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 Sync = Literal["prompt", "batched"]
@@ -329,11 +330,25 @@ async def start_editor(
     def status(params: Any) -> None:
         editor.on_status(params)
 
+    def show_document(params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+        # Like an editor: open the file the server shows (test generation creates one).
+        client.shown_documents.append(params)
+        path = to_fs_path(params.uri)
+        if params.uri not in editor.docs and path is not None and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                editor.open(params.uri, f.read())
+        return types.ShowDocumentResult(success=True)
+
+    client.protocol.fm.features[types.WINDOW_SHOW_DOCUMENT] = show_document
+
     if configuration is not None:
         client.set_configuration(configuration, section="fastedit")
     caps = types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=[encoding]),
-        window=types.WindowClientCapabilities(work_done_progress=progress),
+        window=types.WindowClientCapabilities(
+            work_done_progress=progress,
+            show_document=types.ShowDocumentClientCapabilities(support=True),
+        ),
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,
             configuration=True,

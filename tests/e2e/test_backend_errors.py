@@ -35,6 +35,24 @@ SECRET = "sk-test-SECRET-1234567890"
 ERROR = types.MessageType.Error
 
 
+@pytest.fixture
+def make_editor(make_editor: MakeEditor) -> MakeEditor:
+    """Editors without failover: these tests pin what one profile's failure looks like
+    (failover has tests of its own, in test_failover.py)."""
+
+    async def make(**kw: Any) -> Editor:
+        init = dict(kw.pop("init_options", None) or {})
+        init.setdefault("failover", [])
+        return await make_editor(init_options=init, **kw)
+
+    return make
+
+
+@pytest.fixture
+async def editor(make_editor: MakeEditor) -> Editor:
+    return await make_editor()
+
+
 async def failed_job(editor: Editor) -> dict[str, Any]:
     """Run completeRest on the open sample; check it failed and the user was told."""
     record = await complete(editor)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fastedit_lsp import __version__
+from fastedit_lsp.stub import StubModelServer
 
 from .harness import hermetic_env
 
@@ -181,3 +182,42 @@ def test_doctor_reports_settings_sources_and_a_working_serve_without_the_key() -
     assert "standard: offline engine" in out.stdout
     assert "serve --stdio answered initialize" in out.stdout
     assert SECRET not in out.stdout + out.stderr
+
+
+async def test_doctor_measures_each_profile_against_the_stub(stub: StubModelServer) -> None:
+    out = await asyncio.to_thread(
+        subprocess.run,
+        ["fastedit-lsp", "doctor"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(
+            FASTEDIT_FAST_BASE_URL=stub.base_url,
+            FASTEDIT_STANDARD_BASE_URL=stub.base_url,
+            FASTEDIT_STANDARD_MODEL="stub-strong",
+        ),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("models (") == 2
+    assert "stream: stub-fast: TTFT" in out.stdout and "stream: stub-strong: TTFT" in out.stdout
+    assert "tok/s" in out.stdout
+
+
+def test_doctor_says_what_to_fix_and_fails_when_a_profile_does_not_work() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    out = subprocess.run(
+        ["fastedit-lsp", "doctor"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(
+            FASTEDIT_FAST_BASE_URL=f"http://127.0.0.1:{closed}/v1",
+            FASTEDIT_STANDARD_PROVIDER="cerebras",
+        ),
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert f"Cannot connect to http://127.0.0.1:{closed}/v1" in out.stdout
+    assert "fix: profiles.standard: provider cerebras needs an API key in" in out.stdout
+    assert "CEREBRAS_API_KEY" in out.stdout

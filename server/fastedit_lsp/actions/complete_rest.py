@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ..backends.base import ChatMessage, ChatRequest
 from ..context import CursorContext
+from ..document import Point
 from ..postprocess import FenceFilter, Pipeline, SuffixDedup
+from .base import ActionInput, Draft, OfflineAnswer
 
 CURSOR = "<|CURSOR|>"
 
@@ -38,3 +40,23 @@ def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatR
 def filters(ctx: CursorContext) -> Pipeline:
     """Strip fences and chatter, then drop a tail that repeats the code after the cursor."""
     return Pipeline(FenceFilter(), SuffixDedup(ctx.suffix))
+
+
+def prepare(data: ActionInput) -> Draft:
+    """A model completes from the budgeted context; offline, prompt lookup over open documents."""
+
+    async def offline() -> OfflineAnswer | None:
+        from ..lookup import complete
+
+        document = data.document
+        prefix = document.get_text(Point(0, 0), data.start)
+        suffix = document.get_text(data.end, document.end)
+        text = complete(prefix, suffix, data.others)
+        return OfflineAnswer(text) if text else None
+
+    return Draft(
+        request=request(data.ctx, max_tokens=data.max_tokens, temperature=data.temperature),
+        pipeline=filters(data.ctx),
+        offline=offline,
+        no_suggestion="no suggestion: nothing earlier in the open documents continues this text",
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..backends.base import ChatMessage, ChatRequest
 from ..context import CursorContext
 from ..postprocess import FenceFilter, Pipeline
+from .base import ActionInput, Draft
 
 SYSTEM = (
     "You are a code editor. You receive a file excerpt, a selection from it and an instruction. "
@@ -43,3 +44,14 @@ def request(
 def filters(ctx: CursorContext) -> Pipeline:
     """Strip fences and chatter around the rewrite."""
     return Pipeline(FenceFilter())
+
+
+def prepare(data: ActionInput) -> Draft:
+    """Only a model can follow an instruction: no offline answer."""
+    instruction = str(data.inputs.get("instruction", ""))
+    return Draft(
+        request=request(
+            data.ctx, instruction, max_tokens=data.max_tokens, temperature=data.temperature
+        ),
+        pipeline=filters(data.ctx),
+    )

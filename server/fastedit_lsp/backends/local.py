@@ -1,38 +1,28 @@
-"""The offline engine's entry point: answers with no key and no network.
+"""The offline engine's stream: an answer computed locally, streamed in token-sized pieces.
 
-Pure. It streams through the same edit session as a model does. Until the offline engine's
-actions land, "complete the rest" answers "no suggestion" with a reason and "edit selection"
-says it needs a model and how to configure one.
+Pure. The offline engine answers in milliseconds; its text still goes through the same edit
+session as a model's, a few characters at a time, so every editor behaves the same whichever
+engine answered.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
-from .base import BackendError, ChatRequest, StreamInfo
+MODEL = "offline"
+#: About one token of code.
+PIECE = 4
 
 NEEDS_MODEL = (
-    "Edit selection needs a model: set FASTEDIT_FAST_BASE_URL and FASTEDIT_FAST_MODEL (or "
-    "profiles.fast.provider, e.g. cerebras with CEREBRAS_API_KEY) and restart the server"
+    "needs a model: set FASTEDIT_FAST_BASE_URL and FASTEDIT_FAST_MODEL (or "
+    "FASTEDIT_FAST_PROVIDER, e.g. cerebras with CEREBRAS_API_KEY) and restart the server; "
+    "`fastedit-lsp doctor` shows what is configured"
 )
 
 
-class NoModelError(BackendError):
-    """The offline engine cannot do this action."""
-
-
-class LocalBackend:
-    """The offline engine."""
-
-    provider = "local"
-    model = "offline"
-
-    def __init__(self, kind: str) -> None:
-        self._kind = kind
-
-    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
-        info.model = self.model
-        if self._kind == "editSelection":
-            raise NoModelError("bad_request", NEEDS_MODEL)
-        return
-        yield  # pragma: no cover - makes this an async generator
+async def pieces(text: str, size: int = PIECE) -> AsyncIterator[str]:
+    """Yield ``text`` a few characters at a time, letting the edit session run in between."""
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
+        await asyncio.sleep(0)

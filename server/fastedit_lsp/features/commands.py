@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from .. import runner
+from ..actions.base import ActionError
 from ..document import Document, Point, PositionError
 from ..jobs import Job, Kind
 
@@ -52,6 +53,11 @@ class EditSelectionArgs(_Args):
     uri: str = Field(min_length=1)
     range: RangeArg
     instruction: str = Field(min_length=1, max_length=20000)
+
+
+class RangeTargetArgs(_Args):
+    uri: str = Field(min_length=1)
+    range: RangeArg
 
 
 class JobIdArgs(_Args):
@@ -107,6 +113,14 @@ def _point(command: str, field: str, document: Document, position: PositionArg) 
         raise JsonRpcInvalidParams(f"{command}: {field}: {exc}") from None
 
 
+def _range(command: str, document: Document, rng: RangeArg) -> tuple[Point, Point]:
+    start = _point(command, "range.start", document, rng.start)
+    end = _point(command, "range.end", document, rng.end)
+    if end < start:
+        raise JsonRpcInvalidParams(f"{command}: range: start is after end")
+    return start, end
+
+
 def _start_job(
     ls: FasteditServer,
     kind: Kind,
@@ -154,12 +168,49 @@ def register(server: FasteditServer) -> None:
         name = "fastedit.editSelection"
         a = parse(name, EditSelectionArgs, args)
         document = _document(ls, name, a.uri)
-        start = _point(name, "range.start", document, a.range.start)
-        end = _point(name, "range.end", document, a.range.end)
-        if end < start:
-            raise JsonRpcInvalidParams(f"{name}: range: start is after end")
+        start, end = _range(name, document, a.range)
         inputs = {"instruction": a.instruction}
         return _start_job(ls, "editSelection", document, start, end, inputs)
+
+    @server.command("fastedit.generateRegex")
+    async def generate_regex(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.generateRegex {uri, range}: a pattern from the examples at the range."""
+        name = "fastedit.generateRegex"
+        a = parse(name, RangeTargetArgs, args)
+        document = _document(ls, name, a.uri)
+        start, end = _range(name, document, a.range)
+        from ..actions import regex
+
+        try:
+            target = regex.target(document, start, end)
+        except ActionError as exc:
+            raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
+        inputs = {"regexTarget": target}
+        return _start_job(ls, "generateRegex", document, target.start, target.end, inputs)
+
+    @server.command("fastedit.generateTests")
+    async def generate_tests(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.generateTests {uri, position}: a pytest module for the function there."""
+        name = "fastedit.generateTests"
+        a = parse(name, CompleteRestArgs, args)
+        document = _document(ls, name, a.uri)
+        point = _point(name, "position", document, a.position)
+        from ..test_stubs import NoTargetError, find_target
+
+        try:
+            target = find_target(document.text, point.line)
+        except NoTargetError as exc:
+            raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
+        return _start_job(ls, "generateTests", document, point, point, {"target": target})
+
+    @server.command("fastedit.fixSyntax")
+    async def fix_syntax(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.fixSyntax {uri, range}: repair the syntax error at or near the range."""
+        name = "fastedit.fixSyntax"
+        a = parse(name, RangeTargetArgs, args)
+        document = _document(ls, name, a.uri)
+        start, end = _range(name, document, a.range)
+        return _start_job(ls, "fixSyntax", document, start, end, {})
 
     @server.command("fastedit.toggleFastMode")
     async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:

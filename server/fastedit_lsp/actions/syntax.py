@@ -1,0 +1,104 @@
+"""Fix syntax: repair the first syntax error, touching only the lines around it.
+
+Pure. Python only for now: ``compile`` finds the error; the offline engine tries small repairs
+confined to the error region (``syntax_fix``); a model rewrites the region (the statement
+holding the error ± 2 lines). Either way the result is verified: the whole file must parse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..backends.base import ChatMessage, ChatRequest
+from ..document import Point
+from ..postprocess import FenceFilter, Pipeline
+from ..syntax_fix import error_region, find_error, repair
+from .base import ActionInput, Draft, OfflineAnswer, Verification, no_answer
+
+SYSTEM = (
+    "You fix syntax errors. You receive a file excerpt with line numbers, the compiler's error, "
+    "and the lines to rewrite. Reply with only the corrected version of those lines, keeping "
+    "everything that is not part of the error exactly as it is: no explanation, no fences."
+)
+
+
+def _parses(source: str) -> str | None:
+    try:
+        compile(source, "<fastedit>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:  # NUL bytes
+        return str(exc)
+    return None
+
+
+def prepare(data: ActionInput) -> Draft:
+    document = data.document
+    if (data.document.language_id or "python") != "python":
+        return Draft(
+            request=None,
+            offline=no_answer,
+            no_suggestion="no suggestion: syntax fixes know Python only",
+        )
+    source = document.text
+    found = find_error(source)
+    if found is None:
+        return Draft(
+            request=None, offline=no_answer, no_suggestion="no suggestion: the file parses"
+        )
+    line, message = found
+    # The statement holding the error, ± 2 lines: what either engine may change.
+    first, last = error_region(source) or (line, line)
+    last = min(last, document.line_count - 1)
+    start = Point(first, 0)
+    end = Point(last, len(document.line(last)))
+    # The text around the region before any edit: the document changes as the fix streams in.
+    around = {
+        "before": document.get_text(Point(0, 0), start),
+        "after": document.get_text(end, document.end),
+    }
+
+    async def offline() -> OfflineAnswer | None:
+        # Up to ~80 compiles of the file: off the event loop.
+        fixed = await asyncio.to_thread(repair, source)
+        if fixed is None:
+            return None
+        a = Point(fixed.start_line, 0)
+        b = Point(fixed.end_line, len(document.line(fixed.end_line)))
+        around["before"] = document.get_text(Point(0, 0), a)
+        around["after"] = document.get_text(b, document.end)
+        # Whole lines without the last line's terminator: the document keeps its own.
+        text = fixed.new_text
+        for ending in ("\r\n", "\n", "\r"):
+            if text.endswith(ending):
+                text = text[: -len(ending)]
+                break
+        return OfflineAnswer(text, a, b)
+
+    def verify(text: str) -> Verification:
+        candidate = around["before"] + text + around["after"]
+        problem = _parses(candidate)
+        if problem is None:
+            return {"ok": True, "details": f"the file parses (was: line {line + 1}: {message})"}
+        return {"ok": False, "details": f"still a syntax error: {problem}"}
+
+    numbered = "\n".join(
+        f"{i + 1:>5} | {document.line(i)}"
+        for i in range(max(0, first - 8), min(document.line_count, last + 9))
+    )
+    user = (
+        f"File: {data.path}\nError: line {line + 1}: {message}\n\nExcerpt:\n{numbered}\n\n"
+        f"Rewrite lines {first + 1} to {last + 1}."
+    )
+    return Draft(
+        request=ChatRequest(
+            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+            max_tokens=min(data.max_tokens, 64 + len(document.get_text(start, end))),
+            temperature=data.temperature,
+        ),
+        pipeline=Pipeline(FenceFilter()),
+        offline=offline,
+        verify=verify,
+        region=(start, end),
+        no_suggestion="no suggestion: no small repair around the error makes the file parse",
+    )

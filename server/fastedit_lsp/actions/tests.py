@@ -1,0 +1,107 @@
+"""Write tests: a pytest module for the function or method at the cursor.
+
+Pure. The runner finds where the test module goes (``tests/test_<module>.py`` beside the nearest
+``tests/`` folder, else ``test_<module>.py`` beside the module) and opens or creates it; this
+module prepares the text appended to it: offline, from the code alone (``test_stubs``: doctests
+become assertions, reachable ``raise`` statements ``pytest.raises`` cases, type hints hypothesis
+stubs, the rest marked TODO); with a model, from the function, its docstring and its imports.
+The user's code is never imported or run for this.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..backends.base import ChatMessage, ChatRequest
+from ..postprocess import FenceFilter, Pipeline
+from ..test_stubs import Target, generate, merge
+from .base import ActionInput, Draft, OfflineAnswer, Verification
+
+SYSTEM = (
+    "You write pytest tests. You receive a Python function (or method), its module's imports "
+    "and the import path of its module. Reply with only a complete pytest module: imports, "
+    "then one test function per behaviour (examples in the docstring, each raised exception, "
+    "edge cases). No explanation, no fences. Never call external services."
+)
+
+
+def appended(existing: str, generated: str) -> str:
+    """What to append to ``existing`` so that it holds the generated tests (imports included)."""
+    if not existing.strip():
+        return generated
+    # Append only (the edit stays one insertion at the end): missing imports go just before
+    # the new tests; clashing names are renamed.
+    merged = merge(existing, generated, append_only=True)
+    return merged[len(existing) :]
+
+
+def check(existing: str, text: str) -> Verification:
+    """The test module must parse once the text is appended (collecting it imports user code)."""
+    try:
+        tree = ast.parse(existing + text)
+    except SyntaxError as exc:
+        return {
+            "ok": False,
+            "details": f"the test module does not parse: line {exc.lineno}: {exc.msg}",
+        }
+    tests = sum(
+        1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    )
+    return {"ok": True, "details": f"parses; {tests} test functions"}
+
+
+def prepare(data: ActionInput) -> Draft:
+    """Tests for ``inputs['target']`` of ``inputs['source']``, appended to this document."""
+    source = str(data.inputs["source"])
+    target: Target = data.inputs["target"]
+    module = str(data.inputs["module"])
+    existing = data.document.text
+
+    async def offline() -> OfflineAnswer | None:
+        return OfflineAnswer(appended(existing, generate(source, target, module)))
+
+    lines = source.splitlines()
+    imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
+    tree = ast.parse(source)
+    node = _find(tree, target.qualname)
+    code = ast.get_source_segment(source, node) if node is not None else ""
+    user = (
+        f"Module import path: {module}\nIts imports:\n{imports}\n\n"
+        f"Write tests for {target.qualname}:\n{code}\n"
+    )
+    if existing.strip():
+        user += f"\nThe test module already contains:\n{existing[-3000:]}\nAdd new tests only."
+    return Draft(
+        request=ChatRequest(
+            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+            max_tokens=data.max_tokens,
+            temperature=data.temperature,
+        ),
+        pipeline=Pipeline(FenceFilter()),
+        transform=lambda answer: appended(existing, answer),
+        offline=offline,
+        verify=lambda text: check(existing, text),
+        no_suggestion="no suggestion",
+    )
+
+
+def _find(tree: ast.Module, qualname: str) -> ast.AST | None:
+    parts = qualname.split(".")
+    body: list[ast.stmt] = tree.body
+    found: ast.AST | None = None
+    for part in parts:
+        found = next(
+            (
+                n
+                for n in body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == part
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        body = getattr(found, "body", [])
+    return found

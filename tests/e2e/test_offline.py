@@ -1,0 +1,265 @@
+"""The offline engine through the real server: no key, no network, all but editSelection."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pygls.uris import from_fs_path
+
+from fastedit_lsp.stub import StubModelServer
+
+from .conftest import MakeEditor
+from .harness import Editor, hermetic_env
+
+
+@pytest.fixture
+async def offline(make_editor: MakeEditor) -> Editor:
+    return await make_editor(model=False)
+
+
+def _uri(path: Path) -> str:
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    return uri
+
+
+REGEX_DOC = """import os
+
+# regex: ISO date
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+#   reject: 24-01-31
+
+print(os.sep)
+"""
+
+
+async def test_regex_from_comment_examples_lands_below_the_block_and_is_verified(
+    offline: Editor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "dates.py")
+    offline.open(uri, REGEX_DOC)
+    line = REGEX_DOC.splitlines().index("# regex: ISO date")
+    here = {"line": line, "character": 0}
+    record = await offline.run(
+        "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done", record
+    assert record["route"] == "local" and record["model"] == "offline"
+    assert record["verification"]["ok"] is True
+    assert "2/2" in record["verification"]["details"]
+    text = offline.text(uri)
+    assignment = re.search(r'^ISO_DATE = re\.compile\(r"(.+)"\)$', text, re.M)
+    assert assignment is not None, text
+    pattern = re.compile(assignment.group(1))
+    assert pattern.fullmatch("2031-07-15") and not pattern.fullmatch("2024-1-31")
+    # The assignment sits right below the block; `import re` was added with the imports.
+    lines = text.splitlines()
+    assert lines[lines.index("#   reject: 24-01-31") + 1].startswith("ISO_DATE = ")
+    assert lines[:2] == ["import os", "import re"]
+    # Outside the region and the import line, nothing changed.
+    assert (
+        text.replace("import re\n", "", 1).replace(
+            lines[lines.index("#   reject: 24-01-31") + 1] + "\n", ""
+        )
+        == REGEX_DOC
+    )
+    assert record["metrics"]["edits"] >= 2
+    assert stub.requests == []
+    # A rerun replaces the assignment it made.
+    here = {"line": offline.text(uri).splitlines().index("# regex: ISO date"), "character": 0}
+    record = await offline.run(
+        "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done", record
+    assert offline.text(uri).count("ISO_DATE = re.compile(") == 1
+    assert offline.text(uri).count("import re") == 1
+
+
+async def test_regex_without_examples_is_refused_with_how_to_write_them(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "empty.py")
+    offline.open(uri, "x = 1\n")
+    here = {"line": 0, "character": 0}
+    with pytest.raises(Exception) as caught:
+        await offline.command(
+            "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
+        )
+    assert "match:" in str(caught.value)
+    assert offline.text(uri) == "x = 1\n"
+
+
+BROKEN = """def total(items):
+    result = 0
+    for item in items
+        result += item
+    return result
+
+
+def other():
+    return 1
+"""
+
+
+async def test_syntax_fix_repairs_only_the_error_region_and_the_file_parses(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "broken.py")
+    offline.open(uri, BROKEN)
+    everything = {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}
+    record = await offline.run("fastedit.fixSyntax", {"uri": uri, "range": everything})
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is True
+    fixed = offline.text(uri)
+    assert fixed == BROKEN.replace("for item in items\n", "for item in items:\n")
+    compile(fixed, "broken.py", "exec")
+    # Revert restores the original in one edit.
+    assert await offline.command("fastedit.revert", {"jobId": record["jobId"]}) == {
+        "reverted": True
+    }
+    assert offline.text(uri) == BROKEN
+
+
+async def test_syntax_fix_on_a_file_that_parses_is_no_suggestion(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "fine.py")
+    offline.open(uri, "x = 1\n")
+    here = {"line": 0, "character": 0}
+    record = await offline.run(
+        "fastedit.fixSyntax", {"uri": uri, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0
+    assert "the file parses" in record["reason"]
+    assert offline.text(uri) == "x = 1\n"
+
+
+GEOMETRY = '''"""Shapes."""
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    """Clamp value into [low, high].
+
+    >>> clamp(5, 0, 3)
+    3
+    >>> clamp(-1, 0, 3)
+    0
+    """
+    if low > high:
+        raise ValueError("low must not exceed high")
+    return max(low, min(value, high))
+'''
+
+
+@pytest.mark.parametrize("opened", [True, False], ids=["test-module-open", "test-module-created"])
+async def test_tests_are_written_beside_the_module_and_pass(
+    make_editor: MakeEditor, tmp_path: Path, opened: bool
+) -> None:
+    editor = await make_editor(model=False)
+    (tmp_path / "tests").mkdir()
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    test_file = tmp_path / "tests" / "test_geometry.py"
+    if opened:
+        test_file.write_text("import pytest\n")
+        editor.open(_uri(test_file), "import pytest\n")
+    editor.open(_uri(module), GEOMETRY)
+    line = GEOMETRY.splitlines().index("def clamp(value: int, low: int, high: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 4}}
+    )
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is True
+    assert record["uri"] == _uri(test_file)
+    written = editor.text(_uri(test_file))
+    assert written.startswith("import pytest\n") if opened else written
+    # The docstring's examples became assertions.
+    assert "clamp(5, 0, 3) == 3" in written and "clamp(-1, 0, 3) == 0" in written
+    # The module itself is untouched, and the tests pass when run.
+    assert editor.text(_uri(module)) == GEOMETRY
+    test_file.write_text(written)
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=hermetic_env(PYTHONPATH=str(tmp_path)),
+    )
+    assert " passed" in result.stdout and " failed" not in result.stdout, result.stdout
+
+
+async def test_an_existing_test_file_is_never_overwritten(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    editor = await make_editor(model=False)
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    existing = "def test_mine():\n    assert True is True\n"
+    test_file = tmp_path / "test_geometry.py"
+    test_file.write_text(existing)
+    editor.open(_uri(module), GEOMETRY)
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert editor.text(_uri(test_file)).startswith(existing)
+    assert "def test_mine():" in editor.text(_uri(test_file))
+
+
+async def test_complete_the_rest_offline_proposes_what_followed_earlier(
+    offline: Editor, tmp_path: Path
+) -> None:
+    text = (
+        "def is_date(text):\n    return DATE_PATTERN.fullmatch(text) is not None\n\n\n"
+        "def is_mail(text):\n    return MAIL_PATTERN.fullmatch(text) is not None\n\n\n"
+        "def is_semver(text):\n    return SEMVER_PATTERN.fullmatch(\n"
+    )
+    uri = _uri(tmp_path / "checks.py")
+    offline.open(uri, text)
+    cursor = len(text) - 1
+    record = await offline.run(
+        "fastedit.completeRest", {"uri": uri, "position": offline.pos(uri, cursor)}
+    )
+    assert record["state"] == "done", record
+    assert offline.text(uri) == text[:cursor] + "text) is not None" + text[cursor:]
+    assert record["metrics"]["edits"] >= 2
+
+
+async def test_edit_selection_offline_says_it_needs_a_model(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "x.py")
+    offline.open(uri, "x = 1\n")
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}
+    record = await offline.run(
+        "fastedit.editSelection", {"uri": uri, "range": rng, "instruction": "rename x"}
+    )
+    assert record["state"] == "failed"
+    assert "needs a model" in record["error"] and "FASTEDIT_FAST_BASE_URL" in record["error"]
+    assert offline.text(uri) == "x = 1\n"
+
+
+def test_demo_runs_every_action_offline_with_no_key() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "fastedit_lsp", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=hermetic_env(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    for title in ("Generate regex", "Complete the rest", "Write tests", "Fix syntax"):
+        assert f"▶ {title}" in out
+    assert "4 of 4 actions succeeded" in out
+    assert "+ISO_DATE_PATTERN = re.compile(" in out
+    assert "verified: True" in out

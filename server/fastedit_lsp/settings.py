@@ -96,13 +96,69 @@ class ProfilesSettings(_Model):
 
 
 class RoutingSettings(_Model):
-    """Thresholds of auto mode."""
+    """Auto mode's rules, in the order they are checked (the field order; see ``routing.py``).
 
+    Every job is fast unless a rule sends it to standard; the first rule that fires names itself,
+    its value and its threshold in the job's reason.
+    """
+
+    fast_kinds: tuple[
+        Literal["completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"],
+        ...,
+    ] = Field(
+        ("completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"),
+        description="Auto mode, rule 1: actions that may go to fast; the others always go to "
+        "standard.",
+    )
     fast_max_lines: int = Field(
-        60, ge=0, description="Auto mode: selections longer than this go to standard."
+        60, ge=0, description="Auto mode, rule 2: selections longer than this go to standard."
+    )
+    fast_max_definitions: int = Field(
+        1,
+        ge=0,
+        description="Auto mode, rule 3: selections spanning more def/class statements than this "
+        "go to standard.",
+    )
+    fast_max_prompt_tokens: int = Field(
+        3000,
+        ge=0,
+        description="Auto mode, rule 4: larger prompts (estimated tokens, chars / 4) go to "
+        "standard.",
+    )
+    fast_max_diagnostics: int = Field(
+        3,
+        ge=0,
+        description="Auto mode, rule 5: targets with more error diagnostics than this go to "
+        "standard.",
     )
     fast_max_instruction_words: int = Field(
-        25, ge=0, description="Auto mode: longer editSelection instructions go to standard."
+        25,
+        ge=0,
+        description="Auto mode, rule 6: longer editSelection instructions go to standard.",
+    )
+    hard_words: tuple[str, ...] = Field(
+        (
+            "refactor",
+            "redesign",
+            "rewrite",
+            "optimize",
+            "performance",
+            "algorithm",
+            "architecture",
+            "concurrency",
+            "thread-safe",
+            "security",
+        ),
+        description="Auto mode, rule 7: editSelection instructions with one of these go to "
+        "standard. Matched in any case at a word start, a final e optional (optimize matches "
+        "optimizing), hyphens and spaces interchangeable (thread-safe matches thread safe).",
+    )
+    max_fast_failure_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Auto mode, rule 8: while the fast route fails verification in more than "
+        "this share of recent jobs, jobs go to standard (1 turns the rule off).",
     )
 
 

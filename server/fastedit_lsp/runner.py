@@ -20,10 +20,11 @@ from . import actions, context
 from .actions.base import ActionError, ActionInput, Draft
 from .backends.base import Backend, BackendError, StreamInfo
 from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
+from .context import CHARS_PER_TOKEN
 from .document import Document, Point
 from .edits import ConflictError, EditRejectedError, EditSession
 from .jobs import Attempt, Job
-from .routing import choose
+from .routing import Decision, Signals, choose, count_definitions
 from .settings import GIT_IGNORED, ResolvedProfile
 from .tracking import RegionTracker, SentEdit
 
@@ -88,6 +89,26 @@ FAILOVER_KINDS = frozenset({"rate_limit", "blocked", "connect", "timeout", "serv
 BREAKER_KINDS = frozenset({"connect", "timeout", "server", "dropped"})
 
 
+def _signals(job: Job, document: Document, budget_tokens: int) -> Signals:
+    """What auto routing may look at, without a model call."""
+    tracker = job.tracker
+    # Whole lines, so that indentation tells nested definitions from top-level ones.
+    lines = document.get_text(
+        Point(tracker.start.line, 0),
+        Point(tracker.end.line, len(document.line(tracker.end.line))),
+    )
+    selection = len(document.get_text(tracker.start, tracker.end))
+    around = min(len(document.text), budget_tokens * CHARS_PER_TOKEN)
+    return Signals(
+        kind=job.kind,
+        lines=tracker.end.line - tracker.start.line + 1,
+        prompt_tokens=(selection + around) // CHARS_PER_TOKEN,
+        definitions=count_definitions(lines) if tracker.start != tracker.end else 0,
+        diagnostics=int(job.inputs.get("diagnostics", 0) or 0),
+        instruction=str(job.inputs.get("instruction", "")),
+    )
+
+
 def failover_chain(first: str, failover: tuple[str, ...]) -> list[str]:
     """The routes a job tries: its own, then those after it in ``failover`` (fast → standard →
     local by default)."""
@@ -99,17 +120,22 @@ def failover_chain(first: str, failover: tuple[str, ...]) -> list[str]:
 
 async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
     settings = ls.resolved.settings
-    instruction = str(job.inputs.get("instruction", ""))
-    lines = job.tracker.end.line - job.tracker.start.line + 1
-    decision = choose(
-        ls.mode, job.kind, lines=lines, instruction=instruction, routing=settings.routing
-    )
+    forced = job.inputs.get("profile")
+    if forced in ("fast", "standard"):
+        decision = Decision(forced, f"retry with {forced}")
+    else:
+        decision = choose(
+            ls.mode,
+            _signals(job, document, settings.context.budget_tokens),
+            routing=settings.routing,
+            failure_rates=ls.failure_rates(),
+        )
     job.reason = decision.reason
     routes = failover_chain(decision.profile, settings.failover)
     # Only the chosen profile announces falling back to the offline engine; the others are
     # resolved quietly (their messages would only repeat it).
     profiles = [_profile(ls, route, announce=i == 0) for i, route in enumerate(routes)]
-    if job.kind == "generateTests":
+    if job.kind == "generateTests" and "testPath" not in job.inputs:
         destination = await _test_destination(ls, job, document)
         if destination is None:
             await _write_tests_on_disk(ls, job, profiles[-1])
@@ -128,7 +154,6 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
             job.reason += f" → offline engine ({profile.fallback_reason or 'local profile'})"
         try:
             await _attempt(ls, job, document, profile, session)
-            return
         except BackendError as exc:
             job.attempts.append(Attempt(routes[index], job.model, None, error=str(exc)))
             last = index == len(profiles) - 1
@@ -140,6 +165,48 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
                 f"{'offline engine' if nxt.is_local else routes[index + 1]}"
             )
             ls.send_status(job)
+            continue
+        ls.record_verification(job)
+        if _should_escalate(ls, job):
+            await _escalate(ls, job, document)
+        ls.record_speed(job)
+        return
+
+
+def _should_escalate(ls: FasteditServer, job: Job) -> bool:
+    """Auto mode re-runs a fast draft that failed verification on the standard profile."""
+    return (
+        ls.mode == "auto"
+        and job.route == "fast"
+        and job.verification.get("ok") is False
+        and not job.escalated
+        and not job.tracker.pending
+        and job.tracker.conflict is None
+        and not ls.profile("standard", announce=False).is_local
+    )
+
+
+async def _escalate(ls: FasteditServer, job: Job, document: Document) -> None:
+    """Replace the fast draft (the job's own text) with the standard profile's answer."""
+    settings = ls.resolved.settings
+    details = job.verification.get("details", "")
+    job.escalated = True
+    job.reason += f"; fast draft failed verification ({details}) → escalated to standard"
+    first_edits = job.metrics.edits
+    job.tracker.restart()
+    job.verification = {"ok": None, "details": "nothing to verify"}
+    session = EditSession(
+        document,
+        job.tracker,
+        lambda edit: ls.apply_edit(job.uri, edit, document=document),
+        max_edits_per_second=settings.max_edits_per_second,
+        streaming=settings.streaming,
+        on_edit=lambda n: _on_edit(ls, job, first_edits + n),
+    )
+    try:
+        await _attempt(ls, job, document, ls.profile("standard", announce=False), session)
+    finally:
+        job.metrics.edits = first_edits + session.edits
 
 
 def _profile(ls: FasteditServer, route: str, *, announce: bool) -> ResolvedProfile:
@@ -527,12 +594,21 @@ def _on_edit(ls: FasteditServer, job: Job, edits: int) -> None:
     if job.metrics.first_token_at is not None:
         job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
     if ls.send_status(job, streaming=True) and job.progress_token is not None:
-        metrics = job.metrics.record()
-        speed = f", {metrics['tokensPerSecond']} tok/s" if metrics["tokensPerSecond"] else ""
         ls.work_done_progress.report(
-            job.progress_token,
-            types.WorkDoneProgressReport(message=f"{job.model}: {metrics['tokens']} tokens{speed}"),
+            job.progress_token, types.WorkDoneProgressReport(message=speed_line(job))
         )
+
+
+def speed_line(job: Job) -> str:
+    """What the progress shows: "⚡ fast · <model> · 1,840 tok/s"."""
+    metrics = job.metrics.record()
+    icon = {"fast": "⚡ ", "standard": "◆ ", "local": "○ "}.get(job.route, "")
+    parts = [f"{icon}{job.route or 'routing'}", job.model or "…"]
+    if metrics["tokensPerSecond"]:
+        parts.append(f"{metrics['tokensPerSecond']:,.0f} tok/s")
+    elif metrics["tokens"]:
+        parts.append(f"{metrics['tokens']} tokens")
+    return " · ".join(parts)
 
 
 async def _begin_progress(ls: FasteditServer, job: Job) -> None:
@@ -557,7 +633,7 @@ async def _begin_progress(ls: FasteditServer, job: Job) -> None:
         types.WorkDoneProgressBegin(
             title=f"fastedit: {TITLES.get(job.kind, job.kind)}",
             cancellable=True,
-            message=f"{job.route or 'routing'} {job.model}".strip(),
+            message=speed_line(job),
         ),
     )
 
@@ -566,9 +642,7 @@ def _end_progress(ls: FasteditServer, job: Job) -> None:
     token = job.progress_token
     if token is None:
         return
-    message = {"done": "done", "cancelled": "cancelled", "failed": "failed"}.get(
-        job.state, job.state
-    )
+    message = f"{job.state} · {speed_line(job)}"
     if job.error:
         message += f": {job.error}"
     ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))

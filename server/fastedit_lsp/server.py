@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,11 @@ log = logging.getLogger(__name__)
 STATUS = "fastedit/status"
 #: While a job streams, status goes out at most this often (seconds).
 STATUS_INTERVAL = 0.25
+#: How many recent verified jobs per route the failure rate covers, and how many it needs.
+VERIFY_WINDOW = 20
+VERIFY_MIN_JOBS = 5
+#: How many recent jobs per route the speed percentiles cover.
+SPEED_WINDOW = 100
 #: How long an edit may wait for the client's reply before the job gives up on the client.
 APPLY_TIMEOUT = 30.0
 
@@ -109,6 +115,10 @@ class FasteditServer(LanguageServer):
         self._status_sent_at: dict[str, float] = {}
         self._change_waiters: list[asyncio.Future[None]] = []
         self._open_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        #: Recent finished jobs' (ttftMs, tokensPerSecond) per route, for rolling percentiles.
+        self.speeds: dict[str, deque[tuple[float, float]]] = {}
+        #: Recent verification outcomes per route (True: passed), for auto routing.
+        self.verifications: dict[str, deque[bool]] = {}
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -365,6 +375,40 @@ class FasteditServer(LanguageServer):
         self.protocol.notify(STATUS, payload)
         return True
 
+    def record_verification(self, job: Job) -> None:
+        """Keep whether a job's draft passed verification (when there was something to check)."""
+        ok = job.verification.get("ok")
+        if job.route and ok is not None:
+            self.verifications.setdefault(job.route, deque(maxlen=VERIFY_WINDOW)).append(bool(ok))
+
+    def failure_rates(self) -> dict[str, float]:
+        """Each route's recent verification failure rate, once enough jobs were checked."""
+        return {
+            route: outcomes.count(False) / len(outcomes)
+            for route, outcomes in self.verifications.items()
+            if len(outcomes) >= VERIFY_MIN_JOBS
+        }
+
+    def record_speed(self, job: Job) -> None:
+        """Keep a finished job's speed for the route's rolling percentiles."""
+        metrics = job.metrics.record()
+        if job.route and metrics["ttftMs"] is not None and metrics["tokensPerSecond"]:
+            speeds = self.speeds.setdefault(job.route, deque(maxlen=SPEED_WINDOW))
+            speeds.append((metrics["ttftMs"], metrics["tokensPerSecond"]))
+
+    def speed(self) -> dict[str, Any]:
+        """Rolling p50/p90 of time to first token and tokens per second, per route."""
+        out: dict[str, Any] = {}
+        for route, samples in self.speeds.items():
+            ttfts = sorted(t for t, _ in samples)
+            rates = sorted(r for _, r in samples)
+            out[route] = {
+                "jobs": len(samples),
+                "ttftMs": {"p50": _percentile(ttfts, 50), "p90": _percentile(ttfts, 90)},
+                "tokensPerSecond": {"p50": _percentile(rates, 50), "p90": _percentile(rates, 90)},
+            }
+        return out
+
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
         profiles = {}
@@ -386,4 +430,11 @@ class FasteditServer(LanguageServer):
             "jobs": self.jobs.records(),
             "version": __version__,
             "breakers": self._breakers.snapshot(now) if self._breakers else [],
+            "speed": self.speed(),
         }
+
+
+def _percentile(values: list[float], pct: int) -> float:
+    """Nearest-rank percentile of sorted values."""
+    rank = max(1, -(-pct * len(values) // 100))
+    return round(values[rank - 1], 1)

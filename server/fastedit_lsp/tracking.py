@@ -55,6 +55,9 @@ class RegionTracker:
         self.text = ""
         #: Whether the original range has been replaced by the job's first edit yet.
         self.replaced = start == end
+        #: What the region holds until the job's first edit replaces it (the original, or after
+        #: a restart the previous attempt's text).
+        self.before = original
         self.pending: deque[SentEdit] = deque()
         #: Why the region can no longer be trusted (a conflict), or None.
         self.conflict: str | None = None
@@ -64,14 +67,27 @@ class RegionTracker:
         if self.pending or (self.replaced and self.text):
             raise RuntimeError("cannot retarget a region that already received edits")
         self.start, self.end, self.original = start, end, original
+        self.before = original
         self.replaced = start == end
+
+    def restart(self) -> None:
+        """Let a new attempt replace this job's own text (escalation, retry).
+
+        The next edit replaces the region, which holds only text the job inserted; ``original``
+        is kept, so revert still restores what the user had.
+        """
+        if self.pending or self.conflict is not None:
+            raise RuntimeError("cannot restart a region with edits in flight or a conflict")
+        self.before = self.text
+        self.text = ""
+        self.replaced = self.start == self.end
 
     # -- sending -----------------------------------------------------------------------------
 
     @property
     def expected(self) -> str:
         """What the region holds in the reported document."""
-        return self.text if self.replaced else self.original
+        return self.text if self.replaced else self.before
 
     def next_edit(self, text: str) -> SentEdit:
         """The edit that appends ``text`` to the job's output in the client's document."""

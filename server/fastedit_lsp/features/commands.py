@@ -8,7 +8,7 @@ Arguments are one object (``[{...}]``; "none" is ``[]`` or ``[{}]``); malformed 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
@@ -77,6 +77,10 @@ class SetModeArgs(_Args):
     mode: Mode
 
 
+class RetryArgs(JobIdArgs):
+    profile: Literal["fast", "standard"] = "standard"
+
+
 A = TypeVar("A", bound=_Args)
 
 
@@ -121,14 +125,7 @@ def _range(command: str, document: Document, rng: RangeArg) -> tuple[Point, Poin
     return start, end
 
 
-def _start_job(
-    ls: FasteditServer,
-    kind: Kind,
-    document: Document,
-    start: Point,
-    end: Point,
-    inputs: dict[str, Any],
-) -> dict[str, str]:
+def _refuse_overlap(ls: FasteditServer, document: Document, start: Point, end: Point) -> None:
     for other in ls.jobs.running(document.uri):
         t = other.tracker
         region_end = t.next_edit("").start if t.pending else t.end
@@ -138,7 +135,20 @@ def _start_job(
                 "(fastedit.cancel)",
                 code=REQUEST_FAILED,
             )
-    tracker = RegionTracker(start, end, document.get_text(start, end))
+
+
+def _start_job(
+    ls: FasteditServer,
+    kind: Kind,
+    document: Document,
+    start: Point,
+    end: Point,
+    inputs: dict[str, Any],
+    tracker: RegionTracker | None = None,
+) -> dict[str, str]:
+    _refuse_overlap(ls, document, start, end)
+    if tracker is None:
+        tracker = RegionTracker(start, end, document.get_text(start, end))
     job = Job(
         id=ls.jobs.new_id(),
         kind=kind,
@@ -211,6 +221,35 @@ def register(server: FasteditServer) -> None:
         document = _document(ls, name, a.uri)
         start, end = _range(name, document, a.range)
         return _start_job(ls, "fixSyntax", document, start, end, {})
+
+    @server.command("fastedit.retry")
+    async def retry(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        """fastedit.retry {jobId, profile?}: re-run a finished job on a profile (standard)."""
+        name = "fastedit.retry"
+        a = parse(name, RetryArgs, args)
+        old = ls.jobs.get(a.jobId)
+        if old is None:
+            raise JsonRpcInvalidParams(f"{name}: jobId: no job {a.jobId}")
+        problem = None
+        document = ls.documents.get(old.uri)
+        if not old.is_finished:
+            problem = f"{old.id} is still running"
+        elif old.state == "reverted":
+            problem = f"{old.id} was reverted: run the action again"
+        elif document is None:
+            problem = "its document is not open"
+        elif old.tracker.pending or old.tracker.verify(document) is not None:
+            problem = "its text changed since: run the action again"
+        if problem is not None or document is None:
+            raise JsonRpcException(f"{name}: {problem}", code=REQUEST_FAILED)
+        t = old.tracker
+        # The new job replaces the old one's text; revert still restores the user's original.
+        tracker = RegionTracker(t.start, t.end, t.original)
+        if t.replaced and t.text:
+            tracker.text, tracker.replaced = t.text, True
+            tracker.restart()
+        inputs = {**old.inputs, "profile": a.profile}
+        return _start_job(ls, old.kind, document, t.start, t.end, inputs, tracker)
 
     @server.command("fastedit.toggleFastMode")
     async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:

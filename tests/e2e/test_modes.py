@@ -118,3 +118,25 @@ async def test_speed_is_shown_in_progress_and_kept_per_route(
         if isinstance(report, types.WorkDoneProgressEnd)
     ]
     assert any(m and "⚡ fast · stub-fast · " in m and "tok/s" in m for m in ends), ends
+
+
+async def test_auto_routing_sends_a_regex_fast_and_a_large_multi_function_edit_to_standard(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, REGEX_DOC)
+    here = {"line": 2, "character": 0}
+    stub.script(Answer(text="\\d{4}-\\d{2}-\\d{2}"))
+    record = await editor.run(
+        "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
+    )
+    assert record["route"] == "fast" and record["reason"].startswith("fast: regex")
+    functions = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(4))
+    other = "file:///tmp/fastedit-e2e/modes-functions.py"
+    editor.open(other, functions)
+    stub.script(Answer(text=functions.replace("return x", "return -x")))
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 16, "character": 0}}
+    record = await editor.run(
+        "fastedit.editSelection", {"uri": other, "range": rng, "instruction": "negate x"}
+    )
+    assert record["route"] == "standard" and record["model"] == "stub-strong"
+    assert "4 definitions in the selection (> 1)" in record["reason"]

@@ -140,3 +140,33 @@ async def test_auto_routing_sends_a_regex_fast_and_a_large_multi_function_edit_t
     )
     assert record["route"] == "standard" and record["model"] == "stub-strong"
     assert "4 definitions in the selection (> 1)" in record["reason"]
+
+
+async def test_in_fast_mode_a_failed_draft_offers_retry_as_a_quick_fix(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, REGEX_DOC)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    here = {"line": 2, "character": 0}
+    stub.script(Answer(text="\\d+"))
+    record = await editor.run(
+        "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
+    )
+    assert record["verification"]["ok"] is False
+    line = editor.text(URI).splitlines().index('ISO_DATE = re.compile(r"\\d+")')
+    at = types.Position(line=line, character=3)
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=types.Range(start=at, end=at),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    assert actions is not None and len(actions) == 1
+    action = actions[0]
+    assert isinstance(action, types.CodeAction) and action.command is not None
+    assert action.title.startswith("Retry with the standard model")
+    stub.script(Answer(text="\\d{4}-\\d{2}-\\d{2}"))
+    started = await editor.command(action.command.command, *(action.command.arguments or []))
+    retried = await editor.wait_job(started["jobId"])
+    assert retried["route"] == "standard" and retried["verification"]["ok"] is True

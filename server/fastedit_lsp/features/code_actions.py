@@ -14,7 +14,8 @@ def register(server: FasteditServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=False
+            code_action_kinds=[types.CodeActionKind.RefactorRewrite, types.CodeActionKind.QuickFix],
+            resolve_provider=False,
         ),
     )
     def code_action(
@@ -23,13 +24,10 @@ def register(server: FasteditServer) -> None:
         """textDocument/codeAction: Commands carrying everything their job needs."""
         if params.text_document.uri not in ls.documents:
             return None
-        only = params.context.only
-        if only and not any(
-            types.CodeActionKind.RefactorRewrite.value.startswith(str(kind)) for kind in only
-        ):
-            return None
+        only = [_kind(kind) for kind in params.context.only or []]
         position = params.range.end
-        return [
+        actions = [
+            *_retry_actions(ls, params),
             types.CodeAction(
                 title="Complete the rest (fastedit)",
                 kind=types.CodeActionKind.RefactorRewrite,
@@ -43,5 +41,44 @@ def register(server: FasteditServer) -> None:
                         }
                     ],
                 ),
-            )
+            ),
         ]
+        # The client may ask for some kinds only (e.g. quick fixes for a diagnostic).
+        return [a for a in actions if not only or any(_kind(a.kind).startswith(k) for k in only)]
+
+
+def _kind(kind: object) -> str:
+    """A code action kind as its wire string (lsprotocol gives enum members)."""
+    return str(getattr(kind, "value", kind) or "")
+
+
+def _retry_actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Offer "Retry with the standard model" on the intact region of the last finished job."""
+    uri = params.text_document.uri
+    document = ls.documents[uri]
+    job = ls.jobs.last_finished(uri)
+    if job is None or job.state == "reverted" or job.route == "standard":
+        return []
+    tracker = job.tracker
+    if tracker.pending or tracker.verify(document) is not None:
+        return []
+    start = document.to_point(params.range.start.line, params.range.start.character)
+    end = document.to_point(params.range.end.line, params.range.end.character)
+    if end < tracker.start or start > tracker.end:
+        return []
+    failed = job.state == "failed" or job.verification.get("ok") is False
+    title = "Retry with the standard model (fastedit)" + (
+        f" — {job.verification.get('details')}" if job.verification.get("ok") is False else ""
+    )
+    return [
+        types.CodeAction(
+            title=title,
+            kind=types.CodeActionKind.QuickFix if failed else types.CodeActionKind.RefactorRewrite,
+            is_preferred=failed,
+            command=types.Command(
+                title="Retry with the standard model",
+                command="fastedit.retry",
+                arguments=[{"jobId": job.id, "profile": "standard"}],
+            ),
+        )
+    ]

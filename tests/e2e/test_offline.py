@@ -263,3 +263,46 @@ def test_demo_runs_every_action_offline_with_no_key() -> None:
     assert "4 of 4 actions succeeded" in out
     assert "+ISO_DATE_PATTERN = re.compile(" in out
     assert "verified: True" in out
+
+
+@pytest.mark.parametrize(
+    ("doc", "selected", "expect"),
+    [
+        pytest.param(
+            'import re\n\nVERSIONS = ["1.2.3", "10.0.1", "0.9.12"]\n\nprint(VERSIONS)\n',
+            '"1.2.3", "10.0.1", "0.9.12"',
+            "PATTERN = re.compile(",
+            id="selected-string-literals",
+        ),
+        pytest.param(
+            "import re\n\n# match: ab-12\n# match: cd-345\n# reject: ab12\nCODE = re.compile()\n",
+            "",
+            "CODE = re.compile(r",
+            id="fills-an-empty-re-compile",
+        ),
+    ],
+)
+async def test_regex_from_selected_literals_or_into_an_empty_compile(
+    offline: Editor, tmp_path: Path, doc: str, selected: str, expect: str
+) -> None:
+    uri = _uri(tmp_path / "lits.py")
+    offline.open(uri, doc)
+    if selected:
+        start = doc.index(selected)
+        end = start + len(selected)
+    else:
+        start = end = doc.index("re.compile()") + len("re.compile(")
+    rng = {"start": offline.pos(uri, start), "end": offline.pos(uri, end)}
+    record = await offline.run("fastedit.generateRegex", {"uri": uri, "range": rng})
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is True
+    text = offline.text(uri)
+    assert expect in text
+    line = next(x for x in text.splitlines() if expect in x)
+    pattern = re.compile(line.split("re.compile(r", 1)[1][1:-2])
+    if selected:
+        assert all(pattern.fullmatch(v) for v in ("1.2.3", "10.0.1", "0.9.12"))
+        assert text.startswith(doc[: doc.index("\n\nprint")])  # the selection is untouched
+    else:
+        assert pattern.fullmatch("ef-9999") and not pattern.fullmatch("ab12")
+        assert text.count("re.compile(") == 1

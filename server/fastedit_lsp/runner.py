@@ -141,14 +141,7 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
             await _write_tests_on_disk(ls, job, profiles[-1])
             return
         document = destination
-    session = EditSession(
-        document,
-        job.tracker,
-        lambda edit: ls.apply_edit(job.uri, edit, document=document),
-        max_edits_per_second=settings.max_edits_per_second,
-        streaming=settings.streaming,
-        on_edit=lambda n: _on_edit(ls, job, n),
-    )
+    session = _session(ls, job, document)
     for index, profile in enumerate(profiles):
         if profile.is_local and index == 0:
             job.reason += f" → offline engine ({profile.fallback_reason or 'local profile'})"
@@ -173,6 +166,21 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
         return
 
 
+def _session(
+    ls: FasteditServer, job: Job, document: Document, *, edits_before: int = 0
+) -> EditSession:
+    """An edit session streaming into the job's region of ``document``."""
+    settings = ls.resolved.settings
+    return EditSession(
+        document,
+        job.tracker,
+        lambda edit: ls.apply_edit(job.uri, edit, document=document),
+        max_edits_per_second=settings.max_edits_per_second,
+        streaming=settings.streaming,
+        on_edit=lambda n: _on_edit(ls, job, edits_before + n),
+    )
+
+
 def _should_escalate(ls: FasteditServer, job: Job) -> bool:
     """Auto mode re-runs a fast draft that failed verification on the standard profile."""
     return (
@@ -188,21 +196,13 @@ def _should_escalate(ls: FasteditServer, job: Job) -> bool:
 
 async def _escalate(ls: FasteditServer, job: Job, document: Document) -> None:
     """Replace the fast draft (the job's own text) with the standard profile's answer."""
-    settings = ls.resolved.settings
     details = job.verification.get("details", "")
     job.escalated = True
     job.reason += f"; fast draft failed verification ({details}) → escalated to standard"
     first_edits = job.metrics.edits
     job.tracker.restart()
     job.verification = {"ok": None, "details": "nothing to verify"}
-    session = EditSession(
-        document,
-        job.tracker,
-        lambda edit: ls.apply_edit(job.uri, edit, document=document),
-        max_edits_per_second=settings.max_edits_per_second,
-        streaming=settings.streaming,
-        on_edit=lambda n: _on_edit(ls, job, first_edits + n),
-    )
+    session = _session(ls, job, document, edits_before=first_edits)
     try:
         await _attempt(ls, job, document, ls.profile("standard", announce=False), session)
     finally:

@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from . import __version__
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
+from .outline import Outline, outline
 from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
 from .tracking import SentEdit, apply_change
 
@@ -115,6 +116,7 @@ class FasteditServer(LanguageServer):
         self._status_sent_at: dict[str, float] = {}
         self._change_waiters: list[asyncio.Future[None]] = []
         self._open_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._outlines: dict[str, Outline] = {}
         #: Recent finished jobs' (ttftMs, tokensPerSecond) per route, for rolling percentiles.
         self.speeds: dict[str, deque[tuple[float, float]]] = {}
         #: Recent verification outcomes per route (True: passed), for auto routing.
@@ -230,6 +232,15 @@ class FasteditServer(LanguageServer):
             if not waiter.done():
                 waiter.set_result(None)
 
+    def outline(self, uri: str) -> Outline:
+        """The document's outline, parsed at most once per version."""
+        document = self.documents[uri]
+        cached = self._outlines.get(uri)
+        if cached is None or cached.version != document.version:
+            cached = outline(document.text, document.version)
+            self._outlines[uri] = cached
+        return cached
+
     def next_open(self, uri: str) -> asyncio.Future[None]:
         """A future resolved when the client opens ``uri``."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -255,6 +266,7 @@ class FasteditServer(LanguageServer):
     def close_document(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.documents.pop(uri, None)
+        self._outlines.pop(uri, None)
         for job in self.jobs.running(uri):
             self.stop_job(job, "the document was closed")
 

@@ -200,3 +200,43 @@ async def test_text_that_only_repeats_what_follows_the_cursor_is_dropped(
     )
     assert record["state"] == "done"
     assert editor.text(URI) == "total = add(a, b)\nprint(total)\n"
+
+
+async def _titles(editor: Editor, uri: str, line: int, only: list[str] | None = None) -> list[str]:
+    at = types.Position(line=line, character=0)
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=at, end=at),
+            context=types.CodeActionContext(diagnostics=[], only=only),
+        )
+    )
+    return [a.title for a in actions or []]
+
+
+async def test_code_actions_are_offered_where_they_apply_without_calling_a_model(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    doc = (
+        "import re\n\n# regex: hex colour\n# match: #a1b2c3\n# reject: a1b2c3\n\n\n"
+        "class Shape:\n    def area(self) -> float:\n        return 0.0\n\n\n"
+        "def clamp(x: int) -> int:\n    return max(0, x)\n"
+    )
+    editor.open(URI, doc)
+    lines = doc.splitlines()
+    assert "Generate regex: hex colour (fastedit)" in await _titles(editor, URI, 3)
+    assert "Write tests for Shape.area (fastedit)" in await _titles(
+        editor, URI, lines.index("        return 0.0")
+    )
+    assert "Write tests for clamp (fastedit)" in await _titles(
+        editor, URI, lines.index("def clamp(x: int) -> int:")
+    )
+    blank = await _titles(editor, URI, 1)
+    assert blank == ["Complete the rest (fastedit)"]
+    broken = "file:///tmp/fastedit-e2e/broken-actions.py"
+    editor.open(broken, "x = 1\n\n\n\n\nif x\n    pass\n")
+    assert "Fix syntax error: expected ':' (fastedit)" in await _titles(
+        editor, broken, 6, ["quickfix"]
+    )
+    assert await _titles(editor, broken, 0, ["quickfix"]) == []
+    assert stub.requests == []

@@ -28,6 +28,7 @@ def register(server: FasteditServer) -> None:
         position = params.range.end
         actions = [
             *_retry_actions(ls, params),
+            *_context_actions(ls, params),
             types.CodeAction(
                 title="Complete the rest (fastedit)",
                 kind=types.CodeActionKind.RefactorRewrite,
@@ -45,6 +46,76 @@ def register(server: FasteditServer) -> None:
         ]
         # The client may ask for some kinds only (e.g. quick fixes for a diagnostic).
         return [a for a in actions if not only or any(_kind(a.kind).startswith(k) for k in only)]
+
+
+def _command_action(
+    title: str, kind: types.CodeActionKind, command: str, argument: dict[str, object]
+) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=kind,
+        command=types.Command(
+            title=title.removesuffix(" (fastedit)"), command=command, arguments=[argument]
+        ),
+    )
+
+
+def _context_actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Generate regex, Write tests, Fix syntax error: offered only where they apply."""
+    uri = params.text_document.uri
+    document = ls.documents[uri]
+    rng = params.range
+    start = document.to_point(rng.start.line, rng.start.character)
+    end = document.to_point(rng.end.line, rng.end.character)
+    wire_range = {
+        "start": {"line": rng.start.line, "character": rng.start.character},
+        "end": {"line": rng.end.line, "character": rng.end.character},
+    }
+    actions: list[types.CodeAction] = []
+    from ..actions import regex
+    from ..actions.base import ActionError
+
+    try:
+        found = regex.target(document, start, end)
+    except ActionError:
+        found = None
+    if found is not None:
+        what = found.examples.description or f"{len(found.examples.positives)} examples"
+        actions.append(
+            _command_action(
+                f"Generate regex: {what} (fastedit)",
+                types.CodeActionKind.RefactorRewrite,
+                "fastedit.generateRegex",
+                {"uri": uri, "range": wire_range},
+            )
+        )
+    if (document.language_id or "python") != "python":
+        return actions
+    outline = ls.outline(uri)
+    if outline.error is not None:
+        line, message = outline.error
+        if start.line - 2 <= line <= end.line + 2:
+            actions.append(
+                _command_action(
+                    f"Fix syntax error: {message} (fastedit)",
+                    types.CodeActionKind.QuickFix,
+                    "fastedit.fixSyntax",
+                    {"uri": uri, "range": wire_range},
+                )
+            )
+    elif (function := outline.function_at(start.line)) is not None:
+        actions.append(
+            _command_action(
+                f"Write tests for {function.qualname} (fastedit)",
+                types.CodeActionKind.RefactorRewrite,
+                "fastedit.generateTests",
+                {
+                    "uri": uri,
+                    "position": {"line": rng.start.line, "character": rng.start.character},
+                },
+            )
+        )
+    return actions
 
 
 def _kind(kind: object) -> str:

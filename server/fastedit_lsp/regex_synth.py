@@ -18,6 +18,16 @@ Patterns are meant for ``re.fullmatch`` (no anchors are emitted). How a pattern 
    more kinds of punctuation as ``[^<separators>\\s]``; all with ``+``. Widths are kept only where
    the positives establish them: a format whose every field has one width, two or more of them
    numbers (dates, card numbers, MAC addresses, UUIDs), or a width of 2+ that 3+ positives share.
+   What users mean by common formats, beyond what the examples spell out:
+
+   - numbers joined by one separator whose widths vary up to three digits are bounded,
+     ``\\d{1,n}``, when a number beside them has an established width (the hour of ``9:30``, the
+     day of ``1/5/2024``) or three or more of them reach three digits (IPv4 octets);
+   - the parts of dotted names (``mail.co.uk``, ``file.txt``) may hold ``-``;
+   - the value after a final ``=`` is text, ``[^=\\s]+`` (``path=/usr/bin``);
+   - letters right after a number are units from a closed set, the ones seen (``\\d+[hm]``);
+   - when no example has a lowercase letter, the positives' lowercase forms count as negatives
+     (``9:30 am`` against ``9:30 AM``), unless hex digits make case meaningless.
 3. **Narrowing, only where a negative forces it.** While some negative still matches, the change
    that rejects negatives at the least loss of generality (a measure over the parts, see below) is
    made: a narrower class (``[A-Za-z0-9]``, ``[A-Za-z]``, the letter case seen), a first character
@@ -46,6 +56,7 @@ import re
 import time
 import tokenize
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -62,6 +73,12 @@ _SEARCH_SECONDS = 1.5
 _MAX_FIELDS = 48
 #: Total characters of positives above which grex is not tried (it holds the GIL for seconds).
 _MAX_GREX_CHARS = 4_000
+#: At most this many implied negatives (lowercase forms of words in capitals): each costs time.
+_MAX_IMPLIED = 50
+#: Letters after a number up to this long are a unit or marker (``m``, ``px``, ``am``), not a word.
+_UNIT_CHARS = 3
+#: At most this many distinct units make a closed set (``ms s m h d w``, ``B KB MB GB TB PB``).
+_MAX_UNITS = 8
 #: Prior against telling a repetition's first piece from the others (``[A-Z]+(?:_\w+)*``).
 _DISTINCT_PIECES_BITS = 8.0
 #: Cost of one more pattern character, in bits of generality: a literal list hidden in one branch
@@ -301,6 +318,9 @@ class _Class:
         inner = "".join(r for r in order if r in self.ranges)
         inner += "".join(_escape_in_class(c) for c in sorted(self.chars, key=_char_order))
         return f"[{inner}]"
+
+
+_DIGIT_CLASS = _Class(frozenset({"0-9"}))
 
 
 def _char_order(char: str) -> tuple[int, str]:
@@ -576,8 +596,9 @@ class _Choice(_Node):
         return len(distinct) > 1 or len(next(iter(distinct))) == 1
 
     def own_bits(self) -> float:
-        distinct = set(self.values)
-        same_length = [sum(1 for d in distinct if len(d) == len(v)) for v in self.values]
+        # Counted once: the search weighs alternations of hundreds of values many times.
+        per_length = Counter(len(d) for d in set(self.values))
+        same_length = [per_length[len(v)] for v in self.values]
         return _mean([math.log2(n) for n in same_length]) + _lengths_mass(
             self.values, [len(v) for v in self.values]
         )
@@ -706,6 +727,9 @@ class _Leaf(_Node):
     context: frozenset[str]
     split: bool = True  # may be cut further (runs, repetitions)
     natural: _Class | None = None
+    text: bool = False  # a value (after "="): any characters but the separators, by default
+    units: frozenset[str] = frozenset()  # letters after a number (45m, 9am): a closed set
+    hyphens: bool = False  # a part of a dotted name: its words may be joined by "-"
     choice: int = 0
     _options: list[_Node] | None = field(default=None, repr=False)
 
@@ -899,7 +923,17 @@ def _core_group(
         fields[index].append(current)
     items: list[_Node] = []
     for index, field_values in enumerate(fields):
-        items.append(_build(field_values, inner))
+        last = index == len(fields) - 1
+        if last and index > 0 and sequence[index - 1] == "p:=" and all(field_values):
+            # What is assigned (name=alice, path=/usr/bin, url=https://...) is a value: text,
+            # not a word, whatever the positives happen to show.
+            items.append(_Leaf(field_values, inner, text=True))
+        else:
+            node = _build(field_values, inner)
+            before_dot = index < len(sequence) and sequence[index] == "p:."
+            if before_dot and isinstance(node, _Leaf) and _dotted_name(field_values, {"."}, inner):
+                node.hyphens = True  # a host label or a file stem: "my-host.example.com"
+            items.append(node)
         if index < len(seps):
             items.append(_separator(seps[index]))
     leaves = [item for item in items if isinstance(item, _Leaf)]
@@ -974,6 +1008,17 @@ def _flanked_separators(values: list[str], underscore: bool) -> set[str] | None:
     return chars
 
 
+def _dotted_name(values: list[str], seps: set[str], context: frozenset[str]) -> bool:
+    """Whether ``values`` are (parts of) names of words joined by ``.`` (``mail.co.uk``,
+    ``file.txt``), in whose parts ``-`` is as common as the ``.`` itself (``test-server.com``,
+    ``my-notes.txt``); numbers joined by ``.`` (``3.11``) are not."""
+    return (
+        "." in seps
+        and "-" not in seps | context
+        and any(c in _LOWER or c in _UPPER for v in values for c in v)
+    )
+
+
 def _repetition(
     values: list[str], seps: set[str], context: frozenset[str], positional: int, shared: bool
 ) -> _Node:
@@ -1039,19 +1084,61 @@ def _run_alignment(values: list[str], context: frozenset[str], merge_letters: bo
         return []
     options: list[_Node] = []
     ordered = sorted(groups.items(), key=lambda item: -len(item[0]))
+    units = _units(runs)
     branches: list[_Node] = [
-        _Seq([_build([m[i] for m in members], context, split=False) for i in range(len(kinds))])
+        _Seq([_cell(kinds, i, [m[i] for m in members], context, units) for i in range(len(kinds))])
         for kinds, members in ordered
     ]
     weights = [len(members) for _, members in ordered]
     options.append(branches[0] if len(branches) == 1 else _Alt(branches, weights))
-    merged = _merge_alignment(runs, context)
+    merged = _merge_alignment(runs, context, units)
     if merged is not None:
         options.insert(0, merged)
     return options
 
 
-def _merge_alignment(runs: list[list[tuple[str, str]]], context: frozenset[str]) -> _Node | None:
+def _is_unit(kinds: Sequence[str], index: int, text: str) -> bool:
+    """Whether run ``index`` is letters right after a number: a unit or a marker (``45m``,
+    ``2h``, ``9am``, ``12px``), short enough not to be a word."""
+    return (
+        index > 0
+        and kinds[index] in ("l", "u", "A")
+        and kinds[index - 1] == "d"
+        and len(text) <= _UNIT_CHARS
+    )
+
+
+def _units(runs: list[list[tuple[str, str]]]) -> frozenset[str]:
+    """Every unit the positives show, wherever they show it; none if there are more than a
+    system of units has (``h m s``, ``px em rem``, ``KB MB GB``): then they are words."""
+    units = frozenset(
+        text
+        for value in runs
+        for index, (_, text) in enumerate(value)
+        if _is_unit([kind for kind, _ in value], index, text)
+    )
+    return units if len(units) <= _MAX_UNITS else frozenset()
+
+
+def _cell(
+    kinds: tuple[str, ...],
+    index: int,
+    values: list[str],
+    context: frozenset[str],
+    units: frozenset[str],
+) -> _Node:
+    """Run ``index`` of an alignment. Units are a closed set: the units seen anywhere in the
+    positives (``30s`` is not a duration for someone who showed hours and minutes; ``16rem``
+    is a length for someone who showed ``12px`` and ``0.75rem``)."""
+    node = _build(values, context, split=False)
+    if isinstance(node, _Leaf) and all(_is_unit(kinds, index, v) for v in values):
+        node.units = units
+    return node
+
+
+def _merge_alignment(
+    runs: list[list[tuple[str, str]]], context: frozenset[str], units: frozenset[str]
+) -> _Node | None:
     """One sequence for run structures that are a longer one without its beginning or end."""
     master = max((tuple(kind for kind, _ in value) for value in runs), key=len)
     model = next(value for value in runs if len(value) == len(master))
@@ -1085,7 +1172,7 @@ def _merge_alignment(runs: list[list[tuple[str, str]]], context: frozenset[str])
     for value, (at, _) in zip(runs, spans, strict=True):
         for offset, (_, text) in enumerate(value):
             pooled[at + offset].append(text)
-    cells = [_build(p, context, split=False) for p in pooled]
+    cells = [_cell(master, i, p, context, units) for i, p in enumerate(pooled)]
     items: list[_Node] = []
     if start > 0:
         items.append(_Opt(_Seq(cells[:start]), len(pooled[0]) / len(runs)))
@@ -1106,7 +1193,26 @@ def _leaf_options(leaf: _Leaf) -> list[_Node]:
     lo = lengths[0]
     default_lo = 0 if lo == 0 else 1
     options: list[_Node] = []
+    if leaf.units:
+        # The units seen anywhere, not only in this cell's values: "[hm]", "(?:rem|em|px)".
+        if all(len(unit) == 1 for unit in leaf.units):
+            options.append(_Run(_Class(chars=leaf.units), 1, 1, values))
+        else:
+            options.append(_Choice(sorted(leaf.units)))
+    if leaf.text:
+        space = any(c.isspace() for c in chars)
+        anything = _Class(chars=leaf.context, negated=True, space=space)
+        options.append(_Run(anything, default_lo, None, values))
+    if leaf.hyphens and leaf.split and "-" not in chars:
+        word = _Leaf(values, leaf.context | {"-"})
+        joined = _Rep(_Class(chars=frozenset("-")), word, 0, None, [0] * len(values))
+        options.append(_Seq([word, joined]))
     seps = _flanked_separators(values, underscore=False) if leaf.split else None
+    if seps is not None and _dotted_name(values, seps, leaf.context):
+        # Host, package and file names: "-" joins the words of their parts (test-server.com).
+        hyphenated = seps | {"-"}
+        options.append(_repetition(values, hyphenated, leaf.context, 1, shared=True))
+        options.append(_repetition(values, hyphenated, leaf.context, 1, shared=False))
     if seps is not None:
         options.append(_repetition(values, seps, leaf.context, 1, shared=True))
         options.append(_repetition(values, seps, leaf.context, 1, shared=False))
@@ -1324,6 +1430,71 @@ def _width_evidence(root: _Node) -> list[_Leaf]:
     return [leaf for leaf, _ in fixed]
 
 
+def _bound_small_numbers(root: _Node) -> None:
+    """Numbers of one, two or three digits, bounded where the format shows the bound.
+
+    Numbers joined by one separator (the octets of ``192.168.1.1``, the day and month of
+    ``1/5/2024``) are pooled. Where their widths vary (no zero padding) and never exceed three,
+    they get ``\\d{1,n}``, ``n`` the widest seen, when either a number beside them has a width
+    the positives established (the minutes of ``9:30``, the year of ``1/5/2024``: a format that
+    pads one number bounds the others) or three or more of them go up to three digits (octets,
+    bytes). Otherwise numbers stay ``\\d+``: ``10.20.30`` is as good a version as ``1.2.3``,
+    and ``100h`` as good a duration as ``10h``.
+    """
+    for seq in (node for node in _walk(root) if isinstance(node, _Seq)):
+        for chain in _number_chains(seq.items):
+            fixed = [leaf for leaf in chain if _fixed_width(leaf.chosen)]
+            free = [leaf for leaf in chain if leaf not in fixed]
+            widths = {len(v) for leaf in free for v in leaf.values}
+            if len(widths) < 2 or max(widths) > 3:
+                continue
+            if not fixed and (max(widths) < 3 or len(chain) < 3):
+                continue
+            for leaf in free:
+                # Not marked as narrowed: a bound the positives show forces no other width.
+                leaf.options.append(_Run(_DIGIT_CLASS, 1, max(widths), leaf.values))
+                leaf.choice = len(leaf.options) - 1
+
+
+def _number_chains(items: list[_Node]) -> list[list[_Leaf]]:
+    """Number fields of a sequence joined by one and the same literal separator, left to right:
+    ``192.168.0.1:8080`` has the chains of the four octets and of the port; the separator may
+    take several literals (``, `` in ``rgb(1, 2, 3)``)."""
+    chains: list[tuple[str, list[_Leaf]]] = []
+    last = -1  # index of the last number field seen
+    for index, item in enumerate(items):
+        if not isinstance(item, _Leaf) or not _number_field(item):
+            continue
+        between = items[last + 1 : index] if last >= 0 else []
+        joint = "".join(n.text for n in between if isinstance(n, _Lit))
+        literal = bool(between) and all(isinstance(n, _Lit) for n in between) and bool(joint)
+        if chains and literal and chains[-1][0] in ("", joint):
+            chains[-1] = (joint, [*chains[-1][1], item])
+        else:
+            chains.append(("", [item]))
+        last = index
+    return [chain for _, chain in chains]
+
+
+def _number_field(leaf: _Leaf) -> bool:
+    """A field of digits only, written ``\\d+`` or with a fixed width."""
+    if not all(v.isascii() and v.isdigit() for v in leaf.values):
+        return False
+    chosen = leaf.chosen
+    return (
+        isinstance(chosen, _Run)
+        and chosen.cls == _DIGIT_CLASS
+        and ((chosen.lo, chosen.hi) == (1, None) or _fixed_width(chosen))
+    )
+
+
+def _fixed_width(node: _Node) -> bool:
+    """``\\d{n}``, n >= 2: a width the positives established."""
+    return (
+        isinstance(node, _Run) and node.cls == _DIGIT_CLASS and node.lo == node.hi and node.lo >= 2
+    )
+
+
 def _numeric(values: list[str]) -> bool:
     chars = set("".join(values))
     return bool(chars) and (chars <= _DIGITS or _hexlike(values))
@@ -1407,20 +1578,59 @@ def synthesize(positives: Sequence[str], negatives: Sequence[str] = ()) -> str:
     characters per example.
     """
     pos, neg = _check_input(positives, negatives)
-    root = _build(pos, frozenset())
-    evidence = _width_evidence(root)
-    search = _Search(root, neg, time.monotonic() + _SEARCH_SECONDS)
-    fields = len({id(leaf) for leaf in _active_leaves(root)})
-    if fields <= _MAX_FIELDS and _specialise(search, pos):
-        _forced_widths(root, evidence)
-        pattern = _render_root(root)
-        if verify(pattern, pos, neg)[0]:
+    deadline = time.monotonic() + _SEARCH_SECONDS
+    implied = _lowercase_forms(pos, neg)
+    for rejected in [neg + implied, neg] if implied else [neg]:
+        pattern = _search(pos, rejected, deadline)
+        if pattern is not None and verify(pattern, pos, rejected)[0]:
             return pattern
     if sum(map(len, pos)) <= _MAX_GREX_CHARS:
         for pattern in _grex_candidates(pos):
             if verify(pattern, pos, neg)[0]:
                 return pattern
     return _group("|".join(_escape_text(p) for p in sorted(pos, key=lambda p: (-len(p), p))))
+
+
+def _search(positives: list[str], negatives: list[str], deadline: float) -> str | None:
+    """The structure of the positives, generalised, then narrowed until no negative matches."""
+    root = _build(positives, frozenset())
+    evidence = _width_evidence(root)
+    _bound_small_numbers(root)
+    search = _Search(root, negatives, deadline)
+    fields = len({id(leaf) for leaf in _active_leaves(root)})
+    if fields <= _MAX_FIELDS and _specialise(search, positives):
+        _forced_widths(root, evidence)
+        return _render_root(root)
+    return None
+
+
+def _lowercase_forms(positives: list[str], negatives: list[str]) -> list[str]:
+    """Implied negatives when no example has a lowercase letter: each positive with one of its
+    words in lowercase (``9:30 am`` for ``9:30 AM``; ``aa:BB`` and ``AA:bb`` for ``AA:BB``, so
+    that every field in capitals keeps them, not just one).
+
+    Capitals throughout (``9:30 AM``, ``EUR``, ``MAX_SIZE``) are a convention someone chose, and
+    a user who shows only capitals expects ``9:30 am`` to be rejected; the search then narrows
+    case exactly as it does for a lowercase negative given explicitly. Nothing is implied when a
+    negative already has lowercase letters (the user has said what case means), when examples
+    are lowercase (it is how examples are typed, and says nothing) or mix cases, or for hex
+    digits, whose letters are data in either case (``[0-9a-fA-F]``). If no pattern can reject
+    these forms, the search runs again without them.
+    """
+    examples = [*positives, *negatives]
+    if any(c in _LOWER for e in examples for c in e) or _hexlike(positives):
+        return []
+    taken = set(examples)
+    forms: dict[str, None] = {}
+    for positive in positives:
+        for word in re.finditer("[A-Z]+", positive):
+            start, end = word.span()
+            form = positive[:start] + word.group().lower() + positive[end:]
+            if form not in taken:
+                forms[form] = None
+            if len(forms) >= _MAX_IMPLIED:
+                return list(forms)
+    return list(forms)
 
 
 def _grex_candidates(positives: list[str]) -> Iterator[str]:

@@ -20,10 +20,11 @@ from grex import RegExpBuilder
 from fastedit_lsp.regex_synth import SynthesisError, grex_to_python, synthesize
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "regex"
-# Issue 3 asks for 85%. Measured: 44/52 = 84.6%; the held-out examples were written before the
-# synthesiser and were not changed for it, and the failures printed below are what is missing.
-# Raise this when the figure allows; never lower it to pass.
-FLOOR = 0.84
+# Issue 3 asks for 85%. Measured: 49/52 = 94.2%; the held-out examples were written before the
+# synthesiser and were not changed for it, and the failures printed below are what is missing
+# (ipv6's shortened groups, a URL's port, Windows paths of other depths: nothing in their training
+# examples shows them). Never lower this to pass.
+FLOOR = 0.85
 
 # grex's conversions, the most general first (the order matters only for "grex, first").
 GREX_CONVERSIONS: tuple[tuple[str, ...], ...] = (

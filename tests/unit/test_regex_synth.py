@@ -176,6 +176,75 @@ def test_a_negative_forces_only_what_it_must() -> None:
     assert re.fullmatch(pattern, "ap-southeast-1")
 
 
+# What users mean by common formats, applied without a negative asking for it (the examples
+# here are not the corpus's).
+@pytest.mark.parametrize(
+    ("positives", "negatives", "also_matches", "also_rejects"),
+    [
+        # Numbers joined by "." that reach three digits are bounded there (octets).
+        (
+            ["10.1.20.255", "172.16.0.1", "8.8.4.4"],
+            ["10.1.20"],
+            ["1.2.3.4", "255.255.255.0"],
+            ["1000.1.1.1", "10.1.1234.1"],
+        ),
+        # A number beside one of an established width is bounded by the widths seen (hours).
+        (["7:45", "10:05", "12:30"], ["7.45"], ["1:00", "23:59"], ["100:00", "7:5"]),
+        (["3/4/2021", "12/10/1999", "1/11/2000"], ["3-4-2021"], ["31/12/2023"], ["123/4/2021"]),
+        # Without such evidence numbers stay unbounded: versions, durations.
+        (["1.2.3", "10.0.1", "0.9.12"], ["1.2"], ["100.200.300"], ["1.2.3.4"]),
+        # Letters right after a number are units, the ones seen (not "s" for hours and minutes).
+        (["3h20m", "50m", "4h", "12h7m"], ["2.5h", "m", "45"], ["200h5m", "9m"], ["20s", "3m4h"]),
+        (["12px", "0.5em", "3rem"], ["px", "1.5"], ["1.25rem", "16px"], ["12pt", "12 px"]),
+        # The parts of dotted names may hold "-" (host names).
+        (
+            ["ann@site.com", "b.c@mail.org", "x@y.example.net"],
+            ["ann@site"],
+            ["dev@my-host.io", "first-last@a.b-c.de"],
+            ["ann@@site.com", "ann@-site.com"],
+        ),
+        # The value of an assignment is text.
+        (
+            ["host=db1", "retries=3", "mode=fast"],
+            ["host = db1"],
+            ["root=/var/lib", "url=http://x.org/?a"],
+            ["host=", "host=a b", "=x"],
+        ),
+        # Capitals throughout, with no negative about case: lowercase is rejected, field by field.
+        (["10:15 PM", "9:05 AM", "11:40 AM"], ["10:15"], ["1:00 PM"], ["10:15 pm", "10:15 Pm"]),
+        (["AA:BB", "CC:DD"], [], ["XY:ZW"], ["aa:BB", "AA:bb"]),
+    ],
+)
+def test_conventions_of_common_formats(
+    positives: list[str], negatives: list[str], also_matches: list[str], also_rejects: list[str]
+) -> None:
+    pattern = synthesize(positives, negatives)
+    assert classifies(pattern, positives + also_matches, negatives + also_rejects), pattern
+
+
+def test_a_negative_still_overrides_a_convention() -> None:
+    for positives in (["a.b", "cc.dd"], ["a.b.c", "dd.ee", "f.g"]):
+        assert re.fullmatch(synthesize(positives), "a-b.c")
+        assert not re.fullmatch(synthesize(positives, ["x-y.z"]), "a-b.c")
+    emails = ["ann@site.com", "b.c@mail.org", "x@y.example.net"]
+    pattern = synthesize(emails, ["ann@site", "ann@my-site.com"])
+    assert not re.fullmatch(pattern, "bob@test-server.com")
+
+
+def test_case_is_only_implied_by_capitals_throughout() -> None:
+    # Lowercase or mixed-case examples imply nothing about case; hex digits neither.
+    assert re.fullmatch(synthesize(["alpha-1", "beta-2"]), "Gamma-3")
+    assert re.fullmatch(synthesize(["GET /a", "PUT /b"]), "get /c")
+    assert re.fullmatch(synthesize(["0xFF", "0x1A"]), "0xff")
+    assert re.fullmatch(synthesize(["DE:AD:BE", "01:23:4F"]), "de:ad:be")
+
+
+def test_many_different_letters_after_numbers_are_not_units() -> None:
+    positives = [f"{n}{word}" for n, word in enumerate(["ab", "cd", "ef", "gh", "ij", "kl"] * 2)]
+    positives += ["7mn", "8op", "9qr"]
+    assert re.fullmatch(synthesize(positives, ["ab", "12"]), "5zz")
+
+
 def test_positives_with_no_shared_structure_fall_back_to_an_exact_pattern() -> None:
     positives = ["a1!", "??", "zz top"]
     negatives = ["a2!", "?", "zz  top", "b1!"]

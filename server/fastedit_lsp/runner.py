@@ -17,8 +17,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from . import actions, context
-from .actions.base import ActionError, ActionInput, Draft
-from .backends.base import Backend, BackendError, StreamInfo
+from .actions.base import ActionError, ActionInput, Draft, Verification
+from .backends.base import Backend, BackendError, ChatRequest, StreamInfo
 from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
 from .context import CHARS_PER_TOKEN
 from .document import Document, Point
@@ -142,21 +142,32 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
             return
         document = destination
     session = _session(ls, job, document)
+    skip: set[int] = set()  # routes passed over (a rejected fast answer in fast mode)
     for index, profile in enumerate(profiles):
+        if index in skip:
+            continue
         if profile.is_local and index == 0:
             job.reason += f" → offline engine ({profile.fallback_reason or 'local profile'})"
         try:
             await _attempt(ls, job, document, profile, session)
         except BackendError as exc:
-            job.attempts.append(Attempt(routes[index], job.model, None, error=str(exc)))
-            last = index == len(profiles) - 1
-            if session.edits or exc.kind not in FAILOVER_KINDS or last:
+            if exc.kind != "rejected":
+                job.attempts.append(Attempt(routes[index], job.model, None, error=str(exc)))
+            following = _after_failure(ls, exc, routes, index)
+            if session.edits or following is None:
                 raise
-            nxt = profiles[index + 1]
-            job.reason += (
-                f"; {routes[index]} {exc.kind.replace('_', ' ')} → failover to "
-                f"{'offline engine' if nxt.is_local else routes[index + 1]}"
-            )
+            if exc.kind == "rejected":
+                job.escalated = job.escalated or routes[following] == "standard"
+                then = (
+                    "escalated to standard" if routes[following] == "standard" else "offline engine"
+                )
+                job.reason += f"; {routes[index]} answers failed verification → {then}"
+            else:
+                job.reason += (
+                    f"; {routes[index]} {exc.kind.replace('_', ' ')} → failover to "
+                    f"{'offline engine' if profiles[following].is_local else routes[following]}"
+                )
+            skip.update(range(index + 1, following))
             ls.send_status(job)
             continue
         ls.record_verification(job)
@@ -178,6 +189,55 @@ def _session(
         max_edits_per_second=settings.max_edits_per_second,
         streaming=settings.streaming,
         on_edit=lambda n: _on_edit(ls, job, edits_before + n),
+    )
+
+
+def _after_failure(
+    ls: FasteditServer, exc: BackendError, routes: list[str], index: int
+) -> int | None:
+    """Which route to try after ``routes[index]`` failed with ``exc``, if any.
+
+    A model that is down or rate-limited hands over to the next route. One whose answers all
+    failed verification escalates to standard in auto mode only; otherwise (and after standard)
+    the offline engine answers, when it is in the chain.
+    """
+    later = range(index + 1, len(routes))
+    if exc.kind in FAILOVER_KINDS:
+        return index + 1 if index + 1 < len(routes) else None
+    if exc.kind != "rejected":
+        return None
+    if ls.mode == "auto" and routes[index] == "fast":
+        return next((i for i in later if routes[i] == "standard"), None) or next(
+            (i for i in later if routes[i] == "local"), None
+        )
+    return next((i for i in later if routes[i] == "local"), None)
+
+
+async def _verified(
+    backend: Backend, draft: Draft, job: Job, info: StreamInfo
+) -> AsyncIterator[str]:
+    """A model's answers, verified before they touch the buffer; asked again with what failed.
+
+    Every answer is recorded in ``attempts``; only a passing one is yielded. When all fail,
+    nothing was inserted and the job moves on (or fails, listing what failed).
+    """
+    assert draft.request is not None and draft.verify is not None and draft.refine is not None
+    request: ChatRequest | None = draft.request
+    result: Verification = {"ok": None, "details": "no answer"}
+    for _ in range(draft.rounds):
+        if request is None:
+            break
+        parts = [text async for text in _filtered(backend.stream(request, info), draft, job, info)]
+        text = "".join(parts)
+        result = draft.verify(text)
+        job.attempts.append(Attempt(job.route, job.model, dict(result)))
+        if result.get("ok") is not False:
+            job.verification = result
+            yield text
+            return
+        request = draft.refine(text, result)
+    raise BackendError(
+        "rejected", f"{job.model}'s answers failed verification: {result.get('details')}"
     )
 
 
@@ -253,7 +313,10 @@ async def _attempt(
                 f"{backend.model} at {profile.base_url} failed repeatedly: not called for "
                 f"another {wait:.0f} s (circuit open)",
             )
-        source = _filtered(backend.stream(draft.request, info), draft, job, info)
+        if draft.refine is not None:
+            source = _verified(backend, draft, job, info)
+        else:
+            source = _filtered(backend.stream(draft.request, info), draft, job, info)
     ls.send_status(job)
     try:
         if source is not None:
@@ -274,7 +337,8 @@ async def _attempt(
         job.reason += f"; {draft.no_suggestion}"
     elif draft.verify is not None:
         job.verification = draft.verify(session.sent_text)
-    job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
+    if draft.refine is None or key is None:  # verified answers were recorded as they came
+        job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
     if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
         await _extra_insertion(ls, job, document, *draft.extra)
 

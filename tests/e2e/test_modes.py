@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from fastedit_lsp.stub import Answer, StubModelServer
 
+from .conftest import MakeEditor
 from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/modes.py"
@@ -44,12 +45,13 @@ async def test_toggle_and_set_mode_change_the_model_the_next_job_uses(
     assert modes[-3:] == ["standard", "fast", "standard"]
 
 
-async def test_a_failing_fast_draft_is_escalated_to_standard_in_auto_mode(
+async def test_a_failing_fast_regex_is_escalated_and_never_lands_in_auto_mode(
     editor: Editor, stub: StubModelServer
 ) -> None:
     editor.open(URI, REGEX_DOC)
     here = {"line": 2, "character": 0}
-    stub.script(Answer(text="\\d+"), Answer(text="\\d{4}-\\d{2}-\\d{2}"))
+    # The fast model is wrong twice (the second time it was told what failed); standard is right.
+    stub.script(Answer(text="\\d+"), Answer(text="\\d+-\\d+"), Answer(text="\\d{4}-\\d{2}-\\d{2}"))
     record = await editor.run(
         "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
     )
@@ -57,44 +59,66 @@ async def test_a_failing_fast_draft_is_escalated_to_standard_in_auto_mode(
     assert record["escalated"] is True
     assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
         ("fast", False),
+        ("fast", False),
         ("standard", True),
     ]
+    assert "2024-1-31" in str(stub.requests[1].body["messages"])  # told what failed
     assert record["verification"]["ok"] is True
-    assert "escalated to standard" in record["reason"]
     expected = REGEX_DOC.replace(
         "#   reject: 2024-1-31\n",
         '#   reject: 2024-1-31\nISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")\n',
     )
     assert editor.text(URI) == expected
-    # One revert restores what the user had.
+    # A failing pattern never reached the buffer.
+    assert all("\\d+" not in text for _, _, _, text in editor.applied)
     assert await editor.command("fastedit.revert", {"jobId": record["jobId"]}) == {"reverted": True}
     assert editor.text(URI) == REGEX_DOC
 
 
-async def test_in_fast_mode_a_failing_draft_is_not_escalated(
+async def test_in_fast_mode_wrong_regexes_fall_back_to_the_local_synthesiser(
     editor: Editor, stub: StubModelServer
 ) -> None:
     editor.open(URI, REGEX_DOC)
     await editor.command("fastedit.setMode", {"mode": "fast"})
     here = {"line": 2, "character": 0}
-    stub.script(Answer(text="\\d+"))
+    stub.script(Answer(text="\\d+"), Answer(text="[0-9]+"))
     record = await editor.run(
         "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
     )
-    assert record["escalated"] is False and record["verification"]["ok"] is False
-    assert len(stub.requests) == 1
+    assert record["state"] == "done" and record["escalated"] is False
+    assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
+        ("fast", False),
+        ("fast", False),
+        ("local", True),
+    ]
+    assert len(stub.requests) == 2  # standard was not asked: that is what retry is for
+    assert "ISO_DATE = re.compile(" in editor.text(URI)
     # Retry with the standard model replaces the job's own text.
     stub.script(Answer(text="\\d{4}-\\d{2}-\\d{2}"))
     started = await editor.command("fastedit.retry", {"jobId": record["jobId"]})
     retried = await editor.wait_job(started["jobId"])
     assert retried["state"] == "done" and retried["route"] == "standard"
-    assert retried["verification"]["ok"] is True
     assert editor.text(URI).count("ISO_DATE = re.compile(") == 1
     assert 'ISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")' in editor.text(URI)
     assert await editor.command("fastedit.revert", {"jobId": retried["jobId"]}) == {
         "reverted": True
     }
     assert editor.text(URI) == REGEX_DOC
+
+
+async def test_without_the_local_fallback_wrong_regexes_fail_and_leave_the_region_alone(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options={"failover": ["fast", "standard"], "mode": "fast"})
+    editor.open(URI, REGEX_DOC)
+    here = {"line": 2, "character": 0}
+    stub.script(Answer(text="\\d+"), Answer(text="\\d+"))
+    record = await editor.run(
+        "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "failed"
+    assert "failed verification" in record["error"] and "2024-01-31" in record["error"]
+    assert editor.text(URI) == REGEX_DOC and editor.applied == []
 
 
 async def test_speed_is_shown_in_progress_and_kept_per_route(
@@ -142,19 +166,17 @@ async def test_auto_routing_sends_a_regex_fast_and_a_large_multi_function_edit_t
     assert "4 definitions in the selection (> 1)" in record["reason"]
 
 
-async def test_in_fast_mode_a_failed_draft_offers_retry_as_a_quick_fix(
+async def test_a_fast_fix_that_fails_verification_offers_retry_as_a_quick_fix(
     editor: Editor, stub: StubModelServer
 ) -> None:
-    editor.open(URI, REGEX_DOC)
+    broken = "x = 1\nif x\n    print(x)\n"
+    editor.open(URI, broken)
     await editor.command("fastedit.setMode", {"mode": "fast"})
-    here = {"line": 2, "character": 0}
-    stub.script(Answer(text="\\d+"))
-    record = await editor.run(
-        "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
-    )
-    assert record["verification"]["ok"] is False
-    line = editor.text(URI).splitlines().index('ISO_DATE = re.compile(r"\\d+")')
-    at = types.Position(line=line, character=3)
+    stub.script(Answer(text="x = 1\nif x\n    print(x)"))  # still broken
+    everything = {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}
+    record = await editor.run("fastedit.fixSyntax", {"uri": URI, "range": everything})
+    assert record["state"] == "done" and record["verification"]["ok"] is False
+    at = types.Position(line=1, character=1)
     actions = await editor.client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=URI),
@@ -162,11 +184,13 @@ async def test_in_fast_mode_a_failed_draft_offers_retry_as_a_quick_fix(
             context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
         )
     )
-    assert actions is not None and len(actions) == 1
-    action = actions[0]
+    titles = [a.title for a in actions or []]
+    retry = [a for a in actions or [] if a.title.startswith("Retry with the standard model")]
+    assert len(retry) == 1, titles
+    action = retry[0]
     assert isinstance(action, types.CodeAction) and action.command is not None
-    assert action.title.startswith("Retry with the standard model")
-    stub.script(Answer(text="\\d{4}-\\d{2}-\\d{2}"))
+    stub.script(Answer(text="x = 1\nif x:\n    print(x)"))
     started = await editor.command(action.command.command, *(action.command.arguments or []))
     retried = await editor.wait_job(started["jobId"])
     assert retried["route"] == "standard" and retried["verification"]["ok"] is True
+    assert editor.text(URI) == "x = 1\nif x:\n    print(x)\n"

@@ -66,6 +66,10 @@ class Draft:
     no_suggestion: str = "no suggestion"
     #: The region the action edits when it is not the command's (decided before any edit).
     region: tuple[Point, Point] | None = None
+    #: Verify a model's (transformed) answer before it touches the buffer, and ask again with
+    #: what failed: the follow-up request, or None to stop. Up to ``rounds`` answers per model.
+    refine: Callable[[str, Verification], ChatRequest | None] | None = None
+    rounds: int = 1
     #: One insertion outside the region, at the start of a line (``import re``), sent once the
     #: region's edits are all reported back.
     extra: tuple[int, str] | None = None

@@ -249,6 +249,9 @@ def check(pattern: str, t: RegexTarget) -> Verification:
     return {"ok": ok, "details": details}
 
 
+#: Answers asked of one model before its route gives up (the second names what failed).
+MODEL_ROUNDS = 2
+
 SYSTEM = (
     "You write one regular expression for Python's re module, meant for re.fullmatch. Reply "
     "with only the pattern: no quotes, no code fences, no explanation."
@@ -284,4 +287,6 @@ def prepare(t: RegexTarget, data: ActionInput) -> Draft:
         offline=offline,
         verify=lambda text: check(extract_pattern(text, t), t),
         extra=None if t.import_line is None else (t.import_line, "import re\n"),
+        refine=lambda _text, result: request(t, data, failing=str(result.get("details", ""))),
+        rounds=MODEL_ROUNDS,
     )

@@ -22,6 +22,7 @@ ErrorKind = Literal[
     "dropped",  # the connection closed mid-stream
     "protocol",  # a malformed response (bad SSE, wrong content type, error event in a 200)
     "blocked",  # not sent: the (baseUrl, model) is still rate-limited from an earlier 429
+    "rejected",  # the model's answers failed verification (nothing was put in the buffer)
 ]
 
 

@@ -167,15 +167,17 @@ async def test_auto_routing_sends_a_regex_fast_and_a_large_multi_function_edit_t
 
 
 async def test_a_fast_fix_that_fails_verification_offers_retry_as_a_quick_fix(
-    editor: Editor, stub: StubModelServer
+    make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
+    editor = await make_editor(init_options={"failover": ["fast", "standard"], "mode": "fast"})
     broken = "x = 1\nif x\n    print(x)\n"
     editor.open(URI, broken)
-    await editor.command("fastedit.setMode", {"mode": "fast"})
-    stub.script(Answer(text="x = 1\nif x\n    print(x)"))  # still broken
+    # Twice a "fix" that still does not parse: rejected before it touches the buffer.
+    stub.script(Answer(text="x = 1\nif x\n    print(x)"), Answer(text="x = 1\nif x\n    print(x)"))
     everything = {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}
     record = await editor.run("fastedit.fixSyntax", {"uri": URI, "range": everything})
-    assert record["state"] == "done" and record["verification"]["ok"] is False
+    assert record["state"] == "failed" and "still a syntax error" in record["error"]
+    assert editor.text(URI) == broken and editor.applied == []
     at = types.Position(line=1, character=1)
     actions = await editor.client.text_document_code_action_async(
         types.CodeActionParams(
@@ -194,3 +196,20 @@ async def test_a_fast_fix_that_fails_verification_offers_retry_as_a_quick_fix(
     retried = await editor.wait_job(started["jobId"])
     assert retried["route"] == "standard" and retried["verification"]["ok"] is True
     assert editor.text(URI) == "x = 1\nif x:\n    print(x)\n"
+
+
+async def test_a_model_fix_reaching_outside_the_error_region_is_rejected_for_the_offline_repair(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    doc = "import os\n\n\n\n\ndef f(x)\n    return x\n\n\n\n\nprint(os.sep)\n"
+    editor.open(URI, doc)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    # The model rewrites more than it was given: it repeats the line after the region.
+    outside = "def f(x):\n    return x\n\n\n\n\nprint(os.sep)"
+    stub.script(Answer(text=outside), Answer(text=outside))
+    everything = {"start": {"line": 0, "character": 0}, "end": {"line": 12, "character": 0}}
+    record = await editor.run("fastedit.fixSyntax", {"uri": URI, "range": everything})
+    assert record["state"] == "done", record
+    assert record["route"] == "local" and record["verification"]["ok"] is True
+    assert "reaches outside" in str(record["attempts"][0]["verification"])
+    assert editor.text(URI) == doc.replace("def f(x)\n", "def f(x):\n")

@@ -76,6 +76,8 @@ def prepare(data: ActionInput) -> Draft:
         return OfflineAnswer(text, a, b)
 
     def verify(text: str) -> Verification:
+        if (outside := _reaches_outside(text, around["before"], around["after"])) is not None:
+            return {"ok": False, "details": outside}
         candidate = around["before"] + text + around["after"]
         problem = _parses(candidate)
         if problem is None:
@@ -90,15 +92,44 @@ def prepare(data: ActionInput) -> Draft:
         f"File: {data.path}\nError: line {line + 1}: {message}\n\nExcerpt:\n{numbered}\n\n"
         f"Rewrite lines {first + 1} to {last + 1}."
     )
-    return Draft(
-        request=ChatRequest(
-            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
-            max_tokens=min(data.max_tokens, 64 + len(document.get_text(start, end))),
+    budget = min(data.max_tokens, 64 + len(document.get_text(start, end)))
+
+    def ask(extra: str = "") -> ChatRequest:
+        return ChatRequest(
+            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user + extra)),
+            max_tokens=budget,
             temperature=data.temperature,
-        ),
+        )
+
+    def refine(_text: str, result: Verification) -> ChatRequest:
+        return ask(
+            f"\nYour previous answer was rejected: {result.get('details')}. "
+            f"Reply with lines {first + 1} to {last + 1} only, corrected."
+        )
+
+    return Draft(
+        request=ask(),
         pipeline=Pipeline(FenceFilter()),
+        # The region ends before its last line break, which the document keeps.
+        transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
         offline=offline,
         verify=verify,
+        refine=refine,
+        rounds=2,
         region=(start, end),
         no_suggestion="no suggestion: no small repair around the error makes the file parse",
     )
+
+
+def _reaches_outside(text: str, before: str, after: str) -> str | None:
+    """Why an answer changes lines outside the region (it repeats its neighbours), or None."""
+    lines = text.splitlines()
+    if not lines:
+        return None
+    previous = before.rstrip("\r\n").rsplit("\n", 1)[-1] if before.strip() else ""
+    following = after.lstrip("\r\n").split("\n", 1)[0] if after.strip() else ""
+    if previous.strip() and lines[0].strip() == previous.strip():
+        return "the answer repeats the line before the error region: it reaches outside it"
+    if following.strip() and lines[-1].strip() == following.strip():
+        return "the answer repeats the line after the error region: it reaches outside it"
+    return None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pygls.uris import from_fs_path
 
-from fastedit_lsp.stub import StubModelServer
+from fastedit_lsp.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import Editor, hermetic_env
@@ -306,3 +306,24 @@ async def test_regex_from_selected_literals_or_into_an_empty_compile(
     else:
         assert pattern.fullmatch("ef-9999") and not pattern.fullmatch("ab12")
         assert text.count("re.compile(") == 1
+
+
+async def test_a_model_test_module_that_does_not_parse_never_lands(
+    editor: Editor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    editor.open(_uri(module), GEOMETRY)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    broken = "def test_clamp(:\n    assert clamp(5, 0, 3) == 3\n"
+    good = "from geometry import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+    stub.script(Answer(text=broken), Answer(text=good))
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert [a["verification"]["ok"] for a in record["attempts"]] == [False, True]
+    test_file = tmp_path / "test_geometry.py"
+    assert record["uri"] == _uri(test_file)
+    assert editor.text(_uri(test_file)) == good
+    assert all("def test_clamp(:" not in text for _, _, _, text in editor.applied)

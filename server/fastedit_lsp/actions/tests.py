@@ -73,16 +73,27 @@ def prepare(data: ActionInput) -> Draft:
     )
     if existing.strip():
         user += f"\nThe test module already contains:\n{existing[-3000:]}\nAdd new tests only."
-    return Draft(
-        request=ChatRequest(
-            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+
+    def ask(extra: str = "") -> ChatRequest:
+        return ChatRequest(
+            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user + extra)),
             max_tokens=data.max_tokens,
             temperature=data.temperature,
-        ),
+        )
+
+    return Draft(
+        request=ask(),
         pipeline=Pipeline(FenceFilter()),
         transform=lambda answer: appended(existing, answer),
         offline=offline,
         verify=lambda text: check(existing, text),
+        # A module that does not parse never lands: the model is asked once more, then the
+        # offline generator answers.
+        refine=lambda _text, result: ask(
+            f"\nYour previous answer was rejected: {result.get('details')}. Reply with a "
+            "complete, valid pytest module."
+        ),
+        rounds=2,
         no_suggestion="no suggestion",
     )
 

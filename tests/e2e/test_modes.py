@@ -213,3 +213,18 @@ async def test_a_model_fix_reaching_outside_the_error_region_is_rejected_for_the
     assert record["route"] == "local" and record["verification"]["ok"] is True
     assert "reaches outside" in str(record["attempts"][0]["verification"])
     assert editor.text(URI) == doc.replace("def f(x)\n", "def f(x):\n")
+
+
+async def test_many_diagnostics_in_range_route_a_fix_to_standard(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    broken = "x = 1\nif x\n    print(x)\n"
+    editor.open(URI, broken)
+    stub.script(Answer(text="x = 1\nif x:\n    print(x)"))
+    everything = {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}
+    record = await editor.run(
+        "fastedit.fixSyntax", {"uri": URI, "range": everything, "diagnostics": 5}
+    )
+    assert record["state"] == "done" and record["route"] == "standard", record
+    assert "5 diagnostics in range (> 3)" in record["reason"]
+    assert editor.text(URI) == "x = 1\nif x:\n    print(x)\n"

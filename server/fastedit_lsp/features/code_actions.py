@@ -95,12 +95,17 @@ def _context_actions(ls: FasteditServer, params: types.CodeActionParams) -> list
     if outline.error is not None:
         line, message = outline.error
         if start.line - 2 <= line <= end.line + 2:
+            errors = sum(
+                1
+                for d in params.context.diagnostics
+                if d.severity in (None, types.DiagnosticSeverity.Error)
+            )
             actions.append(
                 _command_action(
                     f"Fix syntax error: {message} (fastedit)",
                     types.CodeActionKind.QuickFix,
                     "fastedit.fixSyntax",
-                    {"uri": uri, "range": wire_range},
+                    {"uri": uri, "range": wire_range, "diagnostics": errors},
                 )
             )
     elif (function := outline.function_at(start.line)) is not None:

@@ -47,17 +47,21 @@ class RangeArg(_Args):
 class CompleteRestArgs(_Args):
     uri: str = Field(min_length=1)
     position: PositionArg
+    #: Error diagnostics in range, as the editor reported them with the code action (routing).
+    diagnostics: int = Field(0, ge=0)
 
 
 class EditSelectionArgs(_Args):
     uri: str = Field(min_length=1)
     range: RangeArg
     instruction: str = Field(min_length=1, max_length=20000)
+    diagnostics: int = Field(0, ge=0)
 
 
 class RangeTargetArgs(_Args):
     uri: str = Field(min_length=1)
     range: RangeArg
+    diagnostics: int = Field(0, ge=0)
 
 
 class JobIdArgs(_Args):
@@ -179,7 +183,7 @@ def register(server: FasteditServer) -> None:
         a = parse(name, EditSelectionArgs, args)
         document = _document(ls, name, a.uri)
         start, end = _range(name, document, a.range)
-        inputs = {"instruction": a.instruction}
+        inputs = {"instruction": a.instruction, "diagnostics": a.diagnostics}
         return _start_job(ls, "editSelection", document, start, end, inputs)
 
     @server.command("fastedit.generateRegex")
@@ -220,7 +224,7 @@ def register(server: FasteditServer) -> None:
         a = parse(name, RangeTargetArgs, args)
         document = _document(ls, name, a.uri)
         start, end = _range(name, document, a.range)
-        return _start_job(ls, "fixSyntax", document, start, end, {})
+        return _start_job(ls, "fixSyntax", document, start, end, {"diagnostics": a.diagnostics})
 
     @server.command("fastedit.retry")
     async def retry(ls: FasteditServer, *args: Any) -> dict[str, str]:

@@ -9,8 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -341,6 +344,20 @@ async def _attempt(
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
     if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
         await _extra_insertion(ls, job, document, *draft.extra)
+    tests = settings.tests
+    if (
+        job.kind == "generateTests"
+        and session.edits
+        and job.verification.get("ok") is True
+        and (tests.verify_collect or tests.run)
+    ):
+        # Opt-in only: collecting imports the user's code (and their conftest.py).
+        module_text = str(job.inputs.get("existing", "")) + session.sent_text
+        ok, details = await _pytest_check(ls, job, module_text, run=tests.run)
+        job.verification = {
+            "ok": ok,
+            "details": f"{job.verification.get('details')}; {details}",
+        }
 
 
 #: How long a job waits at its end for the editor to report its last edits.
@@ -446,6 +463,8 @@ async def _test_destination(ls: FasteditServer, job: Job, source: Document) -> D
         if document is None:
             return None
     end = document.end
+    job.inputs["existing"] = document.text
+    job.inputs["sourceUri"] = source.uri
     job.uri = uri
     job.tracker = RegionTracker(end, end, "")
     job.range = (document.to_client(end), document.to_client(end))
@@ -534,6 +553,48 @@ def _read(path: str) -> str:
 def _append(path: str, text: str) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
+
+
+#: How long an opted-in pytest run on generated tests may take.
+PYTEST_SECONDS = 60
+
+
+async def _pytest_check(
+    ls: FasteditServer, job: Job, module_text: str, *, run: bool
+) -> tuple[bool, str]:
+    """Collect (or run) the generated test module in a subprocess, on a copy, with a time limit."""
+    test_path = str(job.inputs.get("testPath", "test_generated.py"))
+    source_path = to_fs_path(str(job.inputs.get("sourceUri", ""))) or test_path
+    root = ls.workspace_root_for(source_path) or os.path.dirname(source_path)
+    with tempfile.TemporaryDirectory(prefix="fastedit-tests-") as tmp:
+        copy = os.path.join(tmp, os.path.basename(test_path))
+        await asyncio.to_thread(Path(copy).write_text, module_text, encoding="utf-8")
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        command += ["--rootdir", tmp, copy] if run else ["--collect-only", "--rootdir", tmp, copy]
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["PYTHONPATH"] = os.pathsep.join(
+            [root, os.path.dirname(source_path), env.get("PYTHONPATH", "")]
+        )
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=root,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            output, _ = await asyncio.wait_for(proc.communicate(), PYTEST_SECONDS)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            return False, f"pytest took longer than {PYTEST_SECONDS} s"
+    text = output.decode("utf-8", "replace")
+    summary = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    if proc.returncode == 0:
+        return True, f"pytest: {summary.strip('= ')}"
+    verb = "run" if run else "collection"
+    return False, f"pytest {verb} failed: {summary.strip('= ')}"
 
 
 def _retarget(job: Job, document: Document, start: Point, end: Point) -> None:

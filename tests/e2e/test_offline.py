@@ -327,3 +327,69 @@ async def test_a_model_test_module_that_does_not_parse_never_lands(
     assert record["uri"] == _uri(test_file)
     assert editor.text(_uri(test_file)) == good
     assert all("def test_clamp(:" not in text for _, _, _, text in editor.applied)
+
+
+SIDE_EFFECT = '''import pathlib
+
+pathlib.Path(__file__).with_name("imported.marker").write_text("imported")
+
+
+def double(x: int) -> int:
+    """Twice x.
+
+    >>> double(2)
+    4
+    """
+    return 2 * x
+'''
+
+
+@pytest.mark.parametrize(
+    ("tests_settings", "imported", "ok"),
+    [
+        pytest.param({}, False, True, id="default-never-imports-user-code"),
+        pytest.param({"verifyCollect": True}, True, True, id="verify-collect-opt-in"),
+        pytest.param({"run": True}, True, True, id="run-opt-in"),
+    ],
+)
+async def test_generated_tests_import_user_code_only_when_opted_in(
+    make_editor: MakeEditor,
+    tmp_path: Path,
+    tests_settings: dict[str, bool],
+    imported: bool,
+    ok: bool,
+) -> None:
+    editor = await make_editor(model=False, init_options={"tests": tests_settings})
+    module = tmp_path / "sideeffect.py"
+    module.write_text(SIDE_EFFECT)
+    editor.open(_uri(module), SIDE_EFFECT)
+    line = SIDE_EFFECT.splitlines().index("def double(x: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is ok, record["verification"]
+    assert (tmp_path / "imported.marker").exists() is imported
+    if tests_settings.get("verifyCollect"):
+        assert "collected" in record["verification"]["details"]
+    if tests_settings.get("run"):
+        assert "passed" in record["verification"]["details"]
+
+
+async def test_a_generated_test_module_that_fails_collection_is_reported(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    editor = await make_editor(model=False, init_options={"tests": {"verifyCollect": True}})
+    broken_import = SIDE_EFFECT.replace(
+        "import pathlib\n", "import pathlib\nraise RuntimeError('no')\n"
+    )
+    module = tmp_path / "explodes.py"
+    module.write_text(broken_import)
+    editor.open(_uri(module), broken_import)
+    line = broken_import.splitlines().index("def double(x: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+    assert record["state"] == "done"
+    assert record["verification"]["ok"] is False
+    assert "collection failed" in record["verification"]["details"]

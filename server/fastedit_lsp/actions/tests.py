@@ -35,8 +35,11 @@ def appended(existing: str, generated: str) -> str:
     return merged[len(existing) :]
 
 
-def check(existing: str, text: str) -> Verification:
-    """The test module must parse once the text is appended (collecting it imports user code)."""
+def check(existing: str, text: str, module: str = "", source: str = "") -> Verification:
+    """The test module must parse, and what it imports from the module under test must exist.
+
+    Static only: collecting the tests would import the user's code (opt-in, ``tests.*``).
+    """
     try:
         tree = ast.parse(existing + text)
     except SyntaxError as exc:
@@ -44,12 +47,45 @@ def check(existing: str, text: str) -> Verification:
             "ok": False,
             "details": f"the test module does not parse: line {exc.lineno}: {exc.msg}",
         }
+    if module and source:
+        defined = _top_level_names(source)
+        missing = sorted(
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == module and not node.level
+            for alias in node.names
+            if alias.name != "*" and alias.name not in defined
+        )
+        if missing:
+            return {
+                "ok": False,
+                "details": f"imports names {module} does not define: {', '.join(missing)}",
+            }
     tests = sum(
         1
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
     )
-    return {"ok": True, "details": f"parses; {tests} test functions"}
+    return {"ok": True, "details": f"parses; imports resolve; {tests} test functions"}
+
+
+def _top_level_names(source: str) -> set[str]:
+    """Names a module defines at its top level (statically)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 def prepare(data: ActionInput) -> Draft:
@@ -86,7 +122,7 @@ def prepare(data: ActionInput) -> Draft:
         pipeline=Pipeline(FenceFilter()),
         transform=lambda answer: appended(existing, answer),
         offline=offline,
-        verify=lambda text: check(existing, text),
+        verify=lambda text: check(existing, text, module, source),
         # A module that does not parse never lands: the model is asked once more, then the
         # offline generator answers.
         refine=lambda _text, result: ask(

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 STATUS = "fastedit/status"
 #: While a job streams, status goes out at most this often (seconds).
 STATUS_INTERVAL = 0.25
+#: Quiet time after a change before a Python document is re-parsed for code actions.
+OUTLINE_DELAY = 0.3
 #: How many recent verified jobs per route the failure rate covers, and how many it needs.
 VERIFY_WINDOW = 20
 VERIFY_MIN_JOBS = 5
@@ -117,6 +119,7 @@ class FasteditServer(LanguageServer):
         self._change_waiters: list[asyncio.Future[None]] = []
         self._open_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._outlines: dict[str, Outline] = {}
+        self._outline_timers: dict[str, asyncio.TimerHandle] = {}
         #: Recent finished jobs' (ttftMs, tokensPerSecond) per route, for rolling percentiles.
         self.speeds: dict[str, deque[tuple[float, float]]] = {}
         #: Recent verification outcomes per route (True: passed), for auto routing.
@@ -193,6 +196,9 @@ class FasteditServer(LanguageServer):
 
     async def close(self) -> None:
         """Stop every job and close the HTTP client."""
+        for timer in self._outline_timers.values():
+            timer.cancel()
+        self._outline_timers.clear()
         for job in self.jobs.running():
             if job.task is not None:
                 job.task.cancel()
@@ -232,6 +238,29 @@ class FasteditServer(LanguageServer):
             if not waiter.done():
                 waiter.set_result(None)
 
+    def refresh_outline_later(self, uri: str) -> None:
+        """Re-parse a Python document shortly after the user stops typing, off the request path."""
+        document = self.documents.get(uri)
+        if document is None or (document.language_id or "python") != "python":
+            return
+        if (timer := self._outline_timers.pop(uri, None)) is not None:
+            timer.cancel()
+
+        def start() -> None:
+            self._outline_timers.pop(uri, None)
+            self.spawn(self._refresh_outline(uri))
+
+        self._outline_timers[uri] = asyncio.get_running_loop().call_later(OUTLINE_DELAY, start)
+
+    async def _refresh_outline(self, uri: str) -> None:
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        version, text = document.version, document.text
+        fresh = await asyncio.to_thread(outline, text, version)
+        if uri in self.documents and self.documents[uri].version == version:
+            self._outlines[uri] = fresh
+
     def outline(self, uri: str) -> Outline:
         """The document's outline, parsed at most once per version."""
         document = self.documents[uri]
@@ -267,6 +296,8 @@ class FasteditServer(LanguageServer):
         uri = params.text_document.uri
         self.documents.pop(uri, None)
         self._outlines.pop(uri, None)
+        if (timer := self._outline_timers.pop(uri, None)) is not None:
+            timer.cancel()
         for job in self.jobs.running(uri):
             self.stop_job(job, "the document was closed")
 
@@ -288,6 +319,7 @@ class FasteditServer(LanguageServer):
                 start, end = Point(0, 0), document.end
             apply_change(document, trackers, Change(start, end, content.text))
         document.version = params.text_document.version
+        self.refresh_outline_later(uri)
         waiters, self._change_waiters = self._change_waiters, []
         for waiter in waiters:
             if not waiter.done():

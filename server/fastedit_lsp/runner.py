@@ -160,10 +160,9 @@ async def _execute(ls: FasteditServer, job: Job, document: Document) -> None:
             if session.edits or following is None:
                 raise
             if exc.kind == "rejected":
-                job.escalated = job.escalated or routes[following] == "standard"
-                then = (
-                    "escalated to standard" if routes[following] == "standard" else "offline engine"
-                )
+                to_standard = routes[following] == "standard" and not profiles[following].is_local
+                job.escalated = job.escalated or to_standard
+                then = "escalated to standard" if to_standard else "offline engine"
                 job.reason += f"; {routes[index]} answers failed verification → {then}"
             else:
                 job.reason += (

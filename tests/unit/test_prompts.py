@@ -30,6 +30,10 @@ import math
 #   reject: 2024-1-31
 
 
+def total_area(radii: list[float]) -> float:
+    return sum(area(r) for r in radii)
+
+
 def area(radius: float) -> float:
     """Area of a circle.
 

@@ -103,10 +103,13 @@ def prepare(data: ActionInput) -> Draft:
     tree = ast.parse(source)
     node = _find(tree, target.qualname)
     code = ast.get_source_segment(source, node) if node is not None else ""
+    callers = _callers(tree, target.qualname.rsplit(".", 1)[-1])
     user = (
         f"Module import path: {module}\nIts imports:\n{imports}\n\n"
         f"Write tests for {target.qualname}:\n{code}\n"
     )
+    if callers:
+        user += "\nCalled by:\n" + "\n".join(callers) + "\n"
     if existing.strip():
         user += f"\nThe test module already contains:\n{existing[-3000:]}\nAdd new tests only."
 
@@ -132,6 +135,28 @@ def prepare(data: ActionInput) -> Draft:
         rounds=2,
         no_suggestion="no suggestion",
     )
+
+
+def _callers(tree: ast.Module, name: str, limit: int = 5) -> list[str]:
+    """Signatures of the functions in the module that call ``name`` (how it is used)."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name == name:
+            continue
+        calls = any(
+            isinstance(c, ast.Call)
+            and (
+                (isinstance(c.func, ast.Name) and c.func.id == name)
+                or (isinstance(c.func, ast.Attribute) and c.func.attr == name)
+            )
+            for c in ast.walk(node)
+        )
+        if calls:
+            returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+            out.append(f"def {node.name}({ast.unparse(node.args)}){returns}")
+        if len(out) >= limit:
+            break
+    return out
 
 
 def _find(tree: ast.Module, qualname: str) -> ast.AST | None:

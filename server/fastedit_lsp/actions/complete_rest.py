@@ -5,21 +5,14 @@ Pure: builds the chat request from the cursor context and the filters its answer
 
 from __future__ import annotations
 
+from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
 from ..context import CursorContext
 from ..document import Point
 from ..postprocess import FenceFilter, Pipeline, SuffixDedup
 from .base import ActionInput, Draft, OfflineAnswer
 
-CURSOR = "<|CURSOR|>"
-
-SYSTEM = (
-    "You are a code completion engine inside an editor. You receive a file with the marker "
-    f"{CURSOR} where the cursor is. Reply with only the text to insert at the cursor: no "
-    "explanation, no Markdown fences, no repetition of the code before or after the cursor. "
-    "Complete the current statement or block, matching the file's indentation and style. "
-    "If nothing should be inserted, reply with nothing."
-)
+CURSOR = prompts.CURSOR
 
 
 def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatRequest:
@@ -31,7 +24,7 @@ def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatR
         f"Write the code that goes at {CURSOR}."
     )
     return ChatRequest(
-        messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+        messages=(ChatMessage("system", prompts.COMPLETE_REST), ChatMessage("user", user)),
         max_tokens=max_tokens,
         temperature=temperature,
     )

@@ -6,17 +6,11 @@ streamed rewrite; the original stays with the job for revert.
 
 from __future__ import annotations
 
+from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
 from ..context import CursorContext
 from ..postprocess import FenceFilter, Pipeline
 from .base import ActionInput, Draft
-
-SYSTEM = (
-    "You are a code editor. You receive a file excerpt, a selection from it and an instruction. "
-    "Reply with only the code that replaces the selection, following the instruction: no "
-    "explanation, no Markdown fences, nothing from outside the selection. Keep the selection's "
-    "indentation and the file's style."
-)
 
 
 def request(
@@ -35,7 +29,7 @@ def request(
     # A rewrite is about as long as the selection; leave room for growth, stay tight.
     budget = min(max_tokens, max(64, len(ctx.selection) // 2 + 256))
     return ChatRequest(
-        messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user)),
+        messages=(ChatMessage("system", prompts.EDIT_SELECTION), ChatMessage("user", user)),
         max_tokens=budget,
         temperature=temperature,
     )

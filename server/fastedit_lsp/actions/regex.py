@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
 from ..document import Document, Point
 from ..postprocess import FenceFilter, Pipeline
@@ -252,11 +253,6 @@ def check(pattern: str, t: RegexTarget) -> Verification:
 #: Answers asked of one model before its route gives up (the second names what failed).
 MODEL_ROUNDS = 2
 
-SYSTEM = (
-    "You write one regular expression for Python's re module, meant for re.fullmatch. Reply "
-    "with only the pattern: no quotes, no code fences, no explanation."
-)
-
 
 def request(t: RegexTarget, data: ActionInput, failing: str = "") -> ChatRequest:
     lines = []
@@ -267,7 +263,7 @@ def request(t: RegexTarget, data: ActionInput, failing: str = "") -> ChatRequest
     if failing:
         lines.append(f"A previous attempt failed: {failing}")
     return ChatRequest(
-        messages=(ChatMessage("system", SYSTEM), ChatMessage("user", "\n".join(lines))),
+        messages=(ChatMessage("system", prompts.REGEX), ChatMessage("user", "\n".join(lines))),
         max_tokens=min(data.max_tokens, 256),
         temperature=data.temperature,
     )

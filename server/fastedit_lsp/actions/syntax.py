@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import asyncio
 
+from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
 from ..document import Point
 from ..postprocess import FenceFilter, Pipeline
 from ..syntax_fix import error_region, find_error, repair
 from .base import ActionInput, Draft, OfflineAnswer, Verification, no_answer
-
-SYSTEM = (
-    "You fix syntax errors. You receive a file excerpt with line numbers, the compiler's error, "
-    "and the lines to rewrite. Reply with only the corrected version of those lines, keeping "
-    "everything that is not part of the error exactly as it is: no explanation, no fences."
-)
 
 
 def _parses(source: str) -> str | None:
@@ -96,7 +91,7 @@ def prepare(data: ActionInput) -> Draft:
 
     def ask(extra: str = "") -> ChatRequest:
         return ChatRequest(
-            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user + extra)),
+            messages=(ChatMessage("system", prompts.FIX_SYNTAX), ChatMessage("user", user + extra)),
             max_tokens=budget,
             temperature=data.temperature,
         )

@@ -12,17 +12,11 @@ from __future__ import annotations
 
 import ast
 
+from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
 from ..postprocess import FenceFilter, Pipeline
 from ..test_stubs import Target, generate, merge
 from .base import ActionInput, Draft, OfflineAnswer, Verification
-
-SYSTEM = (
-    "You write pytest tests. You receive a Python function (or method), its module's imports "
-    "and the import path of its module. Reply with only a complete pytest module: imports, "
-    "then one test function per behaviour (examples in the docstring, each raised exception, "
-    "edge cases). No explanation, no fences. Never call external services."
-)
 
 
 def appended(existing: str, generated: str) -> str:
@@ -115,7 +109,10 @@ def prepare(data: ActionInput) -> Draft:
 
     def ask(extra: str = "") -> ChatRequest:
         return ChatRequest(
-            messages=(ChatMessage("system", SYSTEM), ChatMessage("user", user + extra)),
+            messages=(
+                ChatMessage("system", prompts.WRITE_TESTS),
+                ChatMessage("user", user + extra),
+            ),
             max_tokens=data.max_tokens,
             temperature=data.temperature,
         )

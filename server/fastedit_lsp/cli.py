@@ -33,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
         "demo", help="run every action live on copies of sample files (or FOLDER's Python files)"
     )
     demo.add_argument("folder", nargs="?", help="a folder whose Python files are copied and used")
+    bench = sub.add_parser(
+        "bench", help="measure what the server adds: cold start, first edit, code actions"
+    )
+    bench.add_argument("--runs", type=int, default=50, help="measured runs per figure")
+    bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
@@ -104,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         from .demo import main as demo_main
 
         return demo_main(args.folder, sys.stdout)
+    if command == "bench":
+        from .bench import main as bench_main
+
+        return bench_main(sys.stdout, runs=max(1, args.runs), json_path=args.json)
     if command == "doctor":
         import os
 

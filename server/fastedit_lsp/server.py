@@ -237,6 +237,8 @@ class FasteditServer(LanguageServer):
         for waiter in self._open_waiters.pop(item.uri, []):
             if not waiter.done():
                 waiter.set_result(None)
+        self._outlines.pop(item.uri, None)
+        self.refresh_outline_later(item.uri)
 
     def refresh_outline_later(self, uri: str) -> None:
         """Re-parse a Python document shortly after the user stops typing, off the request path."""
@@ -262,10 +264,14 @@ class FasteditServer(LanguageServer):
             self._outlines[uri] = fresh
 
     def outline(self, uri: str) -> Outline:
-        """The document's outline, parsed at most once per version."""
-        document = self.documents[uri]
+        """The document's outline: parsed once per version, off the request path.
+
+        While the user types, the last outline answers (a refresh is scheduled on every
+        change); only a document never parsed yet is parsed here.
+        """
         cached = self._outlines.get(uri)
-        if cached is None or cached.version != document.version:
+        if cached is None:
+            document = self.documents[uri]
             cached = outline(document.text, document.version)
             self._outlines[uri] = cached
         return cached

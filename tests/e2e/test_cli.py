@@ -221,3 +221,27 @@ def test_doctor_says_what_to_fix_and_fails_when_a_profile_does_not_work() -> Non
     assert f"Cannot connect to http://127.0.0.1:{closed}/v1" in out.stdout
     assert "fix: profiles.standard: provider cerebras needs an API key in" in out.stdout
     assert "CEREBRAS_API_KEY" in out.stdout
+
+
+def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
+    figures = tmp_path / "bench.json"
+    out = subprocess.run(
+        ["fastedit-lsp", "bench", "--runs", "3", "--json", str(figures)],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(),
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "| cold start to initialize reply |" in out.stdout
+    assert "first edit / floor (medians):" in out.stdout
+    data = json.loads(figures.read_text())
+    for stats in (
+        data["coldStart"]["initializeMs"],
+        data["firstEdit"]["firstEditMs"],
+        data["codeActions"]["warmMs"],
+        data["codeActions"]["afterEditMs"],
+    ):
+        assert set(stats) == {"median", "p90", "p99", "runs"} and stats["runs"] >= 3
+        assert 0 < stats["median"] <= stats["p90"] <= stats["p99"]
+    assert data["codeActions"]["lines"] == 10000

@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -464,10 +464,27 @@ async def _test_destination(ls: FasteditServer, job: Job, source: Document) -> D
     end = document.end
     job.inputs["existing"] = document.text
     job.inputs["sourceUri"] = source.uri
+    job.inputs["workspaceModule"] = _workspace_reader(root or os.path.dirname(module_path))
     job.uri = uri
     job.tracker = RegionTracker(end, end, "")
     job.range = (document.to_client(end), document.to_client(end))
     return document
+
+
+def _workspace_reader(root: str) -> Callable[[str], str | None]:
+    """The source of a workspace module by dotted name, or None when it is not one."""
+
+    def read(dotted: str) -> str | None:
+        base = os.path.join(root, *dotted.split("."))
+        for path in (base + ".py", os.path.join(base, "__init__.py")):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    return f.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+        return None
+
+    return read
 
 
 _PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini")

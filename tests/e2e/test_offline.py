@@ -393,3 +393,30 @@ async def test_a_generated_test_module_that_fails_collection_is_reported(
     assert record["state"] == "done"
     assert record["verification"]["ok"] is False
     assert "collection failed" in record["verification"]["details"]
+
+
+async def test_a_model_test_module_importing_missing_workspace_names_never_lands(
+    editor: Editor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    (tmp_path / "helpers.py").write_text("def make_shape():\n    return 1\n")
+    editor.open(_uri(module), GEOMETRY)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    wrong = (
+        "from geometry import clamp, nothing_here\n\n\n"
+        "def test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+    )
+    wrong_helper = "from helpers import make_circle\n\n\ndef test_x():\n    assert make_circle()\n"
+    stub.script(Answer(text=wrong), Answer(text=wrong_helper))
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    details = [a["verification"]["details"] for a in record["attempts"]]
+    assert "geometry does not define: nothing_here" in details[0]
+    assert "helpers does not define: make_circle" in details[1]
+    # Both rejected: the offline generator's module landed instead.
+    assert record["route"] == "local" and record["verification"]["ok"] is True
+    written = editor.text(_uri(tmp_path / "test_geometry.py"))
+    assert "nothing_here" not in written and "make_circle" not in written

@@ -11,6 +11,7 @@ The user's code is never imported or run for this.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
@@ -29,10 +30,19 @@ def appended(existing: str, generated: str) -> str:
     return merged[len(existing) :]
 
 
-def check(existing: str, text: str, module: str = "", source: str = "") -> Verification:
-    """The test module must parse, and what it imports from the module under test must exist.
+def check(
+    existing: str,
+    text: str,
+    module: str = "",
+    source: str = "",
+    workspace_module: Callable[[str], str | None] | None = None,
+) -> Verification:
+    """The test module must parse, and what it imports from the workspace must exist.
 
     Static only: collecting the tests would import the user's code (opt-in, ``tests.*``).
+    ``workspace_module`` returns the source of a workspace module by dotted name (None when the
+    name is not a workspace module: the standard library and installed packages are not
+    checked, since the server does not run in the project's environment).
     """
     try:
         tree = ast.parse(existing + text)
@@ -41,19 +51,23 @@ def check(existing: str, text: str, module: str = "", source: str = "") -> Verif
             "ok": False,
             "details": f"the test module does not parse: line {exc.lineno}: {exc.msg}",
         }
-    if module and source:
-        defined = _top_level_names(source)
-        missing = sorted(
-            alias.name
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module == module and not node.level
-            for alias in node.names
-            if alias.name != "*" and alias.name not in defined
-        )
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        if node.module == module and source:
+            found: str | None = source
+        elif workspace_module is not None:
+            found = workspace_module(node.module)
+        else:
+            found = None
+        if found is None:
+            continue
+        defined = _top_level_names(found)
+        missing = sorted(a.name for a in node.names if a.name != "*" and a.name not in defined)
         if missing:
             return {
                 "ok": False,
-                "details": f"imports names {module} does not define: {', '.join(missing)}",
+                "details": f"imports names {node.module} does not define: {', '.join(missing)}",
             }
     tests = sum(
         1
@@ -122,7 +136,9 @@ def prepare(data: ActionInput) -> Draft:
         pipeline=Pipeline(FenceFilter()),
         transform=lambda answer: appended(existing, answer),
         offline=offline,
-        verify=lambda text: check(existing, text, module, source),
+        verify=lambda text: check(
+            existing, text, module, source, data.inputs.get("workspaceModule")
+        ),
         # A module that does not parse never lands: the model is asked once more, then the
         # offline generator answers.
         refine=lambda _text, result: ask(

@@ -228,3 +228,26 @@ async def test_many_diagnostics_in_range_route_a_fix_to_standard(
     assert record["state"] == "done" and record["route"] == "standard", record
     assert "5 diagnostics in range (> 3)" in record["reason"]
     assert editor.text(URI) == "x = 1\nif x:\n    print(x)\n"
+
+
+async def test_a_wrong_regex_then_a_right_one_lands_the_right_one(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, REGEX_DOC)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    here = {"line": 2, "character": 0}
+    stub.script(Answer(text="\\d+"), Answer(text="\\d{4}-\\d{2}-\\d{2}"))
+    record = await editor.run(
+        "fastedit.generateRegex", {"uri": URI, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done" and record["route"] == "fast"
+    assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
+        ("fast", False),
+        ("fast", True),
+    ]
+    assert record["verification"]["ok"] is True
+    assert "1/1 negatives rejected" in record["verification"]["details"]
+    assert editor.text(URI) == REGEX_DOC.replace(
+        "#   reject: 2024-1-31\n",
+        '#   reject: 2024-1-31\nISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")\n',
+    )

@@ -289,12 +289,15 @@ async def _attempt(
     settings = ls.resolved.settings
     path = to_fs_path(job.uri) or job.uri
     if not profile.is_local:
-        pattern = await excluded_by(path, settings.context.exclude)
-        if pattern:
-            raise JobFailedError(
-                f"{os.path.basename(path)} matches context.exclude ({pattern}): it is never "
-                "sent to a model"
-            )
+        # What the model would see: this document, and for tests the module under test.
+        sent = [path, to_fs_path(str(job.inputs.get("sourceUri", ""))) or ""]
+        for seen in filter(None, sent):
+            pattern = await excluded_by(seen, settings.context.exclude)
+            if pattern:
+                raise JobFailedError(
+                    f"{os.path.basename(seen)} matches context.exclude ({pattern}): it is never "
+                    "sent to a model"
+                )
     draft = _prepare(ls, job, document, path, profile)
     if draft.region is not None:
         _retarget(job, document, *draft.region)

@@ -203,7 +203,7 @@ async def test_an_existing_test_file_is_never_overwritten(
     editor = await make_editor(model=False)
     module = tmp_path / "geometry.py"
     module.write_text(GEOMETRY)
-    existing = "def test_mine():\n    assert True is True\n"
+    existing = "def test_mine():\n    assert 1 + 1 == 2\n"
     test_file = tmp_path / "test_geometry.py"
     test_file.write_text(existing)
     editor.open(_uri(module), GEOMETRY)

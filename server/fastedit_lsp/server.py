@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification
 
 from . import __version__
 from .document import Change, Document, Encoding, Point
@@ -61,6 +63,20 @@ class FasteditProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
         if task is not None:
             task.cancel()
+
+    def structure_message(self, data: Any) -> Any:
+        """pygls drops a request whose params do not fit its type, leaving the client waiting
+        forever: answer it with -32602 instead."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            method = str(data.get("method"))
+            error = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
+            self._send_response(data["id"], error=error.to_response_error())
+            # Already answered: hand pygls something it ignores.
+            return JsonRPCNotification(method=method, jsonrpc="answered", params=None)
 
     # The server keeps its own documents (document.py); pygls' workspace copy is not kept, which
     # also saves re-splitting every document on every keystroke.

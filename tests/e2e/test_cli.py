@@ -245,3 +245,23 @@ def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
         assert set(stats) == {"median", "p90", "p99", "runs"} and stats["runs"] >= 3
         assert 0 < stats["median"] <= stats["p90"] <= stats["p99"]
     assert data["codeActions"]["lines"] == 10000
+
+
+async def test_a_request_whose_params_do_not_fit_gets_an_error_instead_of_silence() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "fastedit_lsp",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=hermetic_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+    answer = await asyncio.wait_for(_read(proc.stdout), 20)
+    assert answer["id"] == 1 and answer["error"]["code"] == -32602
+    # The server is healthy: a proper session follows.
+    result = await _session(proc.stdout, proc.stdin)
+    assert result["serverInfo"]["name"] == "fastedit-lsp"
+    assert await asyncio.wait_for(proc.wait(), 20) == 0

@@ -19,6 +19,9 @@ Kind = Literal["completeRest", "generateRegex", "generateTests", "fixSyntax", "e
 State = Literal["running", "done", "cancelled", "failed", "reverted"]
 FINISHED: frozenset[State] = frozenset({"done", "cancelled", "failed", "reverted"})
 
+#: The verification of a job with nothing to check its result with.
+NOTHING_TO_VERIFY: dict[str, Any] = {"ok": None, "details": "nothing to verify"}
+
 #: How many records ``fastedit.status`` returns (and the registry keeps).
 KEEP = 50
 
@@ -85,9 +88,7 @@ class Job:
     reason: str = ""
     escalated: bool = False
     attempts: list[Attempt] = field(default_factory=list)
-    verification: dict[str, Any] = field(
-        default_factory=lambda: {"ok": None, "details": "nothing to verify"}
-    )
+    verification: dict[str, Any] = field(default_factory=lambda: dict(NOTHING_TO_VERIFY))
     error: str | None = None
     metrics: Metrics = field(default_factory=Metrics)
     #: The request's inputs beyond the range (instruction...), for retry.

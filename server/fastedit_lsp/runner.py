@@ -26,7 +26,7 @@ from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
 from .context import CHARS_PER_TOKEN
 from .document import Document, Point
 from .edits import ConflictError, EditRejectedError, EditSession
-from .jobs import Attempt, Job
+from .jobs import NOTHING_TO_VERIFY, Attempt, Job
 from .routing import Decision, Signals, choose, count_definitions
 from .settings import GIT_IGNORED, ResolvedProfile
 from .tracking import RegionTracker, SentEdit
@@ -36,19 +36,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TITLES_PLAIN = {
+#: What each action is called where the user sees it (progress, errors).
+TITLES = {
     "completeRest": "Complete the rest",
     "editSelection": "Edit selection",
     "generateRegex": "Generate regex",
     "generateTests": "Write tests",
     "fixSyntax": "Fix syntax",
-}
-TITLES = {
-    "completeRest": "Completing",
-    "editSelection": "Editing selection",
-    "generateRegex": "Generating regex",
-    "generateTests": "Writing tests",
-    "fixSyntax": "Fixing syntax",
 }
 
 
@@ -101,7 +95,7 @@ def _signals(job: Job, document: Document, budget_tokens: int) -> Signals:
         Point(tracker.end.line, len(document.line(tracker.end.line))),
     )
     selection = len(document.get_text(tracker.start, tracker.end))
-    around = min(len(document.text), budget_tokens * CHARS_PER_TOKEN)
+    around = min(document.offset_of(document.end), budget_tokens * CHARS_PER_TOKEN)
     return Signals(
         kind=job.kind,
         lines=tracker.end.line - tracker.start.line + 1,
@@ -263,7 +257,7 @@ async def _escalate(ls: FasteditServer, job: Job, document: Document) -> None:
     job.reason += f"; fast draft failed verification ({details}) → escalated to standard"
     first_edits = job.metrics.edits
     job.tracker.restart()
-    job.verification = {"ok": None, "details": "nothing to verify"}
+    job.verification = dict(NOTHING_TO_VERIFY)
     session = _session(ls, job, document, edits_before=first_edits)
     try:
         await _attempt(ls, job, document, ls.profile("standard", announce=False), session)
@@ -373,14 +367,10 @@ async def _settle(ls: FasteditServer, job: Job) -> None:
     before the job's last edits arrived, which then landed off target: the job must say so
     instead of claiming success. An editor that stays silent longer is not waited for.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + SETTLE_SECONDS
-    tracker = job.tracker
     job.settling = True  # typing after the text is no longer typing into a stream
-    while tracker.pending and tracker.conflict is None and loop.time() < deadline:
-        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
-    if tracker.conflict is not None:
-        raise ConflictError(tracker.conflict)
+    await ls.wait_reported(job.tracker, SETTLE_SECONDS)
+    if job.tracker.conflict is not None:
+        raise ConflictError(job.tracker.conflict)
 
 
 async def _extra_insertion(
@@ -391,12 +381,14 @@ async def _extra_insertion(
     Sent last, so that it cannot move the region under edits still in flight; skipped (and said)
     when the editor has not reported them in time.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 2.0
-    while job.tracker.pending and loop.time() < deadline:
-        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
+    reported = await ls.wait_reported(job.tracker, 2.0)
     stripped = text.strip()
-    if job.tracker.pending or line > job.tracker.start.line or line >= document.line_count:
+    if (
+        not reported
+        or job.tracker.conflict is not None
+        or line > job.tracker.start.line
+        or line >= document.line_count
+    ):
         job.verification["details"] += f"; add `{stripped}` (not added: the region moved)"
         return
     if any(document.line(i).strip() == stripped for i in range(document.line_count)):
@@ -427,7 +419,8 @@ def _prepare(
         inputs=job.inputs,
         max_tokens=profile.settings.max_tokens,
         temperature=profile.settings.temperature,
-        others=[d.text for uri, d in ls.documents.items() if uri != job.uri],
+        # Joined only if the offline engine needs them (complete the rest).
+        others=lambda: [d.text for uri, d in ls.documents.items() if uri != job.uri],
     )
     try:
         return actions.prepare(job.kind, data)
@@ -624,7 +617,7 @@ def _retarget(job: Job, document: Document, start: Point, end: Point) -> None:
 async def _offline(job: Job, document: Document, draft: Draft) -> AsyncIterator[str] | None:
     """The offline engine's answer as a stream, after moving the region if it chose one."""
     if draft.offline is None:
-        raise JobFailedError(f"{_TITLES_PLAIN.get(job.kind, job.kind)} {NEEDS_MODEL}")
+        raise JobFailedError(f"{TITLES.get(job.kind, job.kind)} {NEEDS_MODEL}")
     job.metrics.first_token_at = None
     answer = await draft.offline()
     if answer is None or not answer.text:

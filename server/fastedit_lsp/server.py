@@ -26,7 +26,7 @@ from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .outline import Outline, outline
 from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
-from .tracking import SentEdit, apply_change
+from .tracking import RegionTracker, SentEdit, apply_change
 
 if TYPE_CHECKING:
     import httpx
@@ -355,6 +355,15 @@ class FasteditServer(LanguageServer):
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._change_waiters.append(waiter)
         return waiter
+
+    async def wait_reported(self, tracker: RegionTracker, seconds: float) -> bool:
+        """Wait until the editor has reported a job's edits (or a conflict shows), at most
+        ``seconds``: editors report late (eglot after 0.5 s idle). Whether all were reported."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while tracker.pending and tracker.conflict is None and loop.time() < deadline:
+            await asyncio.wait([self.next_change()], timeout=max(0.0, deadline - loop.time()))
+        return not tracker.pending
 
     def stop_job(self, job: Job, reason: str | None) -> None:
         """Stop a running job's stream; the runner records ``reason`` (None: the user's cancel)."""

@@ -18,7 +18,6 @@ from ..postprocess import Pipeline
 
 #: ``{ok: true|false|null, details}`` as in the job record.
 Verification = dict[str, Any]
-NOTHING_TO_VERIFY: Verification = {"ok": None, "details": "nothing to verify"}
 
 
 @dataclass(frozen=True)
@@ -34,8 +33,8 @@ class ActionInput:
     inputs: dict[str, Any]
     max_tokens: int
     temperature: float
-    #: Text of the other open documents (for offline lookup), nearest first.
-    others: Sequence[str] = ()
+    #: Text of the other open documents (for offline lookup), computed when asked for.
+    others: Callable[[], Sequence[str]] = lambda: ()
 
 
 @dataclass(frozen=True)

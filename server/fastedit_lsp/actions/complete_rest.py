@@ -44,7 +44,7 @@ def prepare(data: ActionInput) -> Draft:
         document = data.document
         prefix = document.get_text(Point(0, 0), data.start)
         suffix = document.get_text(data.end, document.end)
-        text = complete(prefix, suffix, data.others)
+        text = complete(prefix, suffix, data.others())
         return OfflineAnswer(text) if text else None
 
     return Draft(

@@ -342,12 +342,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     document = ls.documents.get(job.uri)
     if document is None:
         return {"reverted": False, "reason": "the document is not open"}
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ECHO_WAIT
-    # Editors report changes late (eglot after 0.5 s idle): wait for the job's own edits.
-    while tracker.pending and tracker.conflict is None and loop.time() < deadline:
-        await asyncio.wait([ls.next_change()], timeout=max(0.0, deadline - loop.time()))
-    if tracker.pending and tracker.conflict is None:
+    if not await ls.wait_reported(tracker, ECHO_WAIT) and tracker.conflict is None:
         return {
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",

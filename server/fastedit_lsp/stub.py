@@ -297,22 +297,13 @@ class RecordedRequest:
 
     def to_json(self) -> dict[str, Any]:
         """This record as JSON, as served by ``GET /_stub/requests``."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "headers": self.headers,
-            "body": self.body,
-            "started_at": self.started_at,
-            "connection": self.connection,
-            "answer": asdict(self.answer) if self.answer is not None else None,
-            "status": self.status,
-            "finish_reason": self.finish_reason,
-            "tokens_sent": self.tokens_sent,
-            "completed": self.completed,
-            "client_closed": self.client_closed,
-            "closed_at": self.closed_at,
-            "ended_at": self.ended_at,
+        out = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("raw_body", "done", "answer")
         }
+        out["answer"] = asdict(self.answer) if self.answer is not None else None
+        return out
 
 
 class _BadRequestError(Exception):

@@ -309,3 +309,18 @@ async def test_a_job_ending_before_progress_is_created_shows_only_its_own_error(
     errors = [m.message for m in editor.client.messages if m.type == ERROR]
     assert errors == [f"fastedit: {record['error']}"]
     await assert_still_serving(editor, stub)
+
+
+async def test_a_redirect_to_another_host_is_not_followed_and_the_key_stays_home(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    async with await StubModelServer.start() as elsewhere:
+        editor = await make_editor(env={"FASTEDIT_FAST_API_KEY": SECRET})
+        editor.open(URI, TEXT)
+        stub.script(
+            Answer(status=307, headers={"location": f"{elsewhere.base_url}/chat/completions"})
+        )
+        record = await complete(editor)
+        assert record["state"] == "failed"
+        assert elsewhere.requests == []
+        assert len(chat_requests(stub)) == 1

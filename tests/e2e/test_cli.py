@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fastedit_lsp import __version__
+from fastedit_lsp.lsp_client import frame, read_message
 from fastedit_lsp.stub import StubModelServer
 
 from .harness import hermetic_env
@@ -20,27 +21,10 @@ from .harness import hermetic_env
 SECRET = "sk-test-SECRET-cli-0123456789"
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-async def _read(reader: asyncio.StreamReader) -> dict[str, Any]:
-    length = 0
-    while (line := await reader.readline()) not in (b"\r\n", b"\n"):
-        if not line:
-            raise EOFError
-        name, _, value = line.decode().partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    message: dict[str, Any] = json.loads(await reader.readexactly(length))
-    return message
-
-
 async def _session(reader: asyncio.StreamReader, writer: Any) -> dict[str, Any]:
     """initialize, initialized, shutdown, exit; returns the initialize result."""
     writer.write(
-        _frame(
+        frame(
             {
                 "jsonrpc": "2.0",
                 "id": 1,
@@ -49,13 +33,13 @@ async def _session(reader: asyncio.StreamReader, writer: Any) -> dict[str, Any]:
             }
         )
     )
-    while (message := await asyncio.wait_for(_read(reader), 20)).get("id") != 1:
+    while (message := await asyncio.wait_for(read_message(reader), 20)).get("id") != 1:
         pass
-    writer.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-    writer.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
-    while (await asyncio.wait_for(_read(reader), 20)).get("id") != 2:
+    writer.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    writer.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    while (await asyncio.wait_for(read_message(reader), 20)).get("id") != 2:
         pass
-    writer.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+    writer.write(frame({"jsonrpc": "2.0", "method": "exit"}))
     result: dict[str, Any] = message["result"]
     return result
 
@@ -258,8 +242,8 @@ async def test_a_request_whose_params_do_not_fit_gets_an_error_instead_of_silenc
         env=hermetic_env(),
     )
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
-    answer = await asyncio.wait_for(_read(proc.stdout), 20)
+    proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+    answer = await asyncio.wait_for(read_message(proc.stdout), 20)
     assert answer["id"] == 1 and answer["error"]["code"] == -32602
     # The server is healthy: a proper session follows.
     result = await _session(proc.stdout, proc.stdin)

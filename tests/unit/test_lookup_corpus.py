@@ -11,13 +11,13 @@ Floor: precision >= 60% with coverage >= 15%.
 from __future__ import annotations
 
 import random
-import sysconfig
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from fastedit_lsp.lookup import complete
+
+from .stdlib_corpus import stdlib_modules
 
 FILES = 30
 CUTS_PER_FILE = 40
@@ -36,16 +36,7 @@ class Cut:
 
 
 def corpus_files() -> list[str]:
-    """The first FILES top-level modules of the standard library, by name, of moderate size."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    texts = []
-    for path in sorted(stdlib.glob("*.py")):
-        if path.name.startswith("_sysconfigdata"):  # generated, differs between builds
-            continue
-        text = path.read_text(encoding="utf-8")
-        if MIN_LINES <= text.count("\n") <= MAX_LINES:
-            texts.append(text)
-    return texts[:FILES]
+    return stdlib_modules(FILES, MIN_LINES, MAX_LINES)
 
 
 def cuts() -> list[Cut]:

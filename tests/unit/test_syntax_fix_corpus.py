@@ -13,16 +13,16 @@ from __future__ import annotations
 import difflib
 import io
 import random
-import sysconfig
 import tokenize
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from fastedit_lsp.syntax_fix import Repair, error_region, repair
+
+from .stdlib_corpus import stdlib_modules
 
 FILES = 30
 MUTANTS_PER_FILE = 10
@@ -50,16 +50,7 @@ def compiles(text: str) -> bool:
 
 
 def corpus_files() -> list[str]:
-    """The first FILES top-level modules of the standard library, by name, of moderate size."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    texts = []
-    for path in sorted(stdlib.glob("*.py")):
-        if path.name.startswith("_sysconfigdata"):  # generated, differs between builds
-            continue
-        text = path.read_text(encoding="utf-8")
-        if MIN_LINES <= text.count("\n") <= MAX_LINES:
-            texts.append(text)
-    return texts[:FILES]
+    return stdlib_modules(FILES, MIN_LINES, MAX_LINES)
 
 
 def mutate(text: str, tokens: list[tokenize.TokenInfo], kind: str, rng: random.Random) -> str:

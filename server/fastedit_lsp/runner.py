@@ -629,14 +629,35 @@ async def _offline(job: Job, document: Document, draft: Draft) -> AsyncIterator[
     return pieces(answer.text)
 
 
+#: A model that ignores ``max_tokens`` is cut off: at most this many text deltas beyond it, and
+#: this many characters per requested token (generous: a token is a few characters, rarely 20).
+OUTPUT_SLACK_DELTAS = 16
+OUTPUT_CHARS_PER_TOKEN = 64
+
+
 async def _filtered(
     stream: AsyncIterator[str], draft: Draft, job: Job, info: StreamInfo
 ) -> AsyncIterator[str]:
-    """The backend's deltas through the action's filters, counting tokens as they arrive."""
+    """The backend's deltas through the action's filters, counting tokens as they arrive.
+
+    The answer is capped (tokens and characters) whatever the model does with ``max_tokens``.
+    """
     pipeline = draft.pipeline
     whole: list[str] = []
+    max_tokens = draft.request.max_tokens if draft.request is not None else 1024
+    max_deltas = max_tokens + OUTPUT_SLACK_DELTAS
+    max_chars = max_tokens * OUTPUT_CHARS_PER_TOKEN
+    received = 0
     try:
         async for delta in stream:
+            received += len(delta)
+            if info.deltas > max_deltas or received > max_chars:
+                raise BackendError(
+                    "protocol",
+                    f"{job.model} sent more than its maxTokens ({max_tokens}) allows "
+                    f"({info.deltas} deltas, {received:,} characters so far): the answer was "
+                    "cut off there. Check the profile's model and maxTokens.",
+                )
             if job.metrics.first_token_at is None:
                 job.metrics.first_token_at = info.first_delta_at or time.monotonic()
             job.metrics.tokens = info.completion_tokens or info.deltas
@@ -753,12 +774,19 @@ async def _begin_progress(ls: FasteditServer, job: Job) -> None:
     if not ls.client_supports("window.work_done_progress"):
         return
     token = f"fastedit-{job.id}"
+    tokens = ls.work_done_progress.tokens
+    create = asyncio.ensure_future(ls.work_done_progress.create_async(token))
     try:
         # Shielded: cancelling the wait must not cancel pygls' pending request, or the client's
         # late reply makes pygls report an error to the user.
-        await asyncio.wait_for(asyncio.shield(ls.work_done_progress.create_async(token)), 10)
-    except Exception:  # the client refused or never answered: no progress, the job goes on
-        log.info("work-done progress refused for %s", job.id)
+        await asyncio.wait_for(asyncio.shield(create), 10)
+    except (Exception, asyncio.CancelledError) as exc:
+        # The job ended (or the client is slow): pygls registers the token when the reply
+        # comes, and never forgets it (notes/toolchain.md, defect 6).
+        create.add_done_callback(lambda _: tokens.pop(token, None))
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        log.info("work-done progress refused for %s", job.id)  # no progress; the job goes on
         return
     if job.is_finished:
         ls.work_done_progress.tokens.pop(token, None)

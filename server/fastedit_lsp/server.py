@@ -64,6 +64,25 @@ class FasteditProtocol(LanguageServerProtocol):
         if task is not None:
             task.cancel()
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        # pygls files every async handler's future under its id and forgets only those it answers:
+        # each executeCommand's inner step and each async notification stayed forever (a future
+        # holding its result, e.g. a job record). Forget every one once it is done.
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        futures = self._request_futures
+        future = futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(
+                lambda done: futures.pop(msg_id, None) if futures.get(msg_id) is done else None
+            )
+
     def structure_message(self, data: Any) -> Any:
         """pygls drops a request whose params do not fit its type, leaving the client waiting
         forever: answer it with -32602 instead."""

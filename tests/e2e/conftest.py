@@ -10,6 +10,7 @@ import pytest
 from fastedit_lsp.stub import StubModelServer
 
 from .harness import Editor, hermetic_env, start_editor, stop_editor
+from .reliability import RECORDER, UPDATE, Recorder, write
 
 MakeEditor = Callable[..., Awaitable[Editor]]
 
@@ -48,3 +49,14 @@ async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
 @pytest.fixture
 async def editor(make_editor: MakeEditor) -> Editor:
     return await make_editor()
+
+
+@pytest.fixture
+def reliability() -> Recorder:
+    """Record a (fault or input, observed outcome) row of docs/reliability.md."""
+    return RECORDER
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if UPDATE and RECORDER.rows:
+        write(RECORDER.rows)

@@ -12,11 +12,12 @@ provider's own message is scrubbed of it too, in case a server echoes it back).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -280,6 +281,26 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     return bytes(buf[:limit])
 
 
+#: After ``[DONE]`` the body's end (the last chunk marker) is read, so that the connection goes
+#: back to the pool instead of being closed (a new TCP and TLS handshake for every job) — within
+#: these bounds: a server that sends more, or lingers, gets its connection closed as before.
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 0.5
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    async def read() -> None:
+        size = 0
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > DRAIN_BYTES:
+                return
+
+    # Failing here loses only the connection's reuse: the answer is complete.
+    with contextlib.suppress(TimeoutError, httpx.HTTPError):
+        await asyncio.wait_for(read(), DRAIN_SECONDS)
+
+
 @dataclass
 class _StreamState:
     events: int = 0
@@ -374,6 +395,8 @@ class OpenAICompatibleBackend:
                     if raw is None:
                         break
                 self._check_complete(state, info)
+                if state.done:
+                    await _drain(chunks)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise transport_error(
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas

@@ -1,0 +1,92 @@
+"""fastedit/debugStats: what the server holds right now, to find leaks from the outside.
+
+A custom request (not part of the editor contract): tasks, file descriptors, HTTP connections,
+progress tokens, pending requests and jobs. With ``{"settle": true}`` the server first lets its
+background work finish (pending outline refreshes run at once, background tasks are awaited, at
+most ``timeoutMs``), so that a test compares counts at rest, never racing a finishing job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+# Imported at run time: pygls reads the handlers' annotations.
+from ..server import FasteditServer
+
+DEBUG_STATS = "fastedit/debugStats"
+
+
+def register(server: FasteditServer) -> None:
+    @server.feature(DEBUG_STATS)
+    async def debug_stats(ls: FasteditServer, params: Any) -> dict[str, Any]:
+        """fastedit/debugStats {settle?, timeoutMs?}: counts of what the server holds."""
+        settle = bool(_param(params, "settle", False))
+        timeout_ms = _param(params, "timeoutMs", 5000)
+        if not isinstance(timeout_ms, int | float) or isinstance(timeout_ms, bool):
+            timeout_ms = 5000
+        settled = (
+            await _settle(ls, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000) if settle else None
+        )
+        return stats(ls) | ({"settled": settled} if settled is not None else {})
+
+
+def _param(params: Any, name: str, default: Any) -> Any:
+    if isinstance(params, dict):
+        return params.get(name, default)
+    return getattr(params, name, default)
+
+
+async def _settle(ls: FasteditServer, seconds: float) -> bool:
+    """Run pending outline refreshes now and wait for jobs and background tasks to end."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    timers = ls._outline_timers
+    for uri in list(timers):
+        timers.pop(uri).cancel()
+        ls.spawn(ls._refresh_outline(uri))
+    while True:
+        busy = [t for t in ls.tasks if not t.done()]
+        busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]
+        left = deadline - loop.time()
+        if not busy:
+            return True
+        if left <= 0:
+            return False
+        await asyncio.wait(busy, timeout=left)
+
+
+def stats(ls: FasteditServer) -> dict[str, Any]:
+    """The counts, as plain JSON."""
+    return {
+        "tasks": len(asyncio.all_tasks()),
+        "backgroundTasks": sum(1 for t in ls.tasks if not t.done()),
+        "fds": _open_fds(),
+        "http": _http_connections(ls),
+        "progressTokens": len(ls.work_done_progress.tokens),
+        "progressJobs": len(ls.progress_jobs),
+        # Requests in both directions still waiting for an answer (this one included).
+        "pendingRequests": len(ls.protocol._request_futures),
+        "cancellable": len(ls.cancellable),
+        "runningJobs": len(ls.jobs.running()),
+        "jobs": sum(1 for _ in ls.jobs),
+        "documents": len(ls.documents),
+        "outlineTimers": len(ls._outline_timers),
+    }
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # not Linux: count what we can
+        return -1
+
+
+def _http_connections(ls: FasteditServer) -> dict[str, int]:
+    """The HTTP pool's connections: open, and of those, idle (kept alive for the next job)."""
+    client = ls._http
+    pool = getattr(getattr(client, "_transport", None), "_pool", None)
+    connections = list(getattr(pool, "connections", []))
+    open_ = [c for c in connections if not c.is_closed()]
+    return {"open": len(open_), "idle": sum(1 for c in open_ if c.is_idle())}

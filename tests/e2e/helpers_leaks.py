@@ -1,0 +1,85 @@
+"""Counting what the real server holds (``fastedit/debugStats``), to prove nothing leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .harness import Editor, _plain
+
+DEBUG_STATS = "fastedit/debugStats"
+#: What must be zero at rest, whatever happened before.
+ZERO_AT_REST = (
+    "backgroundTasks",
+    "progressTokens",
+    "progressJobs",
+    "runningJobs",
+    "cancellable",
+    "outlineTimers",
+)
+
+
+async def at_rest(editor: Editor) -> dict[str, Any]:
+    """The server's counts once its jobs and background work are over (awaited server-side)."""
+    stats: dict[str, Any] = _plain(
+        await editor.client.protocol.send_request_async(
+            DEBUG_STATS, {"settle": True, "timeoutMs": 20000}
+        )
+    )
+    assert stats["settled"], stats
+    return stats
+
+
+def leaks(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What ``after`` holds that ``before`` did not (both at rest); empty when nothing leaked."""
+    found = [f"{name}: {after[name]}" for name in ZERO_AT_REST if after[name]]
+    if after["tasks"] > before["tasks"]:
+        found.append(f"tasks: {before['tasks']} -> {after['tasks']}")
+    if after["fds"] > before["fds"]:
+        found.append(f"file descriptors: {before['fds']} -> {after['fds']}")
+    http = after["http"]
+    if http["open"] != http["idle"]:
+        found.append(f"HTTP connections busy at rest: {http}")
+    if http["open"] > max(1, before["http"]["open"]):
+        found.append(f"HTTP connections: {before['http']} -> {http}")
+    if after["pendingRequests"] != 1:  # the debugStats request itself
+        found.append(f"pending requests: {after['pendingRequests']}")
+    return found
+
+
+async def assert_no_leaks(editor: Editor, before: dict[str, Any]) -> dict[str, Any]:
+    after = await at_rest(editor)
+    assert leaks(before, after) == [], (before, after)
+    return after
+
+
+@contextlib.asynccontextmanager
+async def raw_http_server(
+    respond: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
+) -> AsyncIterator[str]:
+    """A loopback TCP server answering each connection with ``respond``; yields its /v1 URL.
+
+    For faults below HTTP (bytes that are not HTTP at all) that the stub model cannot script.
+    """
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await respond(reader, writer)
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def read_request_head(reader: asyncio.StreamReader) -> bytes:
+    return await reader.readuntil(b"\r\n\r\n")

@@ -135,6 +135,11 @@ class EditSession:
                 applied = False
             self._account(edit, applied)
             raise
+        except TimeoutError as exc:
+            self.tracker.rejected(edit)
+            raise EditRejectedError(
+                f"the editor did not answer ({exc}); the job stopped sending edits"
+            ) from exc
         except Exception as exc:
             self.tracker.rejected(edit)
             raise EditRejectedError(f"the editor did not apply the edit: {exc}") from exc

@@ -769,27 +769,33 @@ def speed_line(job: Job) -> str:
     return " · ".join(parts)
 
 
+#: How long a job's progress waits for the client to accept its token.
+PROGRESS_CREATE_TIMEOUT = 10.0
+
+
 async def _begin_progress(ls: FasteditServer, job: Job) -> None:
     """Show cancellable work-done progress, when the client supports it (off the stream's path)."""
     if not ls.client_supports("window.work_done_progress"):
         return
     token = f"fastedit-{job.id}"
-    tokens = ls.work_done_progress.tokens
-    create = asyncio.ensure_future(ls.work_done_progress.create_async(token))
+    # A task of its own, in the background: when the job ends first this one is cancelled, but
+    # the request waits on for the client's reply (or its timeout), so that nothing is left
+    # pending. The token is registered only by begin() below: a job that ended leaves none.
+    create = ls.spawn(
+        ls.request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=token),
+            PROGRESS_CREATE_TIMEOUT,
+        )
+    )
+    # Its outcome is read here, or (once the job ended) only retrieved.
+    create.add_done_callback(lambda task: task.cancelled() or task.exception())
     try:
-        # Shielded: cancelling the wait must not cancel pygls' pending request, or the client's
-        # late reply makes pygls report an error to the user.
-        await asyncio.wait_for(asyncio.shield(create), 10)
-    except (Exception, asyncio.CancelledError) as exc:
-        # The job ended (or the client is slow): pygls registers the token when the reply
-        # comes, and never forgets it (notes/toolchain.md, defect 6).
-        create.add_done_callback(lambda _: tokens.pop(token, None))
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        log.info("work-done progress refused for %s", job.id)  # no progress; the job goes on
+        await asyncio.shield(create)
+    except Exception:  # the client refused or never answered: no progress, the job goes on
+        log.info("work-done progress refused for %s", job.id)
         return
     if job.is_finished:
-        ls.work_done_progress.tokens.pop(token, None)
         return
     ls.progress_jobs[token] = job
     job.progress_token = token

@@ -11,15 +11,16 @@ import asyncio
 import logging
 import os
 import time
+import uuid
 from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage
 
 from . import __version__
 from .document import Change, Document, Encoding, Point
@@ -47,8 +48,11 @@ VERIFY_WINDOW = 20
 VERIFY_MIN_JOBS = 5
 #: How many recent jobs per route the speed percentiles cover.
 SPEED_WINDOW = 100
-#: How long an edit may wait for the client's reply before the job gives up on the client.
+#: How long an edit may wait for the client's reply before the job gives up on the client
+#: (seconds; ``FASTEDIT_APPLY_TIMEOUT_MS`` in the environment overrides it).
 APPLY_TIMEOUT = 30.0
+#: A request the server marks as already answered (or not worth answering): pygls ignores it.
+_HANDLED = "handled"
 
 
 class FasteditProtocol(LanguageServerProtocol):
@@ -85,17 +89,38 @@ class FasteditProtocol(LanguageServerProtocol):
 
     def structure_message(self, data: Any) -> Any:
         """pygls drops a request whose params do not fit its type, leaving the client waiting
-        forever: answer it with -32602 instead."""
-        try:
+        forever: answer it with -32602 instead. A malformed notification is logged in one line
+        (pygls logs a traceback and shows the user an error for it)."""
+        if not (isinstance(data, dict) and "jsonrpc" in data and "method" in data):
             return super().structure_message(data)
-        except JsonRpcException:
-            if not (isinstance(data, dict) and "id" in data and "method" in data):
-                raise
-            method = str(data.get("method"))
-            error = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
-            self._send_response(data["id"], error=error.to_response_error())
-            # Already answered: hand pygls something it ignores.
-            return JsonRPCNotification(method=method, jsonrpc="answered", params=None)
+        method = str(data.get("method"))
+        try:
+            return self._converter.structure(
+                data, self.get_message_type(method) or _generic_type(data)
+            )
+        except Exception as exc:
+            reason = _one_line(exc)
+            if "id" not in data:
+                log.warning("ignored a malformed %s notification: %s", method, reason)
+            else:
+                log.warning("refused a malformed %s request: %s", method, reason)
+                error = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
+                self._send_response(data["id"], error=error.to_response_error())
+            return JsonRPCNotification(method=method, jsonrpc=_HANDLED, params=None)
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch a message; refuse what is not a JSON-RPC 2.0 message, in one log line."""
+        version = getattr(message, "jsonrpc", None)
+        if version == _HANDLED:
+            return
+        if version != JsonRPCProtocol.VERSION:
+            log.warning("ignored a message that is not JSON-RPC 2.0: %.200r", message)
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
+                error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
+                self._send_response(msg_id, error=error.to_response_error())
+            return
+        super().handle_message(message)
 
     # The server keeps its own documents (document.py); pygls' workspace copy is not kept, which
     # also saves re-splitting every document on every keystroke.
@@ -111,6 +136,28 @@ class FasteditProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self._server.close_document(params)
+
+
+def _generic_type(data: dict[str, Any]) -> type[Any]:
+    return JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+class _OneLine(logging.Filter):
+    """pygls logs a full traceback for a message body that is not JSON: one line is enough."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.getMessage() == "Unable to handle message":
+            reason = _one_line(record.exc_info[1] or Exception())
+            record.msg = f"ignored a message that could not be read: {reason}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
 
 
 class FasteditServer(LanguageServer):
@@ -159,6 +206,19 @@ class FasteditServer(LanguageServer):
         self.speeds: dict[str, deque[tuple[float, float]]] = {}
         #: Recent verification outcomes per route (True: passed), for auto routing.
         self.verifications: dict[str, deque[bool]] = {}
+        #: Seconds an edit waits for the client's reply (see :data:`APPLY_TIMEOUT`).
+        self.apply_timeout = _seconds(self.environ.get("FASTEDIT_APPLY_TIMEOUT_MS"), APPLY_TIMEOUT)
+        pygls_log = logging.getLogger("pygls.server")
+        if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
+            pygls_log.addFilter(_OneLine())
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """An error outside any request (a message that could not be read): log it in one line.
+
+        pygls would show the user "Error in server" for what is the editor's (or a script's)
+        malformed message.
+        """
+        log.warning("%s: %s", getattr(source, "__name__", source), _one_line(error))
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -425,13 +485,25 @@ class FasteditServer(LanguageServer):
             )
         else:
             workspace_edit = types.WorkspaceEdit(changes={uri: [text_edit]})
-        request = self.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=workspace_edit)
-        )
-        # Shielded: a timeout must not cancel pygls' pending request (a late reply would then
-        # be reported to the user as a server error).
-        result = await asyncio.wait_for(asyncio.shield(request), APPLY_TIMEOUT)
+        params = types.ApplyWorkspaceEditParams(edit=workspace_edit)
+        result = await self.request(types.WORKSPACE_APPLY_EDIT, params, self.apply_timeout)
         return bool(result.applied)
+
+    async def request(self, method: str, params: Any, seconds: float) -> Any:
+        """Send a request to the client and wait at most ``seconds`` for the reply.
+
+        At the timeout the request is forgotten (a late reply is only logged) and TimeoutError
+        says which request went unanswered. Cancelling the wait does not cancel the request:
+        its reply still arrives, and the caller may still want it (an edit on the wire).
+        """
+        msg_id = str(uuid.uuid4())
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), seconds)
+        except TimeoutError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol._result_types.pop(msg_id, None)
+            raise TimeoutError(f"no answer to {method} within {seconds:g} s") from None
 
     def client_supports(self, path: str) -> bool:
         node: Any = self.client_capabilities
@@ -526,6 +598,13 @@ class FasteditServer(LanguageServer):
             "breakers": self._breakers.snapshot(now) if self._breakers else [],
             "speed": self.speed(),
         }
+
+
+def _seconds(milliseconds: str | None, default: float) -> float:
+    try:
+        return max(0.001, int(milliseconds or "") / 1000)
+    except ValueError:
+        return default
 
 
 def _percentile(values: list[float], pct: int) -> float:

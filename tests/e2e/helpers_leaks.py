@@ -81,5 +81,12 @@ async def raw_http_server(
         await server.wait_closed()
 
 
-async def read_request_head(reader: asyncio.StreamReader) -> bytes:
-    return await reader.readuntil(b"\r\n\r\n")
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """Read one request, head and body (an unread body would make the close a reset)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return head + await reader.readexactly(length)

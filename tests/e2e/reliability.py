@@ -4,8 +4,8 @@ Tests record one row per case through the ``reliability`` fixture: ``(group, cas
 where ``outcome`` is built from what the test observed (job state, error, buffer, leaks). By
 default each recorded row must already be in the committed document, word for word, so the
 document cannot drift from the tests. With ``RELIABILITY_UPDATE=1`` the rows are collected
-instead, and at the end of the run the document is rewritten: rows of the groups that ran are
-replaced, the others kept::
+instead, and at the end of the run the document is rewritten: rows of the cases that ran are
+replaced or added, the others kept::
 
     RELIABILITY_UPDATE=1 pytest -p no:randomly tests/e2e/test_faults.py ...
 
@@ -99,13 +99,24 @@ def _rows_of(document: str, group: str) -> list[str]:
     return [line for line in _section(document, group).splitlines() if line.startswith("| ")][1:]
 
 
+def _case_of(line: str) -> str:
+    return line.split(" | ", 1)[0]
+
+
 def write(rows: list[Row]) -> None:
-    """Rewrite the document: the groups in ``rows`` replaced, the other groups kept."""
+    """Rewrite the document: rows of the cases that ran replaced (or added), the others kept.
+
+    A case no test tries any more stays until the document is regenerated from scratch (delete
+    it, then run every e2e test with ``RELIABILITY_UPDATE=1``).
+    """
     old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
     parts = [HEADER]
     for group, title in GROUPS.items():
-        mine = [r.line() for r in rows if r.group == group]
-        lines = list(dict.fromkeys(mine)) if mine else _rows_of(old, group)
+        merged = {_case_of(line): line for line in _rows_of(old, group)}
+        for row in rows:
+            if row.group == group:
+                merged[_case_of(row.line())] = row.line()
+        lines = list(merged.values())
         if not lines:
             continue
         parts.append(f"## {title}\n\n| case | observed outcome |\n|---|---|\n" + "\n".join(lines))

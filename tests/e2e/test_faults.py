@@ -23,7 +23,7 @@ from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
 from .conftest import MakeEditor
 from .harness import Editor
 from .helpers_errors import CURSOR, GOOD, OTHER_URI, TEXT, URI, chat_requests, closed_port, complete
-from .helpers_leaks import assert_no_leaks, at_rest, raw_http_server, read_request_head
+from .helpers_leaks import assert_no_leaks, at_rest, raw_http_server, read_request
 from .reliability import Recorder
 
 TOKENS = split_tokens(GOOD)
@@ -33,13 +33,13 @@ MAX_TOKENS = 64  # the fast profile's maxTokens in these tests
 
 
 async def _garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await read_request_head(reader)
+    await read_request(reader)
     writer.write(b"SSH-2.0-OpenSSH_9.6 this is not HTTP\r\n\r\n")
     await writer.drain()
 
 
 async def _half_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await read_request_head(reader)
+    await read_request(reader)
     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-")
     await writer.drain()
 

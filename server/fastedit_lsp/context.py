@@ -91,11 +91,18 @@ def around(
     selection = document.get_text(start, end)
     head = document.line(start.line)[: start.col]
     tail = document.get_text(end, Point(end.line, len(document.line(end.line))))
+    # The cursor's own line is cut too when it alone exceeds the budget (a minified file, a 5 MB
+    # literal): the part nearest the cursor is kept.
+    room = max(0, budget - len(selection))
+    truncated = len(head) + len(tail) > room
+    if truncated:
+        keep_head = max(room // 2, room - len(tail))
+        head = head[len(head) - min(len(head), keep_head) :]
+        tail = tail[: max(0, room - len(head))]
     budget -= len(head) + len(tail) + len(selection)
     before: list[str] = []
     after: list[str] = []
     up, down = start.line - 1, end.line + 1
-    truncated = False
     while up >= 0 or down < document.line_count:
         progressed = False
         for side in ("up", "down"):

@@ -34,8 +34,15 @@ class Outline:
         return min(found, key=lambda f: f.last_line - f.first_line) if found else None
 
 
+#: Larger documents are not parsed for code actions: parsing a 5 MB line took 7.6 s and 1.7 GB
+#: (one AST node per element of a huge literal). Their code actions are those needing no parse.
+MAX_SOURCE_CHARS = 1 << 20
+
+
 def outline(source: str, version: int) -> Outline:
     """Parse ``source`` (Python) once: its functions, or its first syntax error."""
+    if len(source) > MAX_SOURCE_CHARS:
+        return Outline(version, (), None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -7,6 +7,7 @@ ends in a finished job record, a ``fastedit/status`` notification and the end of
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -21,7 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from . import actions, context
 from .actions.base import ActionError, ActionInput, Draft, Verification
-from .backends.base import Backend, BackendError, ChatRequest, StreamInfo
+from .backends.base import Backend, BackendError, ChatMessage, ChatRequest, StreamInfo
 from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
 from .context import CHARS_PER_TOKEN
 from .document import Document, Point
@@ -223,7 +224,7 @@ async def _verified(
     for _ in range(draft.rounds):
         if request is None:
             break
-        parts = [text async for text in _filtered(backend.stream(request, info), draft, job, info)]
+        parts = [text async for text in _filtered(_ask(backend, request, info), draft, job, info)]
         text = "".join(parts)
         result = draft.verify(text)
         job.attempts.append(Attempt(job.route, job.model, dict(result)))
@@ -315,7 +316,7 @@ async def _attempt(
         if draft.refine is not None:
             source = _verified(backend, draft, job, info)
         else:
-            source = _filtered(backend.stream(draft.request, info), draft, job, info)
+            source = _filtered(_ask(backend, draft.request, info), draft, job, info)
     ls.send_status(job)
     try:
         if source is not None:
@@ -627,6 +628,22 @@ async def _offline(job: Job, document: Document, draft: Draft) -> AsyncIterator[
     job.metrics.first_token_at = time.monotonic()
     job.metrics.tokens = -(-len(answer.text) // PIECE)
     return pieces(answer.text)
+
+
+def _ask(backend: Backend, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+    """The backend's stream for ``request``, its text made sendable.
+
+    An editor can send lone surrogates (JSON ``\\ud800``), which no UTF-8 body can carry: they go
+    to the model as U+FFFD instead of failing the job.
+    """
+    messages = tuple(ChatMessage(m.role, _sendable(m.content)) for m in request.messages)
+    return backend.stream(dataclasses.replace(request, messages=messages), info)
+
+
+def _sendable(text: str) -> str:
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 #: A model that ignores ``max_tokens`` is cut off: at most this many text deltas beyond it, and

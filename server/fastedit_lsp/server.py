@@ -13,14 +13,26 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
 
 from . import __version__
 from .document import Change, Document, Encoding, Point
@@ -91,27 +103,73 @@ class FasteditProtocol(LanguageServerProtocol):
         """pygls drops a request whose params do not fit its type, leaving the client waiting
         forever: answer it with -32602 instead. A malformed notification is logged in one line
         (pygls logs a traceback and shows the user an error for it)."""
-        if not (isinstance(data, dict) and "jsonrpc" in data and "method" in data):
+        if not (isinstance(data, dict) and "jsonrpc" in data):
             return super().structure_message(data)
+        if "method" not in data:
+            return self._structure_response(data)
         method = str(data.get("method"))
         try:
-            return self._converter.structure(
-                data, self.get_message_type(method) or _generic_type(data)
-            )
+            specific = self.get_message_type(method)
+            if "id" in data and specific is not None and "id" not in attrs.fields_dict(specific):
+                # A notification's method sent as a request: pygls would handle it as the
+                # notification and never answer.
+                error = JsonRpcInvalidRequest(f"{method} is a notification, not a request")
+                self._send_response(data["id"], error=error.to_response_error())
+                return JsonRPCNotification(method=method, jsonrpc=_HANDLED, params=None)
+            if specific is None:  # an unknown method: params are optional in JSON-RPC
+                return self._converter.structure({"params": None, **data}, _generic_type(data))
+            return self._converter.structure(data, specific)
         except Exception as exc:
             reason = _one_line(exc)
             if "id" not in data:
                 log.warning("ignored a malformed %s notification: %s", method, reason)
             else:
                 log.warning("refused a malformed %s request: %s", method, reason)
-                error = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
-                self._send_response(data["id"], error=error.to_response_error())
+                invalid = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
+                self._send_response(data["id"], error=invalid.to_response_error())
             return JsonRPCNotification(method=method, jsonrpc=_HANDLED, params=None)
+
+    def _structure_response(self, data: dict[str, Any]) -> Any:
+        """A reply to one of the server's requests; one that does not fit the request's result
+        type fails the request (pygls logged a traceback and left it pending forever)."""
+        msg_id: Any = data.get("id")
+        known = _hashable(msg_id)
+        result_type = self._result_types.pop(msg_id, None) if known else None
+        try:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            return self._converter.structure(data, result_type or JsonRPCResponseMessage)
+        except Exception as exc:
+            reason = _one_line(exc)
+            log.warning("the client's reply to request %s could not be read: %s", msg_id, reason)
+            future = self._request_futures.pop(msg_id, None) if known else None
+            if future is not None and not future.done():
+                future.set_exception(
+                    JsonRpcInternalError(f"the client's reply could not be read: {reason}")
+                )
+            return JsonRPCNotification(method="", jsonrpc=_HANDLED, params=None)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """shutdown: pygls' own, iterating over a copy of the pending requests (cancelling one
+        runs callbacks that change the dict: "dictionary changed size during iteration")."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     def handle_message(self, message: Any) -> None:
         """Dispatch a message; refuse what is not a JSON-RPC 2.0 message, in one log line."""
         version = getattr(message, "jsonrpc", None)
         if version == _HANDLED:
+            return
+        if isinstance(message, list) and message:
+            # A JSON-RPC batch (LSP has none): each message is handled, each answer sent alone.
+            for item in message:
+                self.handle_message(item)
             return
         if version != JsonRPCProtocol.VERSION:
             log.warning("ignored a message that is not JSON-RPC 2.0: %.200r", message)
@@ -142,6 +200,10 @@ def _generic_type(data: dict[str, Any]) -> type[Any]:
     return JsonRPCRequestMessage if "id" in data else JsonRPCNotification
 
 
+def _hashable(value: Any) -> bool:
+    return isinstance(value, int | str | float | bool) or value is None
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 300 else text[:299] + "…"
@@ -157,6 +219,7 @@ class _OneLine(logging.Filter):
             record.args = None
             record.exc_info = None
             record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True
 
 
@@ -218,6 +281,10 @@ class FasteditServer(LanguageServer):
         pygls would show the user "Error in server" for what is the editor's (or a script's)
         malformed message.
         """
+        if source is JsonRpcException or source is FeatureRequestError:
+            # A message that could not be read (pygls logged it: one line, see _OneLine), or a
+            # request that already got its error as the answer.
+            return
         log.warning("%s: %s", getattr(source, "__name__", source), _one_line(error))
 
     # -- settings ----------------------------------------------------------------------------

@@ -307,10 +307,12 @@ async def start_editor(
     configuration: dict[str, Any] | None = None,
     progress: bool = True,
     document_changes: bool = True,
+    server_args: tuple[str, ...] = (),
+    root_uri: str | None = None,
 ) -> Editor:
-    """Start the real server (``python -m fastedit_lsp``) and initialize a session with it."""
+    """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "fastedit_lsp"], server_env=env
+        server_command=[sys.executable, "-m", "fastedit_lsp", *server_args], server_env=env
     )
     client: LanguageClient = await config.start()  # type: ignore[assignment]
     editor = Editor(client, encoding=encoding, sync=sync)
@@ -359,7 +361,9 @@ async def start_editor(
         text_document=CAPABILITIES.text_document,
     )
     await client.initialize_session(
-        types.InitializeParams(capabilities=caps, initialization_options=init_options)
+        types.InitializeParams(
+            capabilities=caps, initialization_options=init_options, root_uri=root_uri
+        )
     )
     return editor
 

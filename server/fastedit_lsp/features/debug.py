@@ -9,6 +9,7 @@ most ``timeoutMs``), so that a test compares counts at rest, never racing a fini
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from typing import Any
 
@@ -51,6 +52,7 @@ async def _settle(ls: FasteditServer, seconds: float) -> bool:
         busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]
         left = deadline - loop.time()
         if not busy:
+            gc.collect()  # so that memory is compared at rest too
             return True
         if left <= 0:
             return False
@@ -63,6 +65,7 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "tasks": len(asyncio.all_tasks()),
         "backgroundTasks": sum(1 for t in ls.tasks if not t.done()),
         "fds": _open_fds(),
+        "rssKb": _rss_kb(),
         "http": _http_connections(ls),
         "progressTokens": len(ls.work_done_progress.tokens),
         "progressJobs": len(ls.progress_jobs),
@@ -74,6 +77,18 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "documents": len(ls.documents),
         "outlineTimers": len(ls._outline_timers),
     }
+
+
+def _rss_kb() -> int:
+    """Resident memory (VmRSS), in KiB; -1 where /proc is missing."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
 
 
 def _open_fds() -> int:

@@ -22,7 +22,8 @@ DEBUG_STATS = "fastedit/debugStats"
 def register(server: FasteditServer) -> None:
     @server.feature(DEBUG_STATS)
     async def debug_stats(ls: FasteditServer, params: Any) -> dict[str, Any]:
-        """fastedit/debugStats {settle?, timeoutMs?}: counts of what the server holds."""
+        """fastedit/debugStats {settle?, timeoutMs?, uri?}: counts of what the server holds (and
+        its copy of ``uri``'s text)."""
         settle = bool(_param(params, "settle", False))
         timeout_ms = _param(params, "timeoutMs", 5000)
         if not isinstance(timeout_ms, int | float) or isinstance(timeout_ms, bool):
@@ -30,7 +31,12 @@ def register(server: FasteditServer) -> None:
         settled = (
             await _settle(ls, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000) if settle else None
         )
-        return stats(ls) | ({"settled": settled} if settled is not None else {})
+        out = stats(ls) | ({"settled": settled} if settled is not None else {})
+        uri = _param(params, "uri", None)
+        if isinstance(uri, str):
+            document = ls.documents.get(uri)
+            out["text"] = document.text if document is not None else None
+        return out
 
 
 def _param(params: Any, name: str, default: Any) -> Any:

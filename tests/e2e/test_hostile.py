@@ -27,7 +27,7 @@ from .conftest import MakeEditor
 from .harness import Editor, hermetic_env
 from .helpers_errors import GOOD, OTHER_URI, TEXT, URI, chat_requests, complete
 from .helpers_leaks import assert_no_leaks, at_rest
-from .reliability import Recorder
+from .reliability import RECORDER, Recorder
 from .wire import Wire
 
 DOC = "file:///tmp/fastedit-hostile/a.py"
@@ -361,11 +361,7 @@ async def test_fuzzed_json_rpc_never_crashes_the_server_and_every_request_is_ans
         assert "result" in reply or "error" in reply, reply
     assert wire.proc.returncode is None
     assert _tracebacks(wire.log_text()) == []
-
-
-async def test_fuzz_row(reliability: Recorder) -> None:
-    # The fuzz's row: what it tried and what it checked after every example.
-    reliability(
+    RECORDER(
         "lsp",
         f"hypothesis fuzz: {FUZZ_EXAMPLES} batches of up to 6 JSON-RPC messages (known and "
         "unknown methods, params of any shape, raw bytes, int and string ids)",

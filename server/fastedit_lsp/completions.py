@@ -31,7 +31,7 @@ import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 #: How much of the prefix's tail and the suffix's head identify a cursor position.
@@ -71,9 +71,12 @@ class Suggestion:
     partial: bool = False
     #: The model stream's error, when it failed (the text is what arrived before).
     error: BaseException | None = None
+    #: Seconds spent waiting for the model or the debounce (the rest is the server's own time).
+    waited: float = field(default=0.0, compare=False)
 
 
-#: Opens the model's text stream for a query (called at most once per stream).
+#: Opens the model's text stream for a query: called once per stream, in the request's time;
+#: its synchronous work (the prompt) counts as the server's, iterating it as the model's.
 Opener = Callable[[CompletionQuery], AsyncIterator[str]]
 #: (raw text, query) -> the text to show / whether more text could change it.
 Finisher = Callable[[str, CompletionQuery], str]
@@ -147,6 +150,7 @@ class _Stream:
 class _Request:
     query: CompletionQuery
     superseded: asyncio.Future[None]
+    waited: float = 0.0
 
 
 def _typed_since(stream: _Stream, query: CompletionQuery) -> str | None:
@@ -210,7 +214,8 @@ class CompletionEngine:
         self.stats.requests += 1
         request = self._supersede(query)
         try:
-            return await self._answer(request, open_stream, started, debounce, deadline)
+            answer = await self._answer(request, open_stream, started, debounce, deadline)
+            return None if answer is None else replace(answer, waited=request.waited)
         except asyncio.CancelledError:
             self.stats.cancelled += 1
             self._release_later(query)
@@ -308,11 +313,13 @@ class CompletionEngine:
         streams.append(stream)
         del streams[:-RECENT_STREAMS]
         self.stats.model_requests += 1
-        stream.task = asyncio.get_running_loop().create_task(self._pump(stream, open_stream))
+        # Called here, in the request's own time: the opener's synchronous work (building the
+        # prompt) is the server's, not the model's.
+        iterator = open_stream(query)
+        stream.task = asyncio.get_running_loop().create_task(self._pump(stream, iterator))
         return stream
 
-    async def _pump(self, stream: _Stream, open_stream: Opener) -> None:
-        iterator = open_stream(stream.query)
+    async def _pump(self, stream: _Stream, iterator: AsyncIterator[str]) -> None:
         try:
             async for delta in iterator:
                 if stream.finished:
@@ -365,6 +372,7 @@ class CompletionEngine:
             if left <= 0:
                 return Suggestion(self._finish(rest, query), source, partial=True)
             changed = stream.changed()
+            waiting_since = self._clock()
             try:
                 await asyncio.wait(
                     (changed, request.superseded),
@@ -373,10 +381,13 @@ class CompletionEngine:
                 )
             finally:
                 changed.cancel()
+                request.waited += self._clock() - waiting_since
 
     async def _superseded_within(self, request: _Request, seconds: float) -> bool:
+        waiting_since = self._clock()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(request.superseded), seconds)
+        request.waited += self._clock() - waiting_since
         return request.superseded.done()
 
     def _release_later(self, query: CompletionQuery) -> None:

@@ -8,6 +8,7 @@ and resolves settings and backends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -21,11 +22,22 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification
 
-from . import __version__
+from . import __version__, completion_text
+from .completion_context import OpenDocument
+from .completions import CompletionEngine, CompletionQuery, Suggestion
+from .context import is_excluded
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .outline import Outline, outline
-from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
+from .settings import (
+    GIT_IGNORED,
+    Mode,
+    ProfileName,
+    Resolved,
+    ResolvedProfile,
+    load,
+    resolve_profile,
+)
 from .tracking import RegionTracker, SentEdit, apply_change
 
 if TYPE_CHECKING:
@@ -47,6 +59,8 @@ VERIFY_WINDOW = 20
 VERIFY_MIN_JOBS = 5
 #: How many recent jobs per route the speed percentiles cover.
 SPEED_WINDOW = 100
+#: How long a completion waits for git to say whether its document is git-ignored.
+GIT_CHECK_TIMEOUT = 5.0
 #: How long an edit may wait for the client's reply before the job gives up on the client.
 APPLY_TIMEOUT = 30.0
 
@@ -140,6 +154,18 @@ class FasteditServer(LanguageServer):
         self.speeds: dict[str, deque[tuple[float, float]]] = {}
         #: Recent verification outcomes per route (True: passed), for auto routing.
         self.verifications: dict[str, deque[bool]] = {}
+        #: Completion requests' cache, streams and counters (completions.py).
+        self.completions = CompletionEngine(finish=_finish_completion, has_enough=_completion_ends)
+        #: Open documents' paths known to be git-ignored (True) or not (False); a path still
+        #: being checked is absent, and counts as excluded until git answers.
+        self.git_ignored: dict[str, bool] = {}
+        self._git_checks: dict[str, asyncio.Task[bool]] = {}
+        #: Other open documents as completion context, per URI: (version, indexed document).
+        self.context_documents: dict[str, tuple[int, OpenDocument]] = {}
+        #: Recent completions' server time (ms, the model's and the debounce's excluded) by source.
+        self.completion_times: dict[str, deque[float]] = {}
+        #: Completion failures already logged (completions fire on every keystroke).
+        self.completion_errors: set[str] = set()
 
     # -- settings ----------------------------------------------------------------------------
 
@@ -211,7 +237,8 @@ class FasteditServer(LanguageServer):
         return self._rate_limits
 
     async def close(self) -> None:
-        """Stop every job and close the HTTP client."""
+        """Stop every job and completion stream, and close the HTTP client."""
+        self.completions.close()
         for timer in self._outline_timers.values():
             timer.cancel()
         self._outline_timers.clear()
@@ -255,6 +282,53 @@ class FasteditServer(LanguageServer):
                 waiter.set_result(None)
         self._outlines.pop(item.uri, None)
         self.refresh_outline_later(item.uri)
+        self._check_git_ignored(item.uri)
+
+    def _check_git_ignored(self, uri: str) -> asyncio.Task[bool] | None:
+        """Ask git once, off the request path, whether an opened file is git-ignored."""
+        from pygls.uris import to_fs_path
+
+        from .runner import git_ignored
+
+        path = to_fs_path(uri)
+        if path is None or path in self.git_ignored:
+            return None  # untitled: and other schemes have no file for git to ignore
+        if (pending := self._git_checks.get(path)) is not None:
+            return pending
+
+        async def check() -> bool:
+            try:
+                ignored = self.git_ignored[path] = await git_ignored(path)
+            finally:
+                self._git_checks.pop(path, None)
+            return ignored
+
+        task = self._git_checks[path] = self.spawn(check())
+        return task
+
+    def excluded(self, uri: str) -> str | None:
+        """The ``context.exclude`` pattern an open document matches, without waiting for git.
+
+        A file git has not answered for yet counts as git-ignored.
+        """
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(uri) or uri
+        patterns = self.resolved.settings.context.exclude
+        if pattern := is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
+            return pattern
+        is_file = to_fs_path(uri) is not None
+        if GIT_IGNORED in patterns and is_file and self.git_ignored.get(path, True):
+            return GIT_IGNORED
+        return None
+
+    async def excluded_checked(self, uri: str) -> str | None:
+        """:meth:`excluded`, waiting (at most a few seconds) for git's answer if it is pending."""
+        pending = self._check_git_ignored(uri)
+        if pending is not None:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(pending), GIT_CHECK_TIMEOUT)
+        return self.excluded(uri)
 
     def refresh_outline_later(self, uri: str) -> None:
         """Re-parse a Python document shortly after the user stops typing, off the request path."""
@@ -318,6 +392,8 @@ class FasteditServer(LanguageServer):
         uri = params.text_document.uri
         self.documents.pop(uri, None)
         self._outlines.pop(uri, None)
+        self.completions.forget(uri)
+        self.context_documents.pop(uri, None)
         if (timer := self._outline_timers.pop(uri, None)) is not None:
             timer.cancel()
         for job in self.jobs.running(uri):
@@ -484,6 +560,23 @@ class FasteditServer(LanguageServer):
             }
         return out
 
+    def record_completion_time(self, suggestion: Suggestion, seconds: float) -> None:
+        """Keep what a completion cost the server itself, for ``fastedit.status``."""
+        times = self.completion_times.setdefault(suggestion.source, deque(maxlen=SPEED_WINDOW * 10))
+        times.append(max(0.0, seconds - suggestion.waited) * 1000)
+
+    def completion_report(self) -> dict[str, Any]:
+        """Counters and server-time percentiles of completions (``fastedit.status``)."""
+        added = {}
+        for source, samples in self.completion_times.items():
+            ordered = sorted(samples)
+            added[source] = {
+                "count": len(ordered),
+                "p50": _percentile(ordered, 50, digits=3),
+                "p99": _percentile(ordered, 99, digits=3),
+            }
+        return {**self.completions.stats.as_dict(), "serverMs": added}
+
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
         profiles = {}
@@ -506,10 +599,19 @@ class FasteditServer(LanguageServer):
             "version": __version__,
             "breakers": self._breakers.snapshot(now) if self._breakers else [],
             "speed": self.speed(),
+            "completions": self.completion_report(),
         }
 
 
-def _percentile(values: list[float], pct: int) -> float:
+def _finish_completion(text: str, query: CompletionQuery) -> str:
+    return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
+
+
+def _completion_ends(text: str, query: CompletionQuery) -> bool:
+    return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
+
+
+def _percentile(values: list[float], pct: int, *, digits: int = 1) -> float:
     """Nearest-rank percentile of sorted values."""
     rank = max(1, -(-pct * len(values) // 100))
-    return round(values[rank - 1], 1)
+    return round(values[rank - 1], digits)

@@ -10,8 +10,9 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, lifecycle
+    from . import code_actions, commands, completions, lifecycle
 
     lifecycle.register(server)
     code_actions.register(server)
     commands.register(server)
+    completions.register(server)

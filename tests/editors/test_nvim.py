@@ -8,6 +8,7 @@ from the buffer, the undo tree and the server (``fastedit.status`` / ``fastedit.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,3 +245,87 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     session.nvim.command("FasteditRevert")
     session.wait(lambda: session.text() == SOURCE, "the revert")
     assert session.job(record["jobId"])["state"] == "reverted"
+
+
+REGEX_SOURCE = """# regex: ISO date
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+
+print(1)
+"""
+
+
+def test_regex_key_on_a_selected_example_block_lands_and_undoes_in_one_step(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "dates.py", REGEX_SOURCE)
+    stub.script(_stream("\\d{4}-\\d{2}-\\d{2}", tps=60))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["verification"])
+    assert record["verification"]["ok"] is True
+    # The assignment below the block and the missing import: two places, one job.
+    expected = "import re\n" + REGEX_SOURCE.replace(
+        "2024-1-31\n", '2024-1-31\nISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")\n'
+    )
+    session.wait(lambda: session.text() == expected, "the pattern and the import")
+    assert record["metrics"]["edits"] >= 2, record
+    session.undo()
+    assert session.text() == REGEX_SOURCE
+
+
+def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b  # " + "x" * 300, tps=30))
+    session.nvim.current.window.cursor = (2, 10)
+    session.nvim.command("FasteditCompleteRest")
+    job_id = session.last_job()
+    session.wait(lambda: session.lines()[1] != "    return ", "the first streamed edit")
+    session.nvim.command("FasteditCancel")
+    record = session.wait_job(job_id)
+    assert record["state"] == "cancelled", record
+    # The buffer holds exactly what was streamed before the cancel, and nothing follows.
+    inserted = session.lines()[1][len("    return ") :]
+    assert 0 < len(inserted) < len("a + b  # ") + 300
+    assert ("a + b  # " + "x" * 300).startswith(inserted)
+    assert session.text() == SOURCE.replace("return \n", f"return {inserted}\n")
+
+
+def test_help_file_tags_and_health_check(nvim_path: str, tmp_path: Path) -> None:
+    """:helptags accepts the help file (no duplicate tags) and :checkhealth fastedit runs."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    (doc / "fastedit.txt").write_text((nvim_session.PLUGIN / "doc" / "fastedit.txt").read_text())
+    script = f"""
+vim.opt.runtimepath:prepend([==[{nvim_session.PLUGIN}]==])
+vim.cmd.helptags([==[{doc}]==])
+local health = vim.fn.execute('checkhealth fastedit')
+local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+io.stdout:write(table.concat(lines, '\\n'))
+"""
+    (tmp_path / "check.lua").write_text(script)
+    done = subprocess.run(
+        [
+            nvim_path,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-l",
+            str(tmp_path / "check.lua"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "E154" not in done.stderr, done.stderr
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
+        assert tag in tags
+    assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout

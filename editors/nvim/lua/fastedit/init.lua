@@ -438,7 +438,9 @@ local function on_attach(client, bufnr)
   then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr, client_id = client.id })
   end
-  if not status.state.profiles.fast then
+  if status.state.client_id ~= client.id then
+    -- A new server (a first start or a restart): its job ids start again.
+    status.forget_jobs(client.id)
     M.execute('fastedit.status', nil, { bufnr = bufnr }, status.take_status)
   end
 end

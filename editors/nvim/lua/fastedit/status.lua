@@ -16,6 +16,8 @@ M.state = {
   current = nil,
   --- @type string? the last job started from this Neovim
   last_started = nil,
+  --- @type integer? the client these jobs belong to
+  client_id = nil,
 }
 
 --- Options set by setup(): `notify` (one message per finished job).
@@ -88,6 +90,15 @@ local function job_summary(job)
     parts[#parts + 1] = tostring(job.reason)
   end
   return table.concat(parts, ' · ')
+end
+
+--- Forget the jobs of a previous server (job ids restart with each server).
+--- @param client_id integer the new client
+function M.forget_jobs(client_id)
+  M.state.client_id = client_id
+  M.state.jobs, M.state.current, M.state.last_started = {}, nil, nil
+  undo.running = {}
+  notified = {}
 end
 
 --- Take one job record (from a notification or a fastedit.wait/status reply).

@@ -171,11 +171,29 @@ def test_action_key_streams_into_the_buffer_and_one_undo_restores(
     assert "tok/s" in session.lua("return require('fastedit').statusline()")
 
 
+def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
+    session: Session, stub: StubModelServer
+) -> None:
+    # Neovim reports changes 150 ms late; the command must flush them first, or the server would
+    # refuse a position past the end of the line it knows ("    ").
+    source = "def add(a: int, b: int) -> int:\n    \n"
+    _open(session, "calc.py", source)
+    stub.script(_stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 0)
+    session.press("Areturn <Esc>" + session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", record.get("error")
+    session.wait(
+        lambda: session.text() == "def add(a: int, b: int) -> int:\n    return a + b\n",
+        "the completion after the typed text",
+    )
+
+
 def test_typing_during_a_stream_is_never_undone_together_with_the_jobs_text(
     session: Session, stub: StubModelServer
 ) -> None:
     _open(session, "calc.py", SOURCE)
-    answer = "a + b" + "  # " + "the sum " * 12
+    answer = "a + b" + "  # " + "the sum " * 20
     stub.script(_stream(answer, tps=20))
     session.nvim.current.window.cursor = (2, 10)
     session.press(session.key("complete_rest"))

@@ -144,6 +144,17 @@ def test_toggle_key_changes_the_servers_mode(session: Session) -> None:
     session.wait(lambda: session.status()["mode"] == "auto", "the mode before fast")
     session.nvim.command("FasteditMode standard")
     session.wait(lambda: session.status()["mode"] == "standard", ":FasteditMode standard")
+    # :FasteditStatus shows the status in a scratch window (no prompt, whatever its length).
+    version = session.status()["version"]
+    session.nvim.command("FasteditStatus")
+    lines = session.wait(
+        lambda: (
+            session.lines() if session.nvim.current.buffer.name.startswith("fastedit://") else None
+        ),
+        "the status window",
+    )
+    assert lines[:2] == [f"fastedit-lsp {version}", "mode: standard"], lines
+    assert any("stub-fast" in line for line in lines), lines
 
 
 def test_action_key_streams_into_the_buffer_and_one_undo_restores(

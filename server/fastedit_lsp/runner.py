@@ -182,7 +182,9 @@ def _session(
     return EditSession(
         document,
         job.tracker,
-        lambda edit: ls.apply_edit(job.uri, edit, document=document),
+        lambda edit: ls.apply_edit(
+            job.uri, edit, document=document, unreported=job.tracker.unreported_before(edit)
+        ),
         max_edits_per_second=settings.max_edits_per_second,
         streaming=settings.streaming,
         on_edit=lambda n: _on_edit(ls, job, edits_before + n),

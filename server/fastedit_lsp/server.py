@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -450,7 +450,14 @@ class FasteditServer(LanguageServer):
 
     # -- talking to the client -----------------------------------------------------------------
 
-    async def apply_edit(self, uri: str, edit: SentEdit, *, document: Document) -> bool:
+    async def apply_edit(
+        self,
+        uri: str,
+        edit: SentEdit,
+        *,
+        document: Document,
+        unreported: Sequence[SentEdit] = (),
+    ) -> bool:
         """Send one edit (never a resource operation) and wait for the client's reply.
 
         Insertions are unversioned: editors report changes late, so the version the server knows
@@ -459,6 +466,13 @@ class FasteditServer(LanguageServer):
         server knows when the client supports it, so that a client holding changes the server
         has not seen refuses it instead of deleting the wrong text.
         """
+        if unreported:
+            # ``edit`` is placed in the client's text, which already holds the edits the client
+            # has not reported yet (Neovim reports 150 ms late): convert on a copy that has them,
+            # or a position past the end of a stale line is clamped to it.
+            document = document.copy()
+            for sent in unreported:
+                document.replace(sent.start, sent.end, sent.text)
         (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
         text_edit = types.TextEdit(
             range=types.Range(

@@ -11,7 +11,6 @@ negotiated) are converted at the edge, one line at a time.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -178,12 +177,6 @@ class Document:
             return self.end
         content = content_of(self._lines[line])
         return Point(line, col_from_units(content, max(character, 0), self.encoding))
-
-    def copy(self) -> Document:
-        """An independent copy (the line list is copied; the strings are shared)."""
-        twin = copy.copy(self)
-        twin._lines = list(self._lines)
-        return twin
 
     def to_client(self, point: Point) -> tuple[int, int]:
         """A point as a client ``(line, character)``."""

@@ -131,17 +131,17 @@ Bind it elsewhere too, for example:
 ;;;; State
 
 (defvar fastedit--server-status (make-hash-table :test #'eq :weakness 'key)
-  "The last `fastedit/status' of each eglot server: a plist (:mode MODE).")
+  "What each eglot server said in `fastedit/status'.
+A plist (:mode MODE :running IDS :finished IDS): its mode, the ids of
+its running jobs, and of its last finished ones (a job's end can be
+read before the reply that started it).")
 
 (defvar fastedit--command-buffer nil
   "The buffer whose fastedit command waits for its reply (let-bound).
 Edits for it that arrive meanwhile are fastedit's (a revert).")
 
-(defvar fastedit--finished nil
-  "Ids of the last finished jobs (a reply may follow the job's end).")
-
 (defvar-local fastedit--running nil
-  "Ids of this buffer's running fastedit jobs.")
+  "Ids of the running fastedit jobs that edit this buffer.")
 
 (defvar-local fastedit--job nil
   "The record of this buffer's last fastedit job (for the mode line).")
@@ -321,8 +321,9 @@ Pending changes are sent first."
   (let* ((reply (fastedit--execute
                  command (append (list :uri (fastedit--uri)) argument)))
          (id (plist-get reply :jobId)))
-    (when (and id (not (member id fastedit--finished)))
-      (cl-pushnew id fastedit--running :test #'equal))
+    (when (and id (not (member id (fastedit--get :finished))))
+      (cl-pushnew id fastedit--running :test #'equal)
+      (fastedit--put :running (cons id (fastedit--get :running))))
     (deactivate-mark)
     (force-mode-line-update)
     id))
@@ -389,12 +390,22 @@ Interactively, the region, and an instruction read with `read-string'."
    (plist-get (fastedit--execute "fastedit.setMode" (list :mode mode))
               :mode)))
 
+(defun fastedit--get (key &optional server)
+  "The value of KEY in what SERVER (default this buffer's) said."
+  (plist-get (gethash (or server (eglot-current-server))
+                      fastedit--server-status)
+             key))
+
+(defun fastedit--put (key value &optional server)
+  "Remember VALUE under KEY for SERVER (default this buffer's)."
+  (let ((server (or server (eglot-current-server))))
+    (puthash server
+             (plist-put (gethash server fastedit--server-status) key value)
+             fastedit--server-status)))
+
 (defun fastedit--report-mode (mode)
   "Remember and show the server's MODE."
-  (let ((server (eglot-current-server)))
-    (puthash server
-             (plist-put (gethash server fastedit--server-status) :mode mode)
-             fastedit--server-status))
+  (fastedit--put :mode mode)
   (force-mode-line-update t)
   (message "fastedit: %s mode" mode)
   mode)
@@ -455,42 +466,46 @@ Interactively, the region, and an instruction read with `read-string'."
 
 ;;;; Status notifications and the mode line
 
-(defun fastedit--buffers (server uri)
-  "The `fastedit-mode' buffers SERVER manages whose document is URI."
+(defun fastedit--buffers (server &optional uri)
+  "The `fastedit-mode' buffers SERVER manages (whose document is URI)."
   (cl-loop for buffer in (buffer-list)
            when (with-current-buffer buffer
                   (and fastedit-mode
                        (eq (eglot-current-server) server)
-                       (equal (fastedit--uri) uri)))
+                       (or (null uri) (equal (fastedit--uri) uri))))
            collect buffer))
 
 (cl-defmethod eglot-handle-notification
   (server (_method (eql fastedit/status)) &key mode job &allow-other-keys)
   "Handle `fastedit/status' from SERVER: its MODE, and a JOB's record."
-  (puthash server
-           (plist-put (gethash server fastedit--server-status) :mode mode)
-           fastedit--server-status)
+  (fastedit--put :mode mode server)
   (when job
-    (let ((id (plist-get job :jobId))
-          (running (equal (plist-get job :state) "running")))
+    (let* ((id (plist-get job :jobId))
+           (uri (plist-get job :uri))
+           (running (equal (plist-get job :state) "running"))
+           (ids (delete id (fastedit--get :running server))))
+      (fastedit--put :running (if running (cons id ids) ids) server)
       (unless running
-        (push id fastedit--finished)
-        (when (nthcdr 50 fastedit--finished)
-          (setcdr (nthcdr 49 fastedit--finished) nil)))
-      (dolist (buffer (fastedit--buffers server (plist-get job :uri)))
+        (fastedit--put :finished
+                       (seq-take (cons id (fastedit--get :finished server)) 50)
+                       server))
+      ;; A job can move to another document (tests go to a test module).
+      (dolist (buffer (fastedit--buffers server))
         (with-current-buffer buffer
-          (setq fastedit--job job)
-          (if running
-              (cl-pushnew id fastedit--running :test #'equal)
-            (setq fastedit--running (delete id fastedit--running)))
-          (fastedit--settle)))))
+          (let ((here (equal (fastedit--uri) uri)))
+            (when here
+              (setq fastedit--job job))
+            (if (and here running)
+                (cl-pushnew id fastedit--running :test #'equal)
+              (setq fastedit--running (delete id fastedit--running))
+              (fastedit--settle)))))))
   (force-mode-line-update t))
 
 (defun fastedit--lighter ()
   "The mode-line lighter: FE[MODE], the job's route if other, its tok/s.
 Just FE until the server has said its mode."
   (let* ((server (eglot-current-server))
-         (mode (plist-get (gethash server fastedit--server-status) :mode))
+         (mode (fastedit--get :mode server))
          (route (plist-get fastedit--job :route))
          (rate (plist-get (plist-get fastedit--job :metrics) :tokensPerSecond))
          (text (concat mode
@@ -532,16 +547,17 @@ Returns :other when EDIT holds a resource operation."
 (defun fastedit--own-edit (server edit)
   "EDIT's targets as (BUFFER VERSION EDITS) if it is fastedit's, else nil.
 fastedit's edits are those SERVER sends to `fastedit-mode' buffers
-while a fastedit job runs in them or a fastedit command waits for
+while a fastedit job of SERVER runs or a fastedit command waits for
 its reply.  Any other edit is left to eglot and its confirmation."
   (let ((docs (fastedit--document-edits edit)))
-    (unless (or (eq docs :other) (null docs))
+    (when (and (consp docs)
+               (or (fastedit--get :running server)
+                   (and fastedit--command-buffer
+                        (eq server (with-current-buffer fastedit--command-buffer
+                                     (eglot-current-server))))))
       (cl-loop for (uri version edits) in docs
                for buffer = (car (fastedit--buffers server uri))
-               unless (and buffer
-                           (or (eq buffer fastedit--command-buffer)
-                               (buffer-local-value 'fastedit--running buffer)))
-               return nil
+               unless buffer return nil
                collect (list buffer version edits)))))
 
 (cl-defmethod eglot-handle-request :around
@@ -588,9 +604,18 @@ Leave every other edit to eglot."
       (save-restriction
         (widen)
         (pcase-dolist (`(,beg ,end ,text) spans)
-          (goto-char beg)
-          (delete-region beg end)
-          (insert text)
+          (let* ((start (marker-position beg))
+                 (stop (marker-position end))
+                 (length (- stop start)))
+            ;; One change per edit, as eglot reports its own edits: the
+            ;; server matches the echo of a replacement as a whole.
+            (run-hook-with-args 'before-change-functions start stop)
+            (let ((inhibit-modification-hooks t))
+              (goto-char start)
+              (delete-region start stop)
+              (insert text))
+            (run-hook-with-args 'after-change-functions
+                                start (+ start (length text)) length))
           (set-marker beg nil)
           (set-marker end nil))))))
 

@@ -3,8 +3,9 @@ fastedit-lsp server, against the loopback stub model.
 
 A test writes a scenario in Emacs Lisp (what a user does: open a file, press keys, undo) on top of
 ``emacs_driver.el``'s helpers; the scenario records what it saw with ``fe-observe`` and the test
-asserts on those observations. Emacs reads stdin from /dev/null, so a confirmation prompt cannot
-block: it fails at once, and ``emacs_driver.el`` records every prompt shown.
+asserts on those observations. Keys go through ``execute-kbd-macro``, minibuffer answers included.
+Emacs reads stdin from /dev/null, so a confirmation prompt cannot block: it fails at once, and
+``emacs_driver.el`` records every prompt shown.
 """
 
 from __future__ import annotations
@@ -85,9 +86,7 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_scenario(
-    tmp_path: Path, scenario: str, env: dict[str, str], *, load_prelude: bool = True
-) -> dict[str, Any]:
+def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str, Any]:
     """Run ``scenario`` (Emacs Lisp) in ``emacs --batch`` in ``tmp_path``; its observations.
 
     The scenario ends with ``(fe-finish)``, which writes the observations; any Lisp error fails
@@ -98,10 +97,7 @@ def run_scenario(
     script = tmp_path / "scenario.el"
     script.write_text(scenario, encoding="utf-8")
     out = tmp_path / "observations.json"
-    command = [emacs(), "--batch", "-L", str(ELISP)]
-    if load_prelude:
-        command += ["-l", str(PRELUDE)]
-    command += ["-l", str(script)]
+    command = [emacs(), "--batch", "-L", str(ELISP), "-l", str(PRELUDE), "-l", str(script)]
     env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
     try:
         done = subprocess.run(

@@ -200,6 +200,34 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
     assert seen["confirm-setting"] == seen["confirm-setting-after"] == "confirm"
 
 
+def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text="import sys", token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(transient-mark-mode 1) ; on by default interactively
+(goto-char (point-min))
+(set-mark (point))
+(end-of-line)
+(fe-key "C-c / e u s e SPC s y s SPC i n s t e a d RET") ; the instruction, in the minibuffer
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "edited" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    assert seen["record"]["kind"] == "editSelection"
+    assert seen["record"]["state"] == "done", json.dumps(seen)
+    assert seen["edited"] == ORIGINAL.replace("import os", "import sys")
+    assert seen["undo"] == [ORIGINAL]
+    assert seen["prompts"] == []
+    # The instruction reached the model.
+    prompt = json.dumps(stub.requests[-1].body)
+    assert "use sys instead" in prompt
+
+
 def test_an_edit_fastedit_did_not_stream_still_asks_for_confirmation(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -311,10 +311,10 @@ Pending changes are sent first."
   (list :start (fastedit--position beg) :end (fastedit--position end)))
 
 (defun fastedit--target-range ()
-  "The range of the active region, else of the current line."
+  "The range of the active region, else the empty range at point."
   (if (use-region-p)
       (fastedit--range (region-beginning) (region-end))
-    (fastedit--range (line-beginning-position) (line-end-position))))
+    (fastedit--range (point) (point))))
 
 (defun fastedit--start (command argument)
   "Start fastedit's job COMMAND on this buffer with ARGUMENT; its id."
@@ -339,7 +339,7 @@ Pending changes are sent first."
 
 ;;;###autoload
 (defun fastedit-generate-regex ()
-  "Write a regex from the match:/reject: examples or selected strings."
+  "Write a regex from the match:/reject: comment at point or selected strings."
   (interactive)
   (fastedit--start "fastedit.generateRegex"
                    (list :range (fastedit--target-range))))
@@ -353,7 +353,7 @@ Pending changes are sent first."
 
 ;;;###autoload
 (defun fastedit-fix-syntax ()
-  "Fix the syntax error in the region, else at the current line."
+  "Fix the syntax error in the region, else at or near point."
   (interactive)
   (fastedit--start "fastedit.fixSyntax"
                    (list :range (fastedit--target-range))))

@@ -6,7 +6,6 @@
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
 ;; Keywords: convenience, languages, tools
-;; URL: https://github.com/fastedit-lsp/fastedit-lsp
 ;; SPDX-License-Identifier: MIT
 
 ;; This file is not part of GNU Emacs.

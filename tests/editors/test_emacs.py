@@ -228,6 +228,32 @@ def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(
     assert "use sys instead" in prompt
 
 
+def test_fastedit_code_action_picked_from_eglots_menu_streams_without_a_prompt(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+;; eglot's own command and menu; the choice typed with completion.
+(fe-key "M-x e g l o t - c o d e - a c t i o n s RET C o m p l TAB RET")
+(fe-wait "the job's end"
+         (lambda () (and fastedit--job (null fastedit--running)
+                         (not (equal (plist-get fastedit--job :state) "running")))))
+(fe-observe "job" fastedit--job)
+(fe-observe "streamed" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    assert seen["job"]["kind"] == "completeRest"
+    assert seen["job"]["state"] == "done", seen["job"]
+    assert seen["job"]["metrics"]["edits"] >= 2, seen["job"]
+    assert seen["streamed"] == ORIGINAL + ANSWER
+    assert seen["undo"] == [ORIGINAL]
+    assert seen["prompts"] == []
+
+
 def test_an_edit_fastedit_did_not_stream_still_asks_for_confirmation(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

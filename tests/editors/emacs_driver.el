@@ -40,6 +40,17 @@
 (advice-add 'fastedit--start :filter-return
             (lambda (id) (push id fe-started) id))
 
+(defun fe--boundary-after-chunk (&rest _)
+  "Put an undo boundary in every buffer, as interactive Emacs would.
+The command loop adds one after every command (moving the cursor
+while a job streams is enough) and a timer every 10 s; batch runs
+no command between chunks, so without this a test could not tell
+a job joined into one undo step from one that never was split."
+  (dolist (buffer (buffer-list))
+    (with-current-buffer buffer
+      (undo-boundary))))
+(advice-add 'fastedit--apply :after #'fe--boundary-after-chunk)
+
 (defvar fe-bin (file-name-directory fe-py) "The venv's scripts.")
 (setq fastedit-server-command (list fe-py "-m" "fastedit_lsp")
       fastedit-rass-command (list (expand-file-name "rass" fe-bin)))

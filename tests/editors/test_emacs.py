@@ -55,9 +55,11 @@ def env(tmp_path: Path, stub: StubModelServer) -> dict[str, str]:
     )
 
 
-def session(tmp_path: Path, env: dict[str, str], body: str) -> dict[str, Any]:
-    """Open ``work.py`` holding ORIGINAL with the cursor at its end, run ``body``, finish."""
+def session(tmp_path: Path, env: dict[str, str], body: str, setup: str = "") -> dict[str, Any]:
+    """Run ``setup``, open ``work.py`` holding ORIGINAL with the cursor at its end, run ``body``,
+    finish."""
     scenario = f"""
+{setup}
 (fe-open "work.py" {lisp(ORIGINAL)})
 (goto-char (point-max))
 {body}
@@ -141,7 +143,8 @@ def test_toggle_key_switches_the_server_mode_and_the_mode_line_follows(
     seen = session(
         tmp_path,
         env,
-        """
+        setup='(setq fastedit-settings (quote (:mode "standard")))',
+        body="""
 (fe-wait "the server's mode" (lambda () (not (equal (fe-lighter) " FE"))))
 (fe-observe "mode-line-before" (fe-lighter))
 (fe-observe "mode-before" (plist-get (fe-command "fastedit.status") :mode))
@@ -151,15 +154,38 @@ def test_toggle_key_switches_the_server_mode_and_the_mode_line_follows(
 (fe-key "C-c / f")
 (fe-observe "mode-after-second-key" (plist-get (fe-command "fastedit.status") :mode))
 (fe-observe "mode-line-after-second-key" (fe-lighter))
+(fe-key "C-c / m a u t o RET")
+(fe-observe "mode-after-set-mode" (plist-get (fe-command "fastedit.status") :mode))
 """,
     )
-    assert seen["mode-before"] == "auto"
+    # fastedit-settings reached the server (through rass) as initializationOptions.
+    assert seen["mode-before"] == "standard"
+    assert seen["mode-line-before"] == " FE[standard]"
     assert seen["mode-after-key"] == "fast"
-    assert seen["mode-after-second-key"] == "auto"
-    assert seen["mode-line-before"] == " FE[auto]"
     assert seen["mode-line-after-key"] == " FE[fast]"
-    assert seen["mode-line-after-second-key"] == " FE[auto]"
+    assert seen["mode-after-second-key"] == "standard"
+    assert seen["mode-line-after-second-key"] == " FE[standard]"
+    assert seen["mode-after-set-mode"] == "auto"
     assert seen["prompts"] == []
+
+
+def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Batch Emacs never runs eglot's idle timer: only fastedit's flush tells the server.
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "x SPC + SPC C-c / c")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "streamed" (buffer-string))
+""",
+    )
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["record"]["range"]["start"] == {"line": 2, "character": len("value = x + ")}
+    assert seen["streamed"] == ORIGINAL + "x + " + ANSWER
 
 
 def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restores(

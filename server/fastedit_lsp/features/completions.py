@@ -336,6 +336,13 @@ def _item(
         label = label[: LABEL_CHARS - 1] + "…"
     model = _model_name(ls)
     fence = "`" * max(3, _longest_backtick_run(suggestion.text) + 1)
+    new_text = typed + suggestion.text
+    text_format = types.InsertTextFormat.PlainText
+    if ls.client_supports("text_document.completion.completion_item.snippet_support"):
+        # Neovim inserts only the first word of a plain-text item's edit (and nothing more on
+        # accepting it); a snippet item is inserted whole. The text is escaped: no placeholders.
+        new_text = _snippet_escape(new_text)
+        text_format = types.InsertTextFormat.Snippet
     return types.CompletionItem(
         label=label,
         label_details=types.CompletionItemLabelDetails(description=f"AI · {model}"),
@@ -348,14 +355,19 @@ def _item(
         filter_text=typed + first,
         # After the server's ordinary items: an AI guess should not push them down.
         sort_text="~fastedit",
-        insert_text_format=types.InsertTextFormat.PlainText,
+        insert_text_format=text_format,
         text_edit=types.TextEdit(
             range=types.Range(
                 start=types.Position(line=start_line, character=start_char), end=position
             ),
-            new_text=typed + suggestion.text,
+            new_text=new_text,
         ),
     )
+
+
+def _snippet_escape(text: str) -> str:
+    """Plain text as an LSP snippet that expands to exactly that text."""
+    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
 
 
 def _model_name(ls: FasteditServer) -> str:

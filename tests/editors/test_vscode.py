@@ -1,0 +1,191 @@
+"""The VS Code extension (editors/vscode) in the real VS Code, against the real server.
+
+code-server 4.139.1 (VS Code 1.139) runs in headless Chromium with the packaged ``.vsix``
+installed; the user's settings.json points the fast and standard profiles at the loopback stub
+model (machine-scoped settings, which reach the server through ``initializationOptions``) and
+starts the server with this venv's Python. Keys are pressed as a user would; outcomes are read from
+the editor and status bar as shown, and from what the extension received from the server (its
+``FASTEDIT_VSCODE_LOG`` trace of ``fastedit/status`` notifications and command replies).
+Tools: editors/vscode/scripts/e2e-setup.sh.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+
+from . import vscode_session
+from .availability import require_editor
+from .vscode_session import CodeServer, Workbench, wait
+
+SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
+ANSWER = "a + b  # the sum of both numbers, computed exactly once"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "vscode-status.png"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Chromium's path once the whole toolchain of e2e-setup.sh is there."""
+    missing = vscode_session.tools_missing()
+    found = None if missing else shutil.which("chromium")
+    hint = f"missing {missing}: {vscode_session.SETUP_HINT}"
+    return require_editor("VS Code (code-server + chromium)", found, hint)
+
+
+@pytest.fixture(scope="module")
+def code_server(
+    chromium: str, vsix: Path, stub_model: StubModelServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CodeServer]:
+    machine = {
+        "fastedit.server.command": [sys.executable, "-m", "fastedit_lsp"],
+        "fastedit.profiles.fast.baseUrl": stub_model.base_url,
+        "fastedit.profiles.standard.baseUrl": stub_model.base_url,
+    }
+    user = {
+        "fastedit.profiles.fast.model": "stub-fast",
+        "fastedit.profiles.standard.model": "stub-strong",
+        # A loaded 2-core machine may take a while to answer a completion.
+        "fastedit.completionDeadlineMs": 20000,
+    }
+    server = CodeServer(tmp_path_factory.mktemp("code-server"), vsix, user, machine)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def workbench(code_server: CodeServer, chromium: str) -> Iterator[Workbench]:
+    bench = Workbench(code_server, chromium)
+    try:
+        # The extension started the server, which announced its mode.
+        bench.wait_status(r"Auto")
+        yield bench
+    finally:
+        bench.close()
+
+
+def _open(workbench: Workbench, name: str, text: str) -> None:
+    (workbench.server.workspace / name).write_text(text)
+    workbench.open_file(name)
+
+
+def _stream(text: str, tps: float) -> Answer:
+    """An answer of ``text`` in 3-character tokens at ``tps`` tokens per second."""
+    return Answer(tokens=split_tokens(text, 3), tps=tps)
+
+
+def _server_status(workbench: Workbench) -> dict[str, Any]:
+    """``fastedit.status`` as the server answers it, through the palette's Show Status."""
+    before = len(workbench.server.replies("fastedit.status"))
+    workbench.run_command("Fast Edit: Show Status")
+    replies = wait(
+        lambda: workbench.server.replies("fastedit.status")[before:], "the fastedit.status reply"
+    )
+    status: dict[str, Any] = replies[-1]
+    return status
+
+
+def _new_job(workbench: Workbench, uri_end: str, seen: set[str]) -> str:
+    """The id of a job on the document ending in ``uri_end`` not in ``seen``."""
+
+    def find() -> str | None:
+        for status in workbench.server.statuses():
+            job = status.get("job")
+            if job and job["uri"].endswith(uri_end) and job["jobId"] not in seen:
+                return str(job["jobId"])
+        return None
+
+    return wait(find, "a job to start")
+
+
+def _finished(workbench: Workbench, job_id: str) -> dict[str, Any]:
+    def record() -> dict[str, Any] | None:
+        job = workbench.server.job(job_id)
+        return job if job and job["state"] != "running" else None
+
+    return wait(record, f"{job_id} to finish")
+
+
+def test_settings_reach_the_server_and_the_toggle_key_flips_its_mode(
+    workbench: Workbench,
+) -> None:
+    _open(workbench, "toggle.py", SOURCE)
+    status = _server_status(workbench)
+    assert status["mode"] == "auto"
+    # Machine-scoped user settings arrive through initializationOptions.
+    fast = status["profiles"]["fast"]
+    assert (fast["provider"], fast["model"]) == ("openai-compatible", "stub-fast")
+    assert (
+        fast["baseUrl"]
+        == workbench.server.replies("fastedit.status")[0]["profiles"]["fast"]["baseUrl"]
+    )
+    workbench.call("focusEditor")
+    workbench.press("Control+Alt+f")
+    shown = workbench.wait_status(r"^Fast\b")
+    assert "stub-fast" in shown
+    assert _server_status(workbench)["mode"] == "fast"
+    assert workbench.server.statuses()[-1]["mode"] == "fast"
+    # Toggling again returns to the mode before fast; a click on the item toggles too.
+    workbench.call("focusEditor")
+    workbench.press("Control+Alt+f")
+    workbench.wait_status(r"^Auto\b")
+    workbench.call("clickStatus", pattern=r"^Auto\b")
+    workbench.wait_status(r"^Fast\b")
+    workbench.call("clickStatus", pattern=r"^Fast\b")
+    workbench.wait_status(r"^Auto\b")
+    assert _server_status(workbench)["mode"] == "auto"
+
+
+def test_complete_rest_streams_into_the_editor_and_one_undo_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "calc.py", SOURCE)
+    stub_model.script(_stream(ANSWER, tps=20))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)  # after "return "
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, "/calc.py", seen)
+    # While it streams, the status bar shows the model and its speed.
+    shown = workbench.wait_status(r"stub-fast · \d+ tok/s")
+    if not SCREENSHOT.exists():
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        workbench.call("screenshot", path=str(SCREENSHOT), selector=".part.statusbar")
+    record = _finished(workbench, job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = SOURCE.replace("    return \n", f"    return {ANSWER}\n")
+    workbench.wait_text(equals=expected)
+    assert "tok/s" in shown
+    # The whole job is one undo step.
+    workbench.call("focusEditor")
+    workbench.go_to(5, 1)
+    workbench.press("Control+z")
+    workbench.wait_text(equals=SOURCE)
+
+
+def test_ghost_text_is_shown_and_tab_accepts_it(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    source = "import statistics\n\n\ndef summary(values):\n    spread = \n"
+    _open(workbench, "report.py", source)
+    # The model answers with what follows the cursor, after the typed "st".
+    stub_model.default = Answer(text="atistics.stdev(values)\n")
+    try:
+        workbench.go_to(5, 14)
+        workbench.type("st")
+        workbench.call("waitSelector", selector=".part.editor [class*='ghost-text']")
+        assert workbench.call("ghostText").strip() == "atistics.stdev(values)"
+        workbench.press("Tab")
+        workbench.wait_text(equals=source.replace("spread = ", "spread = statistics.stdev(values)"))
+    finally:
+        stub_model.default = Answer()

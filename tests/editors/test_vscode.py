@@ -189,3 +189,88 @@ def test_ghost_text_is_shown_and_tab_accepts_it(
         workbench.wait_text(equals=source.replace("spread = ", "spread = statistics.stdev(values)"))
     finally:
         stub_model.default = Answer()
+
+
+def test_typing_during_a_stream_is_never_undone_together_with_the_jobs_text(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "typing.py", SOURCE)
+    answer = "a + b" + "  # " + "the sum " * 16
+    stub_model.script(_stream(answer, tps=20))
+    stub_model.default = Answer(text="")  # no ghost text while the user types
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+
+    def job_text(text: str) -> str:
+        return text.split("\n")[1][len("    return ") :]
+
+    def typed(text: str) -> str:
+        return text.split("\n")[5] if text.count("\n") >= 5 else ""
+
+    def next_edit(seen_text: str) -> str:
+        return str(workbench.call("waitEditorChange", line=1, before=seen_text))
+
+    try:
+        workbench.go_to(2, 12)
+        workbench.run_command("Fast Edit: Complete the Rest")
+        job_id = _new_job(workbench, "/typing.py", seen)
+        # Mid-stream the user types at the end of the file, before and after job edits land.
+        text = workbench.wait_text(contains="return a +")
+        workbench.call("focusEditor")
+        workbench.press("Control+End")
+        workbench.type("# first")
+        text = workbench.wait_text(contains="# first")
+        text = next_edit(text.split("\n")[1])
+        workbench.type(" second")
+        text = workbench.wait_text(contains="# first second")
+        next_edit(text.split("\n")[1])
+        record = _finished(workbench, job_id)
+        assert record["state"] == "done", (record.get("error"), record["metrics"])
+        assert record["metrics"]["edits"] >= 3, record
+        text = workbench.wait_text(contains=answer)
+        assert typed(text) == "# first second"
+
+        # Walk the undo history back: no step removes typed text together with job text.
+        steps = 0
+        while text != SOURCE:
+            workbench.press("Control+z")
+            after = str(workbench.call("waitEditorChange", before=text))
+            job_changed = job_text(after) != job_text(text)
+            typing_changed = typed(after) != typed(text)
+            assert not (job_changed and typing_changed), (text, after)
+            text = after
+            steps += 1
+            assert steps < 30, "the undo history does not lead back to the original"
+        # The job went on after the typing: the first undo took job text only, and the
+        # typing came back apart from the job's first part.
+        assert steps >= 3
+    finally:
+        stub_model.default = Answer()
+
+
+def test_edit_selection_asks_for_an_instruction_and_revert_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "edit.py", SOURCE)
+    rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
+    stub_model.script(_stream(f"```python\n{rewrite}```\n", tps=80))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    # Select the function's two lines, run the command, answer the input box.
+    workbench.go_to(1, 1)
+    workbench.press("Shift+ArrowDown")
+    workbench.press("Shift+ArrowDown")
+    workbench.run_command(
+        "Fast Edit: Edit Selection", asks="Fast Edit: edit selection", answer="cast both to int"
+    )
+    job_id = _new_job(workbench, "/edit.py", seen)
+    record = _finished(workbench, job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = rewrite + SOURCE.split("\n", 2)[2]
+    workbench.wait_text(equals=expected)
+    prompt = stub_model.requests[-1].body["messages"][-1]["content"]
+    assert "cast both to int" in prompt
+    workbench.run_command("Fast Edit: Revert Last Edit")
+    workbench.wait_text(equals=SOURCE)
+    wait(lambda: (workbench.server.job(job_id) or {}).get("state") == "reverted", "the revert")

@@ -43,5 +43,7 @@ def test_palette_commands_do_not_reuse_the_servers_command_ids() -> None:
     [toggle] = manifest["contributes"]["keybindings"]
     assert toggle["command"] == "fastedit-vscode.toggleFastMode"
     assert toggle["key"] == "ctrl+alt+f"
-    # cmd+alt+f is Replace on macOS: the mac key is ctrl+alt+f too.
+    # cmd+alt+f is Replace on macOS: the mac key is ctrl+alt+f too. In lists and the debug
+    # console ctrl+alt+f is Find: the key is bound in text editors only.
     assert toggle["mac"] == "ctrl+alt+f"
+    assert toggle["when"] == "editorTextFocus"

@@ -55,17 +55,27 @@ const ops = {
   async type({ text }) {
     await page.keyboard.type(text);
   },
-  // A quick-open style widget: wait for its input, type, and press Enter only once a row
-  // matching `row` exists (Enter before that is silently ignored).
-  async quickInput({ key, text, row }) {
+  // A quick-open style widget: wait for its input (and its `title` if given), type, and press
+  // Enter only once a row matching `row` exists (Enter before that is silently ignored); then
+  // wait until it closed, unless the command it ran opens another (`closes: false`).
+  async quickInput({ key, text, row, title, closes }) {
     if (key) await page.keyboard.press(key);
     await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    if (title) {
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor();
+    }
     await page.keyboard.type(text);
     if (row) {
       await page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
     }
     await page.keyboard.press('Enter');
-    await page.waitForSelector('.quick-input-widget', { state: 'hidden' });
+    if (closes !== false) {
+      await page.waitForSelector('.quick-input-widget', { state: 'hidden' });
+    }
+  },
+  // A click on the file in the explorer (Quick Open's file index may not know a new file yet).
+  async openFromExplorer({ name }) {
+    await page.locator(`.explorer-folders-view .monaco-list-row[aria-label="${name}"]`).click();
   },
   async focusEditor() {
     await page.locator(EDITOR).click();
@@ -78,9 +88,22 @@ const ops = {
       ({ fn, selector, equals, contains }) => {
         const text = new Function(`return (${fn})`)()(selector);
         if (text === null) return false;
-        return (equals !== undefined ? text === equals : text.includes(contains)) ? text : false;
+        return (equals != null ? text === equals : text.includes(contains)) ? text : false;
       },
       { fn: editorText.toString(), selector: EDITOR, equals, contains },
+    );
+    return handle.jsonValue();
+  },
+  // Wait until the text differs from `before` (a whole text, or line `line`'s text).
+  async waitEditorChange({ before, line }) {
+    const handle = await page.waitForFunction(
+      ({ fn, selector, before, line }) => {
+        const text = new Function(`return (${fn})`)()(selector);
+        if (text === null) return false;
+        const now = line === undefined ? text : text.split('\n')[line];
+        return now !== before ? text : false;
+      },
+      { fn: editorText.toString(), selector: EDITOR, before, line },
     );
     return handle.jsonValue();
   },

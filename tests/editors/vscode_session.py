@@ -253,8 +253,8 @@ class Workbench:
     # -- what a user does ------------------------------------------------------------------
 
     def open_file(self, name: str) -> None:
-        """Ctrl+P, the file's name, Enter; then wait for its text in the editor."""
-        self.call("quickInput", key="Control+P", text=name, row=name)
+        """Click the file in the explorer; then wait for its text in the editor."""
+        self.call("openFromExplorer", name=name)
         text = (self.server.workspace / name).read_text()
         self.call("waitEditorText", equals=text)
 
@@ -262,9 +262,12 @@ class Workbench:
         """Ctrl+G ``line:column`` (1-based, as VS Code shows them)."""
         self.call("quickInput", key="Control+G", text=f"{line}:{column}")
 
-    def run_command(self, title: str) -> None:
-        """Run a command from the palette (F1) by its title, e.g. 'Fast Edit: Show Status'."""
-        self.call("quickInput", key="F1", text=title, row=title)
+    def run_command(self, title: str, *, asks: str | None = None, answer: str = "") -> None:
+        """Run a command from the palette (F1) by its title, e.g. 'Fast Edit: Show Status';
+        answer ``answer`` to the input box titled ``asks`` it opens, if given."""
+        self.call("quickInput", key="F1", text=title, row=title, closes=asks is None)
+        if asks is not None:
+            self.call("quickInput", title=asks, text=answer)
 
     def press(self, key: str) -> None:
         self.call("press", key=key)

@@ -41,8 +41,12 @@ interface DocumentState {
   echoes: { start: vscode.Position; text: string }[];
 }
 
-/** How many times an edit is retried when the user typed between building and applying it. */
-const RETRIES = 3;
+/**
+ * How many times an edit is tried: TextEditor.edit refuses an edit when the user typed between
+ * its building (in the extension host) and its applying (in the editor), and each keystroke can
+ * make one attempt fail.
+ */
+const RETRIES = 20;
 
 export class JobEdits implements vscode.Disposable {
   private readonly documents = new Map<string, DocumentState>();
@@ -98,13 +102,15 @@ export class JobEdits implements vscode.Disposable {
       return { applied: false, failureReason: 'the document changed since the server saw it' };
     }
     const inJob = state.running.size > 0;
-    const undoStopBefore = !(inJob && state.joinable);
     const edits = target.edits.map((e) => ({
       range: client.protocol2CodeConverter.asRange(e.range),
       text: e.newText,
     }));
     let applied = false;
+    let undoStopBefore = !(inJob && state.joinable);
     for (let attempt = 0; attempt < RETRIES && !applied; attempt++) {
+      // A refused attempt means the user typed since: the edit then starts a new undo step.
+      undoStopBefore ||= attempt > 0;
       const echoes = edits.map((e) => ({ start: e.range.start, text: e.text }));
       state.echoes.push(...echoes);
       applied = await editor.edit(

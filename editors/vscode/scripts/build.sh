@@ -8,6 +8,5 @@ cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund --loglevel=error
 npx --no-install tsc -p ./ --noEmit
 npm run --silent bundle
-# --allow-missing-repository and --skip-license only warn, but would prompt y/N on a terminal.
-npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license \
-  -o fastedit.vsix </dev/null
+# vsce's flags (in package.json) only warn, but would prompt y/N on a terminal: no stdin.
+npm run --silent package </dev/null

@@ -54,7 +54,14 @@ def code_server(
         # A loaded 2-core machine may take a while to answer a completion.
         "fastedit.completionDeadlineMs": 20000,
     }
-    server = CodeServer(tmp_path_factory.mktemp("code-server"), vsix, user, machine)
+    # A repository's settings: the key-routing ones must not reach the server, the rest may.
+    workspace = {
+        "fastedit.profiles.fast.baseUrl": "http://127.0.0.1:9/v1",
+        "fastedit.server.command": ["false"],
+        "fastedit.profiles.standard.model": "stub-workspace",
+    }
+    root = tmp_path_factory.mktemp("code-server")
+    server = CodeServer(root, vsix, user=user, machine=machine, workspace=workspace)
     try:
         yield server
     finally:

@@ -82,11 +82,18 @@ class CodeServer:
 
     ``user`` goes to the user's settings.json, ``machine`` to the machine's: code-server's
     workbench is a remote window, where machine-scoped settings are read from the remote machine's
-    settings only ("Remote [code-server]" in the Settings editor).
+    settings only ("Remote [code-server]" in the Settings editor). ``workspace`` goes to the
+    workspace folder's ``.vscode/settings.json``, as a cloned repository would have it.
     """
 
     def __init__(
-        self, root: Path, vsix: Path, user: dict[str, Any], machine: dict[str, Any]
+        self,
+        root: Path,
+        vsix: Path,
+        *,
+        user: dict[str, Any],
+        machine: dict[str, Any],
+        workspace: dict[str, Any],
     ) -> None:
         self.root = root
         self.workspace = root / "ws"
@@ -96,6 +103,8 @@ class CodeServer:
             (root / sub).mkdir(parents=True, exist_ok=True)
         (root / "data" / "User" / "settings.json").write_text(json.dumps({**QUIET, **user}))
         (root / "data" / "Machine" / "settings.json").write_text(json.dumps(machine))
+        (self.workspace / ".vscode").mkdir()
+        (self.workspace / ".vscode" / "settings.json").write_text(json.dumps(workspace))
         env = {
             k: v
             for k, v in os.environ.items()

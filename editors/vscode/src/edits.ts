@@ -35,7 +35,11 @@ export interface JobRecord {
 interface DocumentState {
   /** Running jobs on the document. */
   running: Set<string>;
-  /** Whether the last change to the document was a job edit of the current run of jobs. */
+  /**
+   * Whether the document's last change was a job edit of the current run of jobs. Set from the
+   * change events, in their order: a keystroke whose event arrives while a job edit is awaited
+   * must not be forgotten when the edit's reply comes.
+   */
   joinable: boolean;
   /** Job edits sent to the editor whose change event has not come back yet. */
   echoes: { start: vscode.Position; text: string }[];
@@ -125,9 +129,6 @@ export class JobEdits implements vscode.Disposable {
         }
       }
     }
-    if (applied) {
-      state.joinable = inJob;
-    }
     this.trace('applyEdit', { uri: target.uri, undoStopBefore, inJob, applied });
     return applied ? { applied } : { applied, failureReason: 'the editor refused the edit' };
   }
@@ -151,6 +152,7 @@ export class JobEdits implements vscode.Disposable {
       const i = state.echoes.findIndex((e) => e.text === change.text && e.start.isEqual(change.range.start));
       if (i >= 0) {
         state.echoes.splice(i, 1);
+        state.joinable = state.running.size > 0;
       } else {
         state.joinable = false;
       }

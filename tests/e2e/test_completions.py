@@ -155,7 +155,9 @@ async def test_a_client_with_ghost_text_gets_no_ai_completion_items(
 async def test_a_client_without_ghost_text_gets_one_item_marked_as_ai(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
-    editor = await make_editor(init_options={"completionDeadlineMs": 20000})
+    editor = await make_editor(
+        init_options={"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000}
+    )
     text = HEAD + "    size = le\n"
     editor.open(URI, text)
     cursor = text.index("size = le") + len("size = le")
@@ -244,3 +246,21 @@ async def test_each_fim_kind_sends_prefix_and_suffix_to_its_endpoint(
     assert request.path == path
     assert request.body[prefix_field].endswith("    top = ")
     assert request.body[suffix_field].startswith("\n    return mean, top")
+
+
+async def test_a_slow_model_does_not_hold_completion_items_and_the_next_request_gets_its_answer(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options={"completionItemsWaitMs": 50})
+    text = HEAD + "    size = \n"
+    editor.open(URI, text)
+    cursor = text.index("size = ") + len("size = ")
+    stub.default = Answer(text="len(values)\n", ttft=0.5)
+    first = await editor.completion(URI, cursor)
+    assert first.is_incomplete is True
+    assert list(first.items) == []  # answered without waiting for the model
+    [request] = await stub.wait_for_requests(1)
+    await asyncio.wait_for(request.done.wait(), 10)
+    again = await editor.completion(URI, cursor)
+    assert [item.label for item in again.items] == ["len(values)"]
+    assert len(chat_requests(stub)) == 1

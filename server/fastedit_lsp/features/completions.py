@@ -97,8 +97,11 @@ def register(server: FasteditServer) -> None:
         request = _resolve(ls, params.text_document.uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await _suggest(ls, request)
-        if suggestion is None or not suggestion.text:
+        # Never hold the other servers' items long (rassumfrassum waits for every server), and
+        # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
+        wait_ms = ls.resolved.settings.completion_items_wait_ms
+        suggestion = await _suggest(ls, request, wait_ms=wait_ms)
+        if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
         answer = types.CompletionList(
             is_incomplete=True, items=[_item(ls, request, suggestion, params.position)]
@@ -119,8 +122,14 @@ def _resolve(
     return _Request(uri, document, cursor, automatic)
 
 
-async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
+async def _suggest(
+    ls: FasteditServer, request: _Request, *, wait_ms: int | None = None
+) -> Suggestion | None:
+    """The suggestion at the request's cursor; answered after ``wait_ms`` at most, if given."""
     settings = ls.resolved.settings
+    deadline_ms = settings.completion_deadline_ms
+    if wait_ms is not None:
+        deadline_ms = min(deadline_ms, wait_ms)
     document, cursor = request.document, request.cursor
     query = CompletionQuery(
         request.uri,
@@ -140,7 +149,7 @@ async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
         query,
         opener,
         debounce=settings.completion_debounce_ms / 1000,
-        deadline=settings.completion_deadline_ms / 1000,
+        deadline=deadline_ms / 1000,
     )
     if suggestion is not None and suggestion.error is not None:
         _report_once(ls, suggestion.error)

@@ -264,3 +264,20 @@ async def test_a_slow_model_does_not_hold_completion_items_and_the_next_request_
     again = await editor.completion(URI, cursor)
     assert [item.label for item in again.items] == ["len(values)"]
     assert len(chat_requests(stub)) == 1
+
+
+async def test_automatic_completion_waits_while_a_job_streams_into_the_document(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await ghost_text_editor(make_editor)
+    text = HEAD + "    spread = \n"
+    editor.open(URI, text)
+    cursor = text.index("spread = ") + len("spread = ")
+    stub.script(Answer(text="statistics.stdev(values)\n", ttft=30))
+    started = await editor.command(
+        "fastedit.completeRest", {"uri": URI, "position": editor.pos(URI, cursor)}
+    )
+    await stub.wait_for_requests(1)
+    assert inline_texts(await editor.inline_completion(URI, cursor)) == []
+    assert len(stub.requests) == 1  # only the job's
+    await editor.command("fastedit.cancel", {"jobId": started["jobId"]})

@@ -118,6 +118,9 @@ def _resolve(
     document = ls.documents.get(uri)
     if document is None:
         return None
+    if automatic and ls.jobs.running(uri):
+        # A job is streaming into this document: its own edits are not the user's typing.
+        return None
     cursor = document.to_point(position.line, position.character)
     return _Request(uri, document, cursor, automatic)
 

@@ -264,6 +264,7 @@ async def _completions(client: LspClient, stub: StubModelServer, runs: int) -> d
     report = (await client.command("fastedit.status"))["completions"]
     return {
         "serverMs": report["serverMs"],
+        "firstServerMs": report["firstServerMs"],
         "roundTripMs": {"model": round_trip_model, "cache": round_trip_cached},
         "modelRequests": report["modelRequests"],
         "cacheHits": report["cacheHits"],
@@ -322,7 +323,8 @@ def main(out: TextIO, *, runs: int = 50, json_path: str | None = None) -> int:
             f"| {source} | {v['p50']} ms | {v['p99']} ms | {v['count']} |"
             for source, v in sorted(server_ms.items())
         )
-        + "\n"
+        + f"\n\nthe session's first completion (loads the completion modules): "
+        f"{completions['firstServerMs']} ms server time\n"
     )
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:

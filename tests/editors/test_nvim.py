@@ -379,7 +379,7 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         "cmd": [sys.executable, "-m", "fastedit_lsp"],
         "filetypes": ["python"],
         # Long enough for the stub's answer on a loaded machine.
-        "settings": {"completionDeadlineMs": 20000},
+        "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
     }
     session = nvim_session.start(nvim_path, workdir, setup)
     try:

@@ -24,18 +24,17 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from .. import completion_context, completion_text, lookup
-from ..backends.base import BackendError, ChatRequest, StreamInfo
-from ..completions import CompletionQuery, Opener, Suggestion
 from ..document import Document, Point
-from ..postprocess import FenceFilter
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
 from ..settings import ResolvedProfile
 
 if TYPE_CHECKING:
+    # The completion modules load at the first completion, not at start-up.
+    from .. import completion_context
     from ..backends.openai import OpenAICompatibleBackend
+    from ..completions import CompletionQuery, Opener, Suggestion
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +96,11 @@ def register(server: FasteditServer) -> None:
         request = _resolve(ls, params.text_document.uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await _suggest(ls, request)
-        if suggestion is None or not suggestion.text:
+        # Never hold the other servers' items long (rassumfrassum waits for every server), and
+        # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
+        wait_ms = ls.resolved.settings.completion_items_wait_ms
+        suggestion = await _suggest(ls, request, wait_ms=wait_ms)
+        if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
         answer = types.CompletionList(
             is_incomplete=True, items=[_item(ls, request, suggestion, params.position)]
@@ -115,12 +117,23 @@ def _resolve(
     document = ls.documents.get(uri)
     if document is None:
         return None
+    if automatic and ls.jobs.running(uri):
+        # A job is streaming into this document: its own edits are not the user's typing.
+        return None
     cursor = document.to_point(position.line, position.character)
     return _Request(uri, document, cursor, automatic)
 
 
-async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
+async def _suggest(
+    ls: FasteditServer, request: _Request, *, wait_ms: int | None = None
+) -> Suggestion | None:
+    """The suggestion at the request's cursor; answered after ``wait_ms`` at most, if given."""
+    from ..completions import CompletionQuery
+
     settings = ls.resolved.settings
+    deadline_ms = settings.completion_deadline_ms
+    if wait_ms is not None:
+        deadline_ms = min(deadline_ms, wait_ms)
     document, cursor = request.document, request.cursor
     query = CompletionQuery(
         request.uri,
@@ -140,7 +153,7 @@ async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
         query,
         opener,
         debounce=settings.completion_debounce_ms / 1000,
-        deadline=settings.completion_deadline_ms / 1000,
+        deadline=deadline_ms / 1000,
     )
     if suggestion is not None and suggestion.error is not None:
         _report_once(ls, suggestion.error)
@@ -160,6 +173,8 @@ async def _once(text: str | None) -> AsyncIterator[str]:
 
 
 def _lookup(ls: FasteditServer, document: Document, cursor: Point) -> str | None:
+    from .. import lookup
+
     prefix = document.get_text(Point(0, 0), cursor)
     suffix = document.get_text(cursor, document.end)
     others = [
@@ -174,6 +189,8 @@ def _model_opener(
     ls: FasteditServer, profile: ResolvedProfile, document: Document, cursor: Point
 ) -> Opener:
     def open_stream(query: CompletionQuery) -> AsyncIterator[str]:
+        from .. import completion_context
+
         settings = ls.resolved.settings
         others = [
             _context_document(ls, uri, d)
@@ -202,6 +219,7 @@ async def _model_stream(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncIterator[str]:
+    from ..backends.base import BackendError
     from ..runner import model_backend
 
     yielded = False
@@ -227,7 +245,10 @@ async def _model_text(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
+    from .. import completion_text
+    from ..backends.base import ChatRequest, StreamInfo
     from ..backends.fim import FimRequest
+    from ..postprocess import FenceFilter
     from ..prompts import fim_chat_messages
 
     settings = profile.settings
@@ -274,6 +295,8 @@ def _context_document(
     ls: FasteditServer, uri: str, document: Document
 ) -> completion_context.OpenDocument:
     """One ``OpenDocument`` per document version: it indexes itself once, on first use."""
+    from .. import completion_context
+
     cached = ls.context_documents.get(uri)
     if cached is not None and cached[0] == document.version:
         return cached[1]

@@ -281,3 +281,48 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     workbench.run_command("Fast Edit: Revert Last Edit")
     workbench.wait_text(equals=SOURCE)
     wait(lambda: (workbench.server.job(job_id) or {}).get("state") == "reverted", "the revert")
+
+
+def test_a_command_right_after_typing_acts_on_the_typed_text(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    # The server must know the typed text before the command, or it would refuse a position past
+    # the end of the line it knows ("    ").
+    stub_model.reset()
+    source = "def add(a: int, b: int) -> int:\n    \n"
+    _open(workbench, "typed.py", source)
+    stub_model.script(_stream("a + b", tps=60))
+    stub_model.default = Answer(text="")  # no ghost text for the typing
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    try:
+        workbench.go_to(2, 5)
+        workbench.type("return ")
+        workbench.run_command("Fast Edit: Complete the Rest")
+        record = _finished(workbench, _new_job(workbench, "/typed.py", seen))
+        assert record["state"] == "done", record.get("error")
+        workbench.wait_text(equals="def add(a: int, b: int) -> int:\n    return a + b\n")
+    finally:
+        stub_model.default = Answer()
+
+
+def test_cancel_command_stops_a_running_stream(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "cancel.py", SOURCE)
+    answer = "a + b  # " + "never finished " * 30
+    stub_model.script(_stream(answer, tps=15))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, "/cancel.py", seen)
+    workbench.wait_text(contains="return a +")
+    workbench.run_command("Fast Edit: Cancel Running Edits")
+    record = _finished(workbench, job_id)
+    assert record["state"] == "cancelled", record
+    assert workbench.server.replies("fastedit.cancel")[-1] == {"cancelled": [job_id]}
+    # What streamed before the cancel stays, and the model's stream was closed.
+    streamed = workbench.text().split("\n")[1][len("    return ") :]
+    assert streamed and answer.startswith(streamed) and streamed != answer
+    request = stub_model.requests[-1]
+    wait(lambda: request.client_closed, "the model stream to be closed")

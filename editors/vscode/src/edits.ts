@@ -78,6 +78,9 @@ export class JobEdits implements vscode.Disposable {
       state.running.add(job.jobId);
     } else {
       state.running.delete(job.jobId);
+      if (state.running.size === 0) {
+        state.echoes = []; // an edit that changed nothing has no echo
+      }
     }
   }
 
@@ -117,10 +120,16 @@ export class JobEdits implements vscode.Disposable {
       undoStopBefore ||= attempt > 0;
       const echoes = edits.map((e) => ({ start: e.range.start, text: e.text }));
       state.echoes.push(...echoes);
-      applied = await editor.edit(
-        (builder) => edits.forEach((e) => builder.replace(e.range, e.text)),
-        { undoStopBefore, undoStopAfter: !inJob },
-      );
+      try {
+        applied = await editor.edit(
+          (builder) => edits.forEach((e) => builder.replace(e.range, e.text)),
+          { undoStopBefore, undoStopAfter: !inJob },
+        );
+      } catch {
+        // The editor was closed meanwhile: VS Code applies the edit to the document.
+        state.echoes = state.echoes.filter((e) => !echoes.includes(e));
+        return next(params, CancellationToken.None);
+      }
       if (!applied) {
         state.echoes = state.echoes.filter((e) => !echoes.includes(e));
         // A versioned edit must not land on text the server has not seen.

@@ -30,7 +30,7 @@ ANSWER = "a + b  # the sum of both numbers, computed exactly once"
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "vscode-status.png"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # before the session-scoped build: skip without building
 def chromium() -> str:
     """Chromium's path once the whole toolchain of e2e-setup.sh is there."""
     missing = vscode_session.tools_missing()

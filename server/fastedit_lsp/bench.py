@@ -8,7 +8,11 @@ model, and reports median, p90, p99 and the number of runs for:
   its floor measured in the same run (the stub's own time to first event over a direct streamed
   request, plus a trivial LSP round trip), and their ratio;
 - **code actions** on a 10,000-line Python file: warm (same document version) and right after an
-  edit (the parse behind them is cached per version and refreshed off the request path).
+  edit (the parse behind them is cached per version and refreshed off the request path);
+- **inline completion**: the server's own time per request (request handled → answer built, the
+  time spent waiting for the model excluded; measured inside the server and read back from
+  ``fastedit.status``) with a stub answering at once, uncached and answered from the cache, and
+  the client's round trip for each.
 
 Output: a table on stdout and, with ``--json PATH``, the figures as JSON.
 """
@@ -215,6 +219,58 @@ async def _code_actions(client: LspClient, runs: int) -> dict[str, Any]:
     }
 
 
+async def _completions(client: LspClient, stub: StubModelServer, runs: int) -> dict[str, Any]:
+    uri = "file:///bench/complete.py"
+    head = "import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\n"
+    version = {"v": 1}
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": head}},
+    )
+    stub.default = Answer(text="area(1.0)\n", role_chunk=False)
+    line = head.count("\n") + 1  # "value = " below the run's comment line
+
+    def request() -> Awaitable[Any]:
+        return client.request(
+            "textDocument/inlineCompletion",
+            {
+                "textDocument": {"uri": uri},
+                "position": {"line": line, "character": 8},
+                "context": {"triggerKind": 1},
+            },
+        )
+
+    async def uncached() -> float:
+        # A new line each time: a new prefix, so neither the cache nor a stream can answer.
+        version["v"] += 1
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version["v"]},
+                "contentChanges": [{"text": f"{head}# run {version['v']}\nvalue = \n"}],
+            },
+        )
+        sent = time.perf_counter()
+        await request()
+        return (time.perf_counter() - sent) * 1000
+
+    async def cached() -> float:
+        sent = time.perf_counter()
+        await request()
+        return (time.perf_counter() - sent) * 1000
+
+    round_trip_model = await _time(runs, uncached)
+    round_trip_cached = await _time(runs, cached)
+    report = (await client.command("fastedit.status"))["completions"]
+    return {
+        "serverMs": report["serverMs"],
+        "firstServerMs": report["firstServerMs"],
+        "roundTripMs": {"model": round_trip_model, "cache": round_trip_cached},
+        "modelRequests": report["modelRequests"],
+        "cacheHits": report["cacheHits"],
+    }
+
+
 def _row(name: str, stats: dict[str, float], unit: str = "ms") -> str:
     return (
         f"| {name} | {stats['median']} {unit} | {stats['p90']} {unit} | {stats['p99']} {unit} "
@@ -233,6 +289,7 @@ async def _run(runs: int) -> dict[str, Any]:
         try:
             results["firstEdit"] = await _first_edit(client, stub, runs)
             results["codeActions"] = await _code_actions(client, runs)
+            results["completions"] = await _completions(client, stub, runs)
         finally:
             await client.shutdown()
     return results
@@ -241,6 +298,8 @@ async def _run(runs: int) -> dict[str, Any]:
 def main(out: TextIO, *, runs: int = 50, json_path: str | None = None) -> int:
     results = asyncio.run(_run(runs))
     cold, first, actions = results["coldStart"], results["firstEdit"], results["codeActions"]
+    completions = results["completions"]
+    server_ms = completions["serverMs"]
     out.write(
         "| measure | median | p90 | p99 | runs |\n|---|---|---|---|---|\n"
         + "\n".join(
@@ -254,9 +313,18 @@ def main(out: TextIO, *, runs: int = 50, json_path: str | None = None) -> int:
                 _row(
                     f"code actions, {actions['lines']} lines, after an edit", actions["afterEditMs"]
                 ),
+                _row("inline completion round trip, model", completions["roundTripMs"]["model"]),
+                _row("inline completion round trip, cached", completions["roundTripMs"]["cache"]),
             ]
         )
         + f"\n\nfirst edit / floor (medians): {first['ratioToFloor']}\n"
+        + "\n| inline completion, server time | p50 | p99 | requests |\n|---|---|---|---|\n"
+        + "\n".join(
+            f"| {source} | {v['p50']} ms | {v['p99']} ms | {v['count']} |"
+            for source, v in sorted(server_ms.items())
+        )
+        + f"\n\nthe session's first completion (loads the completion modules): "
+        f"{completions['firstServerMs']} ms server time\n"
     )
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:

@@ -148,6 +148,7 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             retries=0,
+            profile=profile.name,
         )
         request = ChatRequest(
             messages=(

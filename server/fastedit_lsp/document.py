@@ -114,6 +114,14 @@ class Document:
         self.encoding: Encoding = encoding
         self._lines = split_lines(text)
 
+    def copy(self) -> Document:
+        """A snapshot that later changes to this document do not affect (O(lines) pointers)."""
+        clone = Document.__new__(Document)
+        clone.uri, clone.version, clone.language_id = self.uri, self.version, self.language_id
+        clone.encoding = self.encoding
+        clone._lines = list(self._lines)
+        return clone
+
     # -- reading ---------------------------------------------------------------------------
 
     @property

@@ -1,11 +1,18 @@
 """Every system prompt fastedit sends, in one place: short, because fast models lose the thread.
 
 Each action module builds its user message (the code, the examples, the error) around one of
-these; ``tests/unit/test_prompts.py`` pins exactly what is sent for each action.
+these; ``tests/unit/test_prompts.py`` pins exactly what is sent for each action. The one user
+message built here is the completions feature's (``fim: chat``, :func:`fim_chat_messages`),
+pinned by ``tests/unit/test_fim_wire.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .backends.base import ChatMessage
+
+#: Unlikely in code, so the model cannot mistake it for text of the file.
 CURSOR = "<|CURSOR|>"
 
 COMPLETE_REST = (
@@ -40,3 +47,32 @@ WRITE_TESTS = (
     "then one test function per behaviour (examples in the docstring, each raised exception, "
     "edge cases). No explanation, no fences. Never call external services."
 )
+
+FIM_SYSTEM = (
+    "You are a code completion engine inside an editor. You receive a file with the marker "
+    f"{CURSOR} where the cursor is, and perhaps excerpts of other files for reference. Reply with "
+    f"only the text to insert at {CURSOR}: no explanation, no Markdown fences, no repetition of "
+    "the code before or after the cursor. If nothing should be inserted, reply with nothing."
+)
+
+
+def fim_chat_messages(
+    prefix: str,
+    suffix: str,
+    *,
+    path: str,
+    language_id: str,
+    snippets: Sequence[tuple[str, str]] = (),
+) -> tuple[ChatMessage, ...]:
+    """Fill-in-the-middle for any chat model: the file with :data:`CURSOR` at the cursor.
+
+    ``snippets`` are ``(path, text)`` excerpts of other files, shown first, each under its path.
+    """
+    language = language_id or "text"
+    parts = [f"Excerpt of {name}:\n```\n{text.rstrip()}\n```\n" for name, text in snippets]
+    parts.append(
+        f"File: {path or 'untitled'} (language: {language})\n"
+        f"```{language}\n{prefix}{CURSOR}{suffix}\n```\n"
+        f"Reply with only the text that goes at {CURSOR}."
+    )
+    return (ChatMessage("system", FIM_SYSTEM), ChatMessage("user", "".join(parts)))

@@ -33,6 +33,7 @@ from .settings import GIT_IGNORED, ResolvedProfile
 from .tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
+    from .backends.openai import OpenAICompatibleBackend
     from .server import FasteditServer
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,9 @@ def _session(
     return EditSession(
         document,
         job.tracker,
-        lambda edit: ls.apply_edit(job.uri, edit, document=document),
+        lambda edit: ls.apply_edit(
+            job.uri, edit, document=document, unreported=job.tracker.unreported_before(edit)
+        ),
         max_edits_per_second=settings.max_edits_per_second,
         streaming=settings.streaming,
         on_edit=lambda n: _on_edit(ls, job, edits_before + n),
@@ -304,7 +307,7 @@ async def _attempt(
         job.route, job.model = "local", MODEL
         source = await _offline(job, document, draft)
     else:
-        backend = await _backend(ls, profile)
+        backend = await model_backend(ls, profile)
         job.route, job.model = profile.name, backend.model
         key = (profile.base_url or "", backend.model)
         if (wait := ls.breakers.allow(key, time.monotonic())) is not None:
@@ -694,7 +697,8 @@ async def _filtered(
             await aclose()
 
 
-async def _backend(ls: FasteditServer, profile: ResolvedProfile) -> Backend:
+async def model_backend(ls: FasteditServer, profile: ResolvedProfile) -> OpenAICompatibleBackend:
+    """The profile's model backend (the model id asked from /v1/models once, if unset)."""
     assert profile.base_url is not None
     from .backends.openai import OpenAICompatibleBackend, list_models
 
@@ -726,6 +730,7 @@ async def _backend(ls: FasteditServer, profile: ResolvedProfile) -> Backend:
         rate_limits=ls.rate_limits,
         reasoning_effort=profile.settings.reasoning_effort,
         key_hint=profile.key_hint,
+        profile=profile.name,
     )
 
 
@@ -733,12 +738,13 @@ async def excluded_by(path: str, patterns: tuple[str, ...]) -> str | None:
     """The ``context.exclude`` pattern a file matches (asking git for ``<git-ignored>``)."""
     if pattern := context.is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
         return pattern
-    if GIT_IGNORED in patterns and await _git_ignored(path):
+    if GIT_IGNORED in patterns and await git_ignored(path):
         return GIT_IGNORED
     return None
 
 
-async def _git_ignored(path: str) -> bool:
+async def git_ignored(path: str) -> bool:
+    """Whether git says ``path`` is ignored (False without git or outside a repository)."""
     directory = os.path.dirname(path)
     if not await asyncio.to_thread(os.path.isdir, directory):
         return False

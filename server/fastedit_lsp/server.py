@@ -8,12 +8,13 @@ and resolves settings and backends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,10 +36,19 @@ from pygls.protocol.json_rpc import (
 )
 
 from . import __version__
+from .context import is_excluded
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .outline import Outline, outline
-from .settings import Mode, ProfileName, Resolved, ResolvedProfile, load, resolve_profile
+from .settings import (
+    GIT_IGNORED,
+    Mode,
+    ProfileName,
+    Resolved,
+    ResolvedProfile,
+    load,
+    resolve_profile,
+)
 from .tracking import RegionTracker, SentEdit, apply_change
 
 if TYPE_CHECKING:
@@ -46,6 +56,8 @@ if TYPE_CHECKING:
 
     from .backends.breaker import CircuitBreakers
     from .backends.ratelimit import RateLimits
+    from .completion_context import OpenDocument
+    from .completions import CompletionEngine, CompletionQuery, Suggestion
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +72,8 @@ VERIFY_WINDOW = 20
 VERIFY_MIN_JOBS = 5
 #: How many recent jobs per route the speed percentiles cover.
 SPEED_WINDOW = 100
+#: How long a completion waits for git to say whether its document is git-ignored.
+GIT_CHECK_TIMEOUT = 5.0
 #: How long an edit may wait for the client's reply before the job gives up on the client
 #: (seconds; ``FASTEDIT_APPLY_TIMEOUT_MS`` in the environment overrides it).
 APPLY_TIMEOUT = 30.0
@@ -269,6 +283,20 @@ class FasteditServer(LanguageServer):
         self.speeds: dict[str, deque[tuple[float, float]]] = {}
         #: Recent verification outcomes per route (True: passed), for auto routing.
         self.verifications: dict[str, deque[bool]] = {}
+        #: Completion requests' cache, streams and counters (completions.py).
+        self._completions: CompletionEngine | None = None
+        #: Open documents' paths known to be git-ignored (True) or not (False); a path still
+        #: being checked is absent, and counts as excluded until git answers.
+        self.git_ignored: dict[str, bool] = {}
+        self._git_checks: dict[str, asyncio.Task[bool]] = {}
+        #: Other open documents as completion context, per URI: (version, indexed document).
+        self.context_documents: dict[str, tuple[int, OpenDocument]] = {}
+        #: Recent completions' server time (ms, the model's and the debounce's excluded) by source.
+        self.completion_times: dict[str, deque[float]] = {}
+        #: The server time of the session's first completion (it loads modules), in ms.
+        self.completion_first_ms: float | None = None
+        #: Completion failures already logged (completions fire on every keystroke).
+        self.completion_errors: set[str] = set()
         #: Seconds an edit waits for the client's reply (see :data:`APPLY_TIMEOUT`).
         self.apply_timeout = _seconds(self.environ.get("FASTEDIT_APPLY_TIMEOUT_MS"), APPLY_TIMEOUT)
         pygls_log = logging.getLogger("pygls.server")
@@ -357,7 +385,9 @@ class FasteditServer(LanguageServer):
         return self._rate_limits
 
     async def close(self) -> None:
-        """Stop every job and close the HTTP client."""
+        """Stop every job and completion stream, and close the HTTP client."""
+        if self._completions is not None:
+            self._completions.close()
         for timer in self._outline_timers.values():
             timer.cancel()
         self._outline_timers.clear()
@@ -370,6 +400,17 @@ class FasteditServer(LanguageServer):
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+    @property
+    def completions(self) -> CompletionEngine:
+        """Completion requests' cache, streams and counters (created at the first request)."""
+        if self._completions is None:
+            from .completions import CompletionEngine
+
+            self._completions = CompletionEngine(
+                finish=_finish_completion, has_enough=_completion_ends
+            )
+        return self._completions
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
@@ -401,6 +442,53 @@ class FasteditServer(LanguageServer):
                 waiter.set_result(None)
         self._outlines.pop(item.uri, None)
         self.refresh_outline_later(item.uri)
+        self._check_git_ignored(item.uri)
+
+    def _check_git_ignored(self, uri: str) -> asyncio.Task[bool] | None:
+        """Ask git once, off the request path, whether an opened file is git-ignored."""
+        from pygls.uris import to_fs_path
+
+        from .runner import git_ignored
+
+        path = to_fs_path(uri)
+        if path is None or path in self.git_ignored:
+            return None  # untitled: and other schemes have no file for git to ignore
+        if (pending := self._git_checks.get(path)) is not None:
+            return pending
+
+        async def check() -> bool:
+            try:
+                ignored = self.git_ignored[path] = await git_ignored(path)
+            finally:
+                self._git_checks.pop(path, None)
+            return ignored
+
+        task = self._git_checks[path] = self.spawn(check())
+        return task
+
+    def excluded(self, uri: str) -> str | None:
+        """The ``context.exclude`` pattern an open document matches, without waiting for git.
+
+        A file git has not answered for yet counts as git-ignored.
+        """
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(uri) or uri
+        patterns = self.resolved.settings.context.exclude
+        if pattern := is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
+            return pattern
+        is_file = to_fs_path(uri) is not None
+        if GIT_IGNORED in patterns and is_file and self.git_ignored.get(path, True):
+            return GIT_IGNORED
+        return None
+
+    async def excluded_checked(self, uri: str) -> str | None:
+        """:meth:`excluded`, waiting (at most a few seconds) for git's answer if it is pending."""
+        pending = self._check_git_ignored(uri)
+        if pending is not None:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(pending), GIT_CHECK_TIMEOUT)
+        return self.excluded(uri)
 
     def refresh_outline_later(self, uri: str) -> None:
         """Re-parse a Python document shortly after the user stops typing, off the request path."""
@@ -464,6 +552,9 @@ class FasteditServer(LanguageServer):
         uri = params.text_document.uri
         self.documents.pop(uri, None)
         self._outlines.pop(uri, None)
+        if self._completions is not None:
+            self._completions.forget(uri)
+        self.context_documents.pop(uri, None)
         if (timer := self._outline_timers.pop(uri, None)) is not None:
             timer.cancel()
         for job in self.jobs.running(uri):
@@ -520,7 +611,14 @@ class FasteditServer(LanguageServer):
 
     # -- talking to the client -----------------------------------------------------------------
 
-    async def apply_edit(self, uri: str, edit: SentEdit, *, document: Document) -> bool:
+    async def apply_edit(
+        self,
+        uri: str,
+        edit: SentEdit,
+        *,
+        document: Document,
+        unreported: Sequence[SentEdit] = (),
+    ) -> bool:
         """Send one edit (never a resource operation) and wait for the client's reply.
 
         Insertions are unversioned: editors report changes late, so the version the server knows
@@ -529,6 +627,13 @@ class FasteditServer(LanguageServer):
         server knows when the client supports it, so that a client holding changes the server
         has not seen refuses it instead of deleting the wrong text.
         """
+        if unreported:
+            # ``edit`` is placed in the client's text, which already holds the edits the client
+            # has not reported yet (Neovim reports 150 ms late): convert on a copy that has them,
+            # or a position past the end of a stale line is clamped to it.
+            document = document.copy()
+            for sent in unreported:
+                document.replace(sent.start, sent.end, sent.text)
         (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
         text_edit = types.TextEdit(
             range=types.Range(
@@ -642,6 +747,30 @@ class FasteditServer(LanguageServer):
             }
         return out
 
+    def record_completion_time(self, suggestion: Suggestion, seconds: float) -> None:
+        """Keep what a completion cost the server itself, for ``fastedit.status``."""
+        spent = max(0.0, seconds - suggestion.waited) * 1000
+        if self.completion_first_ms is None:
+            # The session's first completion loads the completion and HTTP modules: kept apart
+            # so that the percentiles describe every later keystroke.
+            self.completion_first_ms = spent
+            return
+        times = self.completion_times.setdefault(suggestion.source, deque(maxlen=SPEED_WINDOW * 10))
+        times.append(spent)
+
+    def completion_report(self) -> dict[str, Any]:
+        """Counters and server-time percentiles of completions (``fastedit.status``)."""
+        added = {}
+        for source, samples in self.completion_times.items():
+            ordered = sorted(samples)
+            added[source] = {
+                "count": len(ordered),
+                "p50": _percentile(ordered, 50, digits=3),
+                "p99": _percentile(ordered, 99, digits=3),
+            }
+        first = None if self.completion_first_ms is None else round(self.completion_first_ms, 3)
+        return {**self.completions.stats.as_dict(), "serverMs": added, "firstServerMs": first}
+
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
         profiles = {}
@@ -664,6 +793,7 @@ class FasteditServer(LanguageServer):
             "version": __version__,
             "breakers": self._breakers.snapshot(now) if self._breakers else [],
             "speed": self.speed(),
+            "completions": self.completion_report(),
         }
 
 
@@ -674,7 +804,19 @@ def _seconds(milliseconds: str | None, default: float) -> float:
         return default
 
 
-def _percentile(values: list[float], pct: int) -> float:
+def _finish_completion(text: str, query: CompletionQuery) -> str:
+    from . import completion_text
+
+    return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
+
+
+def _completion_ends(text: str, query: CompletionQuery) -> bool:
+    from . import completion_text
+
+    return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
+
+
+def _percentile(values: list[float], pct: int, *, digits: int = 1) -> float:
     """Nearest-rank percentile of sorted values."""
     rank = max(1, -(-pct * len(values) // 100))
-    return round(values[rank - 1], 1)
+    return round(values[rank - 1], digits)

@@ -30,6 +30,8 @@ Mode = Literal["fast", "standard", "auto"]
 ProfileName = Literal["fast", "standard"]
 Route = Literal["fast", "standard", "local"]
 Layer = Literal["default", "file", "env", "init", "client"]
+#: How a completion asks for fill-in-the-middle: ``chat`` or one of ``backends.fim.FimKind``.
+FimStyle = Literal["chat", "completions", "infill", "mistral"]
 
 #: The pseudo-pattern in ``context.exclude`` that stands for "files git ignores".
 GIT_IGNORED = "<git-ignored>"
@@ -74,6 +76,14 @@ class ProfileSettings(_Model):
     )
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
         None, description="Sent to reasoning models; unset: the lowest (low)."
+    )
+    fim: FimStyle = Field(
+        "chat",
+        description="How completions ask this profile's model to fill in the middle. chat: a chat "
+        "prompt with a cursor marker (any chat model); completions: /v1/completions with suffix "
+        "(OpenAI instruct, DeepSeek beta, vLLM, Ollama's OpenAI API); infill: llama.cpp's /infill "
+        "(at the server root: baseUrl without its trailing /v1); mistral: Codestral's "
+        "/v1/fim/completions.",
     )
 
 
@@ -189,6 +199,42 @@ class Settings(_Model):
     )
     max_edits_per_second: int = Field(
         60, ge=1, le=1000, description="Coalesce streamed edits to at most this rate."
+    )
+    completion_enabled: bool = Field(
+        True,
+        description="Serve AI completions: inline ghost text, or completion items for clients "
+        "without inline completion.",
+    )
+    completion_debounce_ms: int = Field(
+        75,
+        ge=0,
+        le=2000,
+        description="Wait this long after typing stops before asking the model (automatic "
+        "triggers only; an explicit request is sent at once).",
+    )
+    completion_deadline_ms: int = Field(
+        1000,
+        ge=50,
+        le=30000,
+        description="After this long a completion returns whatever text has arrived.",
+    )
+    completion_items_wait_ms: int = Field(
+        300,
+        ge=0,
+        le=30000,
+        description="How long a completion-item request (clients without ghost text) waits for "
+        "a whole suggestion before answering without one; rassumfrassum holds the other "
+        "server's items until every server answered. The stream goes on: the next keystroke "
+        "gets it.",
+    )
+    completion_max_tokens: int = Field(
+        128, ge=1, le=2048, description="Output cap sent with each completion request."
+    )
+    completion_budget_tokens: int = Field(
+        1024,
+        ge=64,
+        le=32000,
+        description="Context budget for a completion's prompt (estimated tokens).",
     )
     routing: RoutingSettings = RoutingSettings()
     failover: tuple[Route, ...] = Field(

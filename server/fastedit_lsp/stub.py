@@ -13,13 +13,28 @@ Endpoints:
   ``model`` is echoed back whatever it is (script ``Answer(status=404)`` to test a wrong model).
   ``max_completion_tokens`` (else ``max_tokens``) truncates the scripted tokens and turns
   ``finish_reason`` into ``"length"``.
+- ``POST /v1/completions`` (legacy completions, the ``fim: completions`` wire): the same, framed
+  as ``text_completion`` objects with the text in ``choices[0].text`` and no role chunk: one
+  event per token, a finish chunk, the usage-only chunk when asked for, ``data: [DONE]``;
+  ``stream: false`` gives one ``text_completion`` object. ``max_tokens`` truncates.
+- ``POST /infill`` (llama.cpp's native FIM, at the root, not under ``/v1``): one
+  ``{"content": token, "stop": false}`` event per token, then ``{"content": "", "stop": true,
+  "tokens_predicted": N, "stop_type": ...}`` (``eos``, or ``limit`` for a ``length`` finish)
+  and no ``[DONE]``; ``stream: false`` gives that last object with the whole text as content.
+  ``n_predict`` truncates (negative: no limit).
+- ``POST /v1/fim/completions`` (Mistral's Codestral FIM): chat-shaped chunks, as for
+  ``/v1/chat/completions``, with the usage in the finish chunk as Mistral sends it (no
+  ``stream_options`` needed); ``stream: false`` gives a ``chat.completion`` object.
+  ``max_tokens`` truncates.
 - ``GET /v1/models``: the configured model ids, in OpenAI's list format.
 - Control, for out-of-process use (never recorded): ``POST /_stub/script`` (a JSON list of
   answer objects with :class:`Answer`'s field names), ``POST /_stub/default`` (one answer
   object), ``GET /_stub/requests`` (the recorded requests), ``POST /_stub/reset``.
 
-Every chat request pops the next scripted :class:`Answer` (:meth:`StubModelServer.script`) or,
-when the script is empty, uses :attr:`StubModelServer.default`. The knobs of an answer:
+Every model request (the four ``POST`` endpoints above, :data:`MODEL_PATHS`) pops the next
+scripted :class:`Answer` from one shared queue (:meth:`StubModelServer.script`) or, when the
+script is empty, uses :attr:`StubModelServer.default`; each endpoint frames it in its own
+dialect, and every knob below works the same on all of them. The knobs of an answer:
 
 - ``text`` / ``tokens``: what is said. ``tokens`` gives the exact token boundaries (``text`` is
   then ignored); without it ``text`` is cut by :func:`split_tokens` every ``token_size`` code
@@ -45,7 +60,7 @@ when the script is empty, uses :attr:`StubModelServer.default`. The knobs of an 
 - ``split_bytes``: every body byte is its own HTTP chunk (and its own write), so a client's SSE
   parser sees events split at every byte position, UTF-8 sequences included.
 - ``finish_reason`` (default ``"stop"``) and ``role_chunk`` (send the first
-  ``{"role": "assistant", "content": ""}`` delta, default on).
+  ``{"role": "assistant", "content": ""}`` delta of the chat-shaped streams, default on).
 
 A token-counted position N (``drop_after``, ``stall_after``, ``malformed_after``) acts after the
 Nth token and before whatever follows it, so N equal to the token count acts before the finish
@@ -53,10 +68,11 @@ chunk; N greater than the count never acts. For ``stream: false`` the whole gene
 (``ttft`` + tokens / ``tps``) passes before the headers; ``drop_after`` sends the headers and half
 the body, ``stall_after`` the headers only, ``malformed`` spoils the JSON body.
 
-Every non-control request is recorded (:class:`RecordedRequest`): headers, parsed body, tokens
-sent, whether the response completed or the client closed the connection, with an
-:class:`asyncio.Event` set when its handling ends. The stub watches each connection for EOF while
-it writes or waits, so a client closing mid-stream is seen within one event-loop tick.
+Every non-control request is recorded (:class:`RecordedRequest`): path, headers, parsed body,
+tokens sent, whether the response completed or the client closed the connection, with an
+:class:`asyncio.Event` set when its handling ends (wait for them with
+:meth:`StubModelServer.wait_for_requests`, per path). The stub watches each connection for EOF
+while it writes or waits, so a client closing mid-stream is seen within one event-loop tick.
 
 Run it in the caller's loop (``async with await StubModelServer.start() as stub``), in a daemon
 thread (:meth:`StubModelServer.start_in_thread`), or as a process::
@@ -89,7 +105,24 @@ _log = logging.getLogger(__name__)
 DEFAULT_TEXT: Final = "def add(a: int, b: int) -> int:\n    return a + b\n"
 DEFAULT_MODELS: Final = ("stub-fast", "stub-strong")
 CHAT_PATH: Final = "/v1/chat/completions"
+COMPLETIONS_PATH: Final = "/v1/completions"
+#: llama.cpp serves its native endpoints at the root, beside /v1.
+INFILL_PATH: Final = "/infill"
+FIM_PATH: Final = "/v1/fim/completions"
 MODELS_PATH: Final = "/v1/models"
+#: The endpoints that answer from the script, each in its own dialect.
+MODEL_PATHS: Final = (CHAT_PATH, COMPLETIONS_PATH, INFILL_PATH, FIM_PATH)
+
+#: How an endpoint frames an answer: OpenAI chat, legacy completions, llama.cpp, Mistral FIM.
+Dialect = Literal["chat", "completions", "infill", "fim"]
+_DIALECTS: Final[dict[str, Dialect]] = {
+    CHAT_PATH: "chat",
+    COMPLETIONS_PATH: "completions",
+    INFILL_PATH: "infill",
+    FIM_PATH: "fim",
+}
+#: llama.cpp's ``stop_type`` for an OpenAI ``finish_reason``.
+_STOP_TYPES: Final = {"stop": "eos", "length": "limit"}
 
 MalformedKind = Literal["bad_json", "no_data_prefix", "binary", "error_event"]
 MALFORMED_KINDS: Final[tuple[str, ...]] = get_args(MalformedKind)
@@ -277,7 +310,7 @@ class RecordedRequest:
     #: Serial number of the TCP connection, to check keep-alive.
     connection: int
     raw_body: bytes = field(default=b"", repr=False)
-    #: The answer it was served with (chat requests only).
+    #: The answer it was served with (model requests only).
     answer: Answer | None = None
     #: The response status, once the headers went out.
     status: int | None = None
@@ -367,7 +400,9 @@ def _parse_json(raw: bytes) -> Any:
 
 
 @dataclass(frozen=True)
-class _ChatParams:
+class _Params:
+    """What a model request asks for, read the way its dialect names it."""
+
     model: str
     stream: bool
     include_usage: bool
@@ -375,35 +410,45 @@ class _ChatParams:
     prompt_tokens: int
 
     @classmethod
-    def parse(cls, body: dict[str, Any], default_model: str) -> _ChatParams:
+    def parse(cls, dialect: Dialect, body: dict[str, Any], default_model: str) -> _Params:
         model = body.get("model")
         options = body.get("stream_options")
-        limit = body.get("max_completion_tokens")
-        if limit is None:
-            limit = body.get("max_tokens")
+        if dialect == "infill":
+            limit = body.get("n_predict")  # -1, llama.cpp's default, means no limit
+        else:
+            limit = body.get("max_completion_tokens") if dialect == "chat" else None
+            if limit is None:
+                limit = body.get("max_tokens")
         return cls(
             model=model if isinstance(model, str) and model else default_model,
             stream=body.get("stream") is True,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             max_tokens=limit if _is_int(limit) and limit >= 0 else None,
-            prompt_tokens=_estimate_prompt_tokens(body.get("messages")),
+            prompt_tokens=(_prompt_chars(dialect, body) + 3) // 4,
         )
 
 
-def _estimate_prompt_tokens(messages: object) -> int:
-    """Characters of message text / 4, rounded up: a stand-in for the provider's count."""
-    if not isinstance(messages, list):
-        return 0
-    chars = 0
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            chars += len(content)
-        elif isinstance(content, list):
-            for part in content:
-                text = part.get("text") if isinstance(part, dict) else None
-                chars += len(text) if isinstance(text, str) else 0
-    return (chars + 3) // 4
+def _prompt_chars(dialect: Dialect, body: dict[str, Any]) -> int:
+    """Characters of prompt text (/ 4 gives a stand-in for the provider's token count)."""
+    texts: list[object]
+    if dialect == "chat":
+        texts = []
+        for message in _list(body.get("messages")):
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+                texts.extend(part.get("text") for part in content if isinstance(part, dict))
+            else:
+                texts.append(content)
+    elif dialect == "infill":
+        texts = [body.get("input_prefix"), body.get("input_suffix"), body.get("prompt")]
+        texts.extend(e.get("text") for e in _list(body.get("input_extra")) if isinstance(e, dict))
+    else:
+        texts = [body.get("prompt"), body.get("suffix")]
+    return sum(len(text) for text in texts if isinstance(text, str))
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class _Connection:
@@ -577,7 +622,7 @@ class StubModelServer:
     ) -> None:
         #: Model ids listed by ``GET /v1/models``; the first is used when a request names none.
         self.models: tuple[str, ...] = tuple(models) or DEFAULT_MODELS
-        #: The answer for chat requests once the script is empty.
+        #: The answer for model requests once the script is empty.
         self.default: Answer = default if default is not None else Answer()
         #: Every request except control ones, in arrival order.
         self.requests: list[RecordedRequest] = []
@@ -673,7 +718,7 @@ class StubModelServer:
             await self._server.wait_closed()
 
     def script(self, *answers: Answer) -> None:
-        """Queue answers; each chat request takes the next, then :attr:`default` when empty."""
+        """Queue answers; each model request takes the next, then :attr:`default` when empty."""
         self._script.extend(answers)
 
     def reset(self) -> None:
@@ -693,12 +738,17 @@ class StubModelServer:
         *,
         # A default deadline keeps a broken test from hanging, hence a timeout parameter.
         timeout: float = 10.0,  # noqa: ASYNC109
-        path: str | None = CHAT_PATH,
+        path: str | tuple[str, ...] | None = CHAT_PATH,
     ) -> list[RecordedRequest]:
-        """Wait until ``n`` requests to ``path`` (None: any path) arrived; returns all of them."""
+        """Wait until ``n`` requests to ``path`` arrived; returns all of them.
+
+        ``path`` is one of the ``*_PATH`` constants, a tuple of them (:data:`MODEL_PATHS`: any
+        model request), or None for any path at all.
+        """
+        paths = (path,) if isinstance(path, str) else path
 
         def matching() -> list[RecordedRequest]:
-            return [r for r in self.requests if path is None or r.path == path]
+            return [r for r in self.requests if paths is None or r.path in paths]
 
         async with asyncio.timeout(timeout), self._arrivals:
             await self._arrivals.wait_for(lambda: len(matching()) >= n)
@@ -796,10 +846,11 @@ class StubModelServer:
         return completed
 
     async def _respond(self, ex: _Exchange, record: RecordedRequest) -> bool:
-        if record.path == CHAT_PATH:
+        dialect = _DIALECTS.get(record.path)
+        if dialect is not None:
             if record.method != "POST":
                 return await _send_error(ex, 405, "use POST")
-            return await self._chat(ex, record)
+            return await self._generate(ex, record, dialect)
         if record.path == MODELS_PATH:
             if record.method != "GET":
                 return await _send_error(ex, 405, "use GET")
@@ -831,7 +882,8 @@ class StubModelServer:
             return await ex.send_json(200, {"queued": len(self._script)})
         return await _send_error(ex, 404, f"no control route {head.method} {head.path}")
 
-    async def _chat(self, ex: _Exchange, record: RecordedRequest) -> bool:
+    async def _generate(self, ex: _Exchange, record: RecordedRequest, dialect: Dialect) -> bool:
+        """Answer a model request with the next scripted answer, in the endpoint's dialect."""
         body = record.body
         if not isinstance(body, dict):
             return await _send_error(ex, 400, "the request body must be a JSON object")
@@ -846,16 +898,18 @@ class StubModelServer:
                 headers=answer.headers,
                 content_type=answer.content_type,
             )
-        params = _ChatParams.parse(body, self.models[0])
+        params = _Params.parse(dialect, body, self.models[0])
         tokens = answer.token_list()
         finish = answer.finish_reason
         if params.max_tokens is not None and len(tokens) > params.max_tokens:
             tokens = tokens[: params.max_tokens]
             finish = "length"
-        response_id = f"chatcmpl-stub{next(self._response_serials)}"
+        serial = next(self._response_serials)
+        prefix = "cmpl" if dialect == "completions" else "chatcmpl"
+        wire = _Wire(dialect, params, f"{prefix}-stub{serial}", int(time.time()))
         if params.stream:
-            return await _stream(ex, record, answer, params, tokens, finish, response_id)
-        return await _complete(ex, record, answer, params, tokens, finish, response_id)
+            return await _stream(ex, record, answer, wire, tokens, finish)
+        return await _complete(ex, record, answer, wire, tokens, finish)
 
 
 async def _send_error(ex: _Exchange, status: int, message: str) -> bool:
@@ -863,7 +917,7 @@ async def _send_error(ex: _Exchange, status: int, message: str) -> bool:
     return await ex.send_json(status, _error_json(error_type, code, message))
 
 
-def _usage(params: _ChatParams, completion_tokens: int) -> dict[str, int]:
+def _usage(params: _Params, completion_tokens: int) -> dict[str, int]:
     return {
         "prompt_tokens": params.prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -871,33 +925,112 @@ def _usage(params: _ChatParams, completion_tokens: int) -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True)
+class _Wire:
+    """How one dialect frames an answer: its events and its ``stream: false`` object."""
+
+    dialect: Dialect
+    params: _Params
+    response_id: str
+    created: int
+
+    def opening(self) -> bytes:
+        """The role chunk that chat-shaped streams start with; nothing for the others."""
+        if self.dialect in ("chat", "fim"):
+            return self._chat_chunk({"role": "assistant", "content": ""}, None)
+        return b""
+
+    def token(self, text: str) -> bytes:
+        """One token's event."""
+        if self.dialect == "infill":
+            return _sse({"content": text, "stop": False})
+        if self.dialect == "completions":
+            return self._text_chunk(text, None)
+        return self._chat_chunk({"content": text}, None)
+
+    def ending(self, finish: str, n_tokens: int) -> bytes:
+        """Everything after the last token of a complete stream."""
+        if self.dialect == "infill":
+            # llama.cpp's last event says it all, and no [DONE] follows.
+            return _sse(self._infill_final("", finish, n_tokens))
+        if self.dialect == "fim":
+            # Mistral puts the usage in the finish chunk, unasked.
+            out = self._chat_chunk({}, finish, usage=_usage(self.params, n_tokens))
+        elif self.dialect == "completions":
+            out = self._text_chunk("", finish)
+        else:
+            out = self._chat_chunk({}, finish)
+        if self.params.include_usage and self.dialect != "fim":
+            out += _sse(self._envelope([], usage=_usage(self.params, n_tokens)))
+        return out + b"data: [DONE]\n\n"
+
+    def bad_json(self) -> bytes:
+        """An event whose JSON breaks off in the middle."""
+        if self.dialect == "infill":
+            return b'data: {"content":"?","sto\n\n'
+        if self.dialect == "completions":
+            return b'data: {"object":"text_completion","choices":[{"index":0,"te\n\n'
+        return b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"con\n\n'
+
+    def completion(self, text: str, finish: str, n_tokens: int) -> dict[str, Any]:
+        """The ``stream: false`` answer."""
+        if self.dialect == "infill":
+            return self._infill_final(text, finish, n_tokens)
+        usage = _usage(self.params, n_tokens)
+        if self.dialect == "completions":
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+            return self._envelope([choice], usage=usage)
+        # Mistral's FIM answers with a chat completion too.
+        message = {"role": "assistant", "content": text}
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        return {**self._envelope([choice], usage=usage), "object": "chat.completion"}
+
+    def _infill_final(self, text: str, finish: str, n_tokens: int) -> dict[str, Any]:
+        return {
+            "content": text,
+            "stop": True,
+            "model": self.params.model,
+            "tokens_predicted": n_tokens,
+            "tokens_evaluated": self.params.prompt_tokens,
+            "stop_type": _STOP_TYPES.get(finish, finish),
+        }
+
+    def _envelope(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        kind = "text_completion" if self.dialect == "completions" else "chat.completion.chunk"
+        return {
+            "id": self.response_id,
+            "object": kind,
+            "created": self.created,
+            "model": self.params.model,
+            "choices": choices,
+            **extra,
+        }
+
+    def _with_usage_slot(self, event: dict[str, Any]) -> dict[str, Any]:
+        # OpenAI sends "usage": null on every chunk but the usage-only one.
+        return {**event, "usage": None} if self.params.include_usage else event
+
+    def _chat_chunk(self, delta: dict[str, str], finish_reason: str | None, **extra: Any) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        event = self._envelope([choice])
+        return _sse({**self._with_usage_slot(event), **extra})
+
+    def _text_chunk(self, text: str, finish_reason: str | None) -> bytes:
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
+        return _sse(self._with_usage_slot(self._envelope([choice])))
+
+
 async def _complete(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    params: _ChatParams,
+    wire: _Wire,
     tokens: list[str],
     finish: str,
-    response_id: str,
 ) -> bool:
-    """A ``stream: false`` answer: one ``chat.completion`` object after the generation time."""
+    """A ``stream: false`` answer: one JSON object after the generation time."""
     await ex.pause(answer.ttft + (len(tokens) / answer.tps if answer.tps > 0 else 0.0))
-    payload = _json_bytes(
-        {
-            "id": response_id,
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": params.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "".join(tokens)},
-                    "finish_reason": finish,
-                }
-            ],
-            "usage": _usage(params, len(tokens)),
-        }
-    )
+    payload = _json_bytes(wire.completion("".join(tokens), finish, len(tokens)))
     if answer.malformed == "bad_json":
         payload = payload[: len(payload) // 2]
     elif answer.malformed == "binary":
@@ -932,11 +1065,11 @@ def _stream_actions(answer: Answer, n_tokens: int) -> dict[int, list[str]]:
     return actions
 
 
-def _malformed_event(answer: Answer, chunk: Callable[[dict[str, str], str | None], bytes]) -> bytes:
+def _malformed_event(answer: Answer, wire: _Wire) -> bytes:
     if answer.malformed == "bad_json":
-        return b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"con\n\n'
+        return wire.bad_json()
     if answer.malformed == "no_data_prefix":
-        return chunk({"content": "?"}, None).removeprefix(b"data: ")
+        return wire.token("?").removeprefix(b"data: ")
     if answer.malformed == "binary":
         return _BINARY_EVENT
     return _sse(answer.error_json())
@@ -946,27 +1079,11 @@ async def _stream(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    params: _ChatParams,
+    wire: _Wire,
     tokens: list[str],
     finish: str,
-    response_id: str,
 ) -> bool:
     """A ``stream: true`` answer: paced SSE events, with the scripted interruptions."""
-    created = int(time.time())
-
-    def chunk(delta: dict[str, str], finish_reason: str | None) -> bytes:
-        event: dict[str, Any] = {
-            "id": response_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": params.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-        }
-        if params.include_usage:
-            # OpenAI sends "usage": null on every chunk but the usage-only one.
-            event["usage"] = None
-        return _sse(event)
-
     out = bytearray()
     sent = 0
 
@@ -980,13 +1097,13 @@ async def _stream(
     await ex.send_head(200, content_type, content_length=None, headers=headers)
     await ex.pause(answer.ttft)
     if answer.role_chunk:
-        out += chunk({"role": "assistant", "content": ""}, None)
+        out += wire.opening()
     actions = _stream_actions(answer, len(tokens))
     t0 = time.monotonic()
     while True:
         for action in actions.pop(sent, ()):
             if action == "malformed":
-                out += _malformed_event(answer, chunk)
+                out += _malformed_event(answer, wire)
                 if not answer.malformed_continue:
                     await flush(last=True)
                     return True
@@ -1004,24 +1121,12 @@ async def _stream(
         if answer.tps > 0:
             due = max(sent, min(stop, int((time.monotonic() - t0) * answer.tps) + 1))
         for token in tokens[sent:due]:
-            out += chunk({"content": token}, None)
+            out += wire.token(token)
         sent = due
         if sent < stop:
             await flush()
             await ex.pause(t0 + sent / answer.tps - time.monotonic())
-    out += chunk({}, finish)
-    if params.include_usage:
-        out += _sse(
-            {
-                "id": response_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": params.model,
-                "choices": [],
-                "usage": _usage(params, len(tokens)),
-            }
-        )
-    out += b"data: [DONE]\n\n"
+    out += wire.ending(finish, len(tokens))
     await flush(last=True)
     record.finish_reason = finish
     return True

@@ -100,6 +100,11 @@ class RegionTracker:
         """Record an edit the client accepted (or that is on the wire)."""
         self.pending.append(edit)
 
+    def unreported_before(self, edit: SentEdit) -> list[SentEdit]:
+        """The edits sent before ``edit`` that the client has not reported back yet."""
+        pending = list(self.pending)
+        return pending[:-1] if pending and pending[-1] is edit else pending
+
     def rejected(self, edit: SentEdit) -> None:
         """Forget an edit the client refused to apply."""
         if self.pending and self.pending[-1] == edit:

@@ -247,6 +247,44 @@ class Editor:
 
     # -- commands --------------------------------------------------------------------------
 
+    def inline_completion(
+        self, uri: str, offset: int, *, automatic: bool = True, msg_id: str | None = None
+    ) -> asyncio.Future[Any]:
+        """Send textDocument/inlineCompletion at ``offset`` (after reporting pending changes)."""
+        self.flush()
+        kind = (
+            types.InlineCompletionTriggerKind.Automatic
+            if automatic
+            else (types.InlineCompletionTriggerKind.Invoked)
+        )
+        params = types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=self.docs[uri].position(offset, self.encoding),
+            context=types.InlineCompletionContext(trigger_kind=kind),
+        )
+        return asyncio.ensure_future(
+            self.client.protocol.send_request_async(
+                types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
+            )
+        )
+
+    def completion(self, uri: str, offset: int, *, invoked: bool = True) -> asyncio.Future[Any]:
+        """Send textDocument/completion at ``offset`` (after reporting pending changes)."""
+        self.flush()
+        kind = (
+            types.CompletionTriggerKind.Invoked
+            if invoked
+            else (types.CompletionTriggerKind.TriggerForIncompleteCompletions)
+        )
+        params = types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=self.docs[uri].position(offset, self.encoding),
+            context=types.CompletionContext(trigger_kind=kind),
+        )
+        return asyncio.ensure_future(
+            self.client.protocol.send_request_async(types.TEXT_DOCUMENT_COMPLETION, params)
+        )
+
     async def command(self, name: str, *arguments: Any) -> Any:
         if self.sync == "batched":
             pass  # a raw batched editor does not flush; tests call flush() where integrations do
@@ -309,6 +347,7 @@ async def start_editor(
     document_changes: bool = True,
     server_args: tuple[str, ...] = (),
     root_uri: str | None = None,
+    inline: bool = False,
 ) -> Editor:
     """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
     config = ClientServerConfig(
@@ -358,7 +397,17 @@ async def start_editor(
             configuration=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=document_changes),
         ),
-        text_document=CAPABILITIES.text_document,
+        text_document=types.TextDocumentClientCapabilities(
+            code_action=CAPABILITIES.text_document.code_action,  # type: ignore[union-attr]
+            completion=types.CompletionClientCapabilities(
+                completion_item=types.ClientCompletionItemOptions(
+                    documentation_format=[types.MarkupKind.Markdown],
+                    label_details_support=True,
+                )
+            ),
+            # VS Code and Neovim 0.12 declare ghost text support; others do not.
+            inline_completion=types.InlineCompletionClientCapabilities() if inline else None,
+        ),
     )
     await client.initialize_session(
         types.InitializeParams(

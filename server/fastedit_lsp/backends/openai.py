@@ -1,9 +1,12 @@
 """OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
-the server's one shared ``httpx.AsyncClient`` (never a client per call). Building the body and
-turning a status or exception into a :class:`BackendError` are plain functions, so they test
-without a network; the byte-level parsing lives in the pure :mod:`.sse`.
+the server's one shared ``httpx.AsyncClient`` (never a client per call). The same streaming loop
+serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
+and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
+error messages, closing. Building the body and turning a status or exception into a
+:class:`BackendError` are plain functions, so they test without a network; the byte-level parsing
+lives in the pure :mod:`.sse`.
 
 Error messages name the provider and model and say what to do; they never contain the key (the
 provider's own message is scrubbed of it too, in case a server echoes it back).
@@ -27,9 +30,10 @@ import httpx
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo
+from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
-from .sse import SSEEvent, SSEParser, error_text, parse_chat_chunk
+from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
@@ -127,6 +131,10 @@ class _Target:
         return text.replace(key, "<api key>") if len(key) >= _MIN_SCRUB_LEN else text
 
     def url(self, path: str) -> str:
+        self.check_base_url()
+        return f"{self.base_url}{path}"
+
+    def check_base_url(self) -> None:
         # Checked here rather than left to the transport, whose error for a scheme-less URL
         # ("unknown url type") does not say which setting is wrong.
         parts = urlsplit(self.base_url)
@@ -135,7 +143,6 @@ class _Target:
                 "connect",
                 f"baseUrl {self.base_url!r} is not a usable URL: use http(s)://host[:port]/v1.",
             )
-        return f"{self.base_url}{path}"
 
     def headers(self, accept: str) -> dict[str, str]:
         headers = {"Accept": accept}
@@ -307,8 +314,22 @@ class _StreamState:
     done: bool = False
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One kind of streamed POST: where it goes, what it sends, how its events read."""
+
+    url: str
+    body: dict[str, Any]
+    parse: Callable[[str], ChatChunk]
+    #: The FIM dialect, for its 404 message; None for chat.
+    fim: FimKind | None = None
+
+
 class OpenAICompatibleBackend:
-    """A :class:`~.base.Backend` over any OpenAI-compatible ``/chat/completions`` endpoint."""
+    """A :class:`~.base.Backend` over any OpenAI-compatible ``/chat/completions`` endpoint.
+
+    :meth:`fim_stream` reaches the same server's fill-in-the-middle endpoint, when it has one.
+    """
 
     def __init__(
         self,
@@ -326,6 +347,7 @@ class OpenAICompatibleBackend:
         backoff: Callable[[int], float] = jittered_backoff,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        profile: str | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
@@ -343,6 +365,8 @@ class OpenAICompatibleBackend:
         self._backoff = backoff
         self._clock = clock
         self._wall_clock = wall_clock
+        #: The profile's name (``fast``, ``standard``), for messages naming its settings.
+        self._profile = profile
 
     def __repr__(self) -> str:
         key = "set" if self._target.api_key is not None else "none"
@@ -351,18 +375,38 @@ class OpenAICompatibleBackend:
             f"model={self.model!r}, api_key={key})"
         )
 
-    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncGenerator[str, None]:
-        """Yield text deltas; retry a 5xx up to ``retries`` times, only before any text."""
-        self._rate_limits.check(self._rate_key, self._clock())
+    def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncGenerator[str, None]:
+        """Yield the chat answer's text deltas (see :meth:`_stream` for the guarantees)."""
         body = build_chat_body(
             request, model=self.model, preset=self._preset, reasoning_effort=self._reasoning_effort
         )
+        return self._stream(
+            _Call(f"{self.base_url}/chat/completions", body, parse_chat_chunk), info
+        )
+
+    def fim_stream(
+        self, request: FimRequest, kind: FimKind, info: StreamInfo
+    ) -> AsyncGenerator[str, None]:
+        """Yield the text to insert between ``request.prefix`` and ``request.suffix``.
+
+        Over the ``kind`` dialect (:mod:`.fim`), with exactly the guarantees of :meth:`stream`.
+        """
+        body = build_fim_body(kind, request, model=self.model, preset=self._preset)
+        url = fim_endpoint(kind, self.base_url)
+        return self._stream(_Call(url, body, lambda data: parse_fim_chunk(kind, data), kind), info)
+
+    async def _stream(self, call: _Call, info: StreamInfo) -> AsyncGenerator[str, None]:
+        """Yield text deltas; retry a 5xx up to ``retries`` times, only before any text.
+
+        Nothing is sent while the (baseUrl, model) is blocked by an earlier 429.
+        """
+        self._rate_limits.check(self._rate_key, self._clock())
         info.model = self.model
         attempt = 1
         while True:
             try:
                 # aclosing: closing this generator must close the HTTP stream now, not at GC.
-                async with aclosing(self._attempt(body, info, attempt)) as deltas:
+                async with aclosing(self._attempt(call, info, attempt)) as deltas:
                     async for text in deltas:
                         yield text
                 return
@@ -373,25 +417,25 @@ class OpenAICompatibleBackend:
             attempt += 1
 
     async def _attempt(
-        self, body: dict[str, Any], info: StreamInfo, attempt: int
+        self, call: _Call, info: StreamInfo, attempt: int
     ) -> AsyncGenerator[str, None]:
-        url = self._target.url("/chat/completions")
+        self._target.check_base_url()
         headers = self._target.headers("text/event-stream")
         try:
             async with self._client.stream(
-                "POST", url, json=body, headers=headers, timeout=self._timeout
+                "POST", call.url, json=call.body, headers=headers, timeout=self._timeout
             ) as response:
-                await self._check_response(response, attempt)
+                await self._check_response(response, call, attempt)
                 parser, state = SSEParser(), _StreamState()
                 chunks = response.aiter_bytes()
                 while not state.done:
                     raw = await anext(chunks, None)
                     for event in self._parse(parser, raw, info):
-                        text = self._on_event(event, info, state)
-                        if state.done:
-                            break
+                        text = self._on_event(event, call, info, state)
                         if text:
                             yield text
+                        if state.done:
+                            break
                     if raw is None:
                         break
                 self._check_complete(state, info)
@@ -402,10 +446,10 @@ class OpenAICompatibleBackend:
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
             ) from exc
 
-    async def _check_response(self, response: httpx.Response, attempt: int) -> None:
+    async def _check_response(self, response: httpx.Response, call: _Call, attempt: int) -> None:
         # The status comes first: an error body is JSON or text, never an event stream.
         if not response.is_success:
-            raise await self._status_error(response, attempt)
+            raise await self._status_error(response, call, attempt)
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" not in content_type.lower():
             message, _ = error_details(await read_capped(response, ERROR_BODY_LIMIT), content_type)
@@ -419,10 +463,14 @@ class OpenAICompatibleBackend:
             )
         self._rate_limits.record_success(self._rate_key, self._clock())
 
-    async def _status_error(self, response: httpx.Response, attempt: int) -> BackendError:
+    async def _status_error(
+        self, response: httpx.Response, call: _Call, attempt: int
+    ) -> BackendError:
         body = await read_capped(response, ERROR_BODY_LIMIT)
         message, labels = error_details(body, response.headers.get("content-type", ""))
         kind = status_kind(response.status_code, labels)
+        if kind == "not_found" and call.fim is not None:
+            return self._fim_not_found(call, response.status_code, message)
         retry_after = None
         if kind == "rate_limit":
             reset = reset_after(response.headers, wall_now=self._wall_clock())
@@ -442,18 +490,30 @@ class OpenAICompatibleBackend:
         except BackendError as error:
             raise self._malformed(error.message, info) from None
 
-    def _on_event(self, event: SSEEvent, info: StreamInfo, state: _StreamState) -> str:
-        """Apply one event to ``info``; return its text delta (possibly empty)."""
+    def _fim_not_found(self, call: _Call, status: int, message: str) -> BackendError:
+        # Most providers have no FIM endpoint at all (Groq has no /completions, only Mistral has
+        # /fim/completions), so a 404 here usually calls for a setting: name it.
+        detail = f"HTTP {status}: {self._target.scrub(message)}" if message else f"HTTP {status}"
+        where = f"profiles.{self._profile}.fim" if self._profile else "the profile's fim setting"
+        return BackendError(
+            "not_found",
+            f"{self._target.who} was not found at {call.url} ({detail}): the provider may not "
+            f'support fim "{call.fim}", or not for this model. Set {where} to "chat", which works '
+            "with any chat model.",
+            status=status,
+        )
+
+    def _on_event(self, event: SSEEvent, call: _Call, info: StreamInfo, state: _StreamState) -> str:
+        """Apply one event to ``info`` and ``state``; return its text delta (possibly empty)."""
         state.events += 1
         if event.event == "error":  # some proxies send errors as a named event
             raise self._stream_error(_error_event_text(event.data), info)
         try:
-            chunk = parse_chat_chunk(event.data)
+            chunk = call.parse(event.data)
         except BackendError as error:
             raise self._malformed(error.message, info) from None
-        if chunk.done:
-            state.done = True
-            return ""
+        # ``[DONE]`` carries nothing, but llama.cpp's last chunk carries the finish and usage.
+        state.done = chunk.done
         if chunk.error is not None:
             raise self._stream_error(chunk.error, info)
         if chunk.model:

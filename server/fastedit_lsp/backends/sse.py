@@ -2,7 +2,8 @@
 
 Pure: no httpx, no pygls. :class:`SSEParser` turns socket reads into events however the reads
 split the stream (mid-line, mid-CRLF, mid-UTF-8 character); :func:`parse_chat_chunk` turns one
-event's ``data`` into the text delta and bookkeeping the job needs.
+event's ``data`` into the text delta and bookkeeping the job needs, and
+:func:`parse_infill_chunk` does the same for llama.cpp's native ``/infill`` events.
 
 The parser follows the WHATWG event-stream rules (LF, CRLF or CR line ends, ``:`` comments, the
 ``data``/``event``/``id``/``retry`` fields, one optional space after the colon, multi-line
@@ -175,17 +176,62 @@ def parse_chat_chunk(data: str) -> ChatChunk:
     """Parse one event's data; raise a protocol :class:`BackendError` when it is not a chunk."""
     if data.strip() == "[DONE]":
         return ChatChunk(done=True)
+    obj = _json_object(data)
+    model = obj.get("model") if isinstance(obj.get("model"), str) else None
+    if obj.get("error") is not None:
+        return ChatChunk(model=model, error=error_text(obj["error"]))
+    text, finish_reason = _choice(obj.get("choices"), data)
+    return ChatChunk(text, finish_reason, _completion_tokens(obj), model)
+
+
+#: llama.cpp's ``stop_type`` (why generation stopped) as an OpenAI ``finish_reason``.
+_STOP_TYPES = {"eos": "stop", "word": "stop", "limit": "length"}
+
+
+def parse_infill_chunk(data: str) -> ChatChunk:
+    """Parse one llama.cpp ``/infill`` event: ``{"content": ..., "stop": false}`` per token.
+
+    The last event has ``"stop": true`` (with ``tokens_predicted`` and ``stop_type``) and is the
+    end of the answer: llama.cpp's native endpoints send no ``[DONE]``, so it yields
+    ``done=True`` together with whatever it carries.
+    """
+    if data.strip() == "[DONE]":  # not sent by llama.cpp, but harmless behind a proxy that adds it
+        return ChatChunk(done=True)
+    obj = _json_object(data)
+    model = obj.get("model") if isinstance(obj.get("model"), str) and obj["model"] else None
+    if obj.get("error") is not None:
+        return ChatChunk(model=model, error=error_text(obj["error"]))
+    if "content" not in obj and "stop" not in obj:
+        # Most likely an OpenAI-shaped chunk: baseUrl points at something that is not llama.cpp.
+        raise BackendError(
+            "protocol", f"an event is not a llama.cpp infill chunk: {_snippet(data)}"
+        )
+    content = obj.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise BackendError("protocol", f"the content is not a string in {_snippet(data)}")
+    if obj.get("stop") is not True:
+        return ChatChunk(content, model=model)
+    stop_type = obj.get("stop_type")
+    if isinstance(stop_type, str) and stop_type in _STOP_TYPES:
+        finish_reason = _STOP_TYPES[stop_type]
+    else:
+        # Builds before ``stop_type`` said it with booleans; anything else ended normally.
+        finish_reason = "length" if obj.get("stopped_limit") is True else "stop"
+    tokens = obj.get("tokens_predicted")
+    completion_tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+    return ChatChunk(content, finish_reason, completion_tokens, model, done=True)
+
+
+def _json_object(data: str) -> dict[str, Any]:
     try:
         obj = json.loads(data)
     except ValueError:
         raise BackendError("protocol", f"an event is not JSON: {_snippet(data)}") from None
     if not isinstance(obj, dict):
         raise BackendError("protocol", f"an event is not a JSON object: {_snippet(data)}")
-    model = obj.get("model") if isinstance(obj.get("model"), str) else None
-    if obj.get("error") is not None:
-        return ChatChunk(model=model, error=error_text(obj["error"]))
-    text, finish_reason = _choice(obj.get("choices"), data)
-    return ChatChunk(text, finish_reason, _completion_tokens(obj), model)
+    return obj
 
 
 def error_text(error: Any) -> str:

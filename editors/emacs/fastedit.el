@@ -1,0 +1,647 @@
+;;; fastedit.el --- Streamed AI edits with eglot -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2025 The fastedit-lsp authors
+
+;; Author: The fastedit-lsp authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+;; Keywords: convenience, languages, tools
+;; SPDX-License-Identifier: MIT
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; fastedit-lsp is a language server that streams an AI model's edits
+;; into the buffer: complete the rest, generate a regex, write tests,
+;; fix a syntax error, edit the selection.  This package is its eglot
+;; glue:
+;;
+;; - `fastedit-eglot-setup' puts fastedit-lsp into
+;;   `eglot-server-programs' for a major mode, beside your own
+;;   language server through rassumfrassum (`rass -- <your server> --
+;;   fastedit-lsp'), since eglot runs one server per buffer;
+;; - `fastedit-mode', turned on in the buffers eglot manages with
+;;   fastedit-lsp, has one command per action, the fast-mode toggle,
+;;   cancel and revert on the prefix keymap `fastedit-command-map'
+;;   (`C-c /' by default, see `fastedit-keymap-prefix'), and a
+;;   mode-line lighter with the mode and the speed of the last job;
+;; - fastedit's streamed edits are applied without a prompt per chunk,
+;;   whatever `eglot-confirm-server-initiated-edits' says (it still
+;;   applies to every other server edit), and a job is one undo step
+;;   unless you typed while it streamed.
+;;
+;; Quick start:
+;;
+;;   (require 'fastedit)
+;;   (fastedit-eglot-setup 'python-mode '("pylsp"))
+;;   (add-hook 'python-mode-hook #'eglot-ensure)
+;;
+;; See editors/emacs/README.md for installation, keys and settings.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'eglot)
+(require 'jsonrpc)
+(require 'seq)
+(require 'subr-x)
+
+(defgroup fastedit nil
+  "Fast, safe, streamed AI edits through eglot and fastedit-lsp."
+  :group 'eglot
+  :prefix "fastedit-")
+
+;;;; Settings
+
+(defcustom fastedit-server-command '("fastedit-lsp")
+  "The command that starts fastedit-lsp (a program and its arguments).
+Read each time eglot connects."
+  :type '(repeat string))
+
+(defcustom fastedit-rass-command '("rass")
+  "The rassumfrassum command that runs fastedit-lsp beside another server.
+`fastedit-eglot-setup' composes RASS -- OTHER -- FASTEDIT from it."
+  :type '(repeat string))
+
+(defcustom fastedit-settings nil
+  "Settings of fastedit-lsp, sent in initializationOptions.
+A plist with the server's camelCase names, sent as the `fastedit'
+section, for example
+  (:mode \"fast\"
+   :profiles (:fast (:provider \"cerebras\" :model \"llama3.1-8b\")))
+Never put keys here: the server reads them from the environment.
+Takes effect when eglot (re)connects."
+  :type '(plist :key-type symbol :value-type sexp))
+
+(defvar fastedit-mode-map)
+
+(defun fastedit--set-keymap-prefix (symbol value)
+  "Set SYMBOL to VALUE, a key for `fastedit-command-map' in `fastedit-mode'."
+  (when (and (boundp symbol) (boundp 'fastedit-mode-map)
+             (symbol-value symbol))
+    (define-key fastedit-mode-map (kbd (symbol-value symbol)) nil))
+  (set-default symbol value)
+  (when (and value (boundp 'fastedit-mode-map))
+    (define-key fastedit-mode-map (kbd value) 'fastedit-command-map)))
+
+(defcustom fastedit-keymap-prefix "C-c /"
+  "The key of `fastedit-command-map' in `fastedit-mode', or nil for none.
+The default follows the Emacs key binding conventions: `C-c' and a
+letter are yours; `C-c C-<key>', `C-c {', `C-c }', `C-c <', `C-c >',
+`C-c :' and `C-c ;' belong to major modes; `C-c' with other
+punctuation to minor modes.  No mode shipped with Emacs binds
+`C-c /' in a `python-mode' buffer.  To use `C-c f' instead:
+  (setq fastedit-keymap-prefix \"C-c f\") ; or customize it"
+  :type '(choice (const :tag "None" nil) key-sequence)
+  :set #'fastedit--set-keymap-prefix
+  :initialize #'custom-initialize-default)
+
+(defface fastedit-streaming '((t :inherit mode-line-emphasis))
+  "Face of the mode-line lighter while a job streams.")
+
+;;;; Keymaps
+
+(defvar fastedit-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "f") #'fastedit-toggle-fast-mode)
+    (define-key map (kbd "m") #'fastedit-set-mode)
+    (define-key map (kbd "c") #'fastedit-complete-rest)
+    (define-key map (kbd "r") #'fastedit-generate-regex)
+    (define-key map (kbd "t") #'fastedit-generate-tests)
+    (define-key map (kbd "s") #'fastedit-fix-syntax)
+    (define-key map (kbd "e") #'fastedit-edit-selection)
+    (define-key map (kbd "k") #'fastedit-cancel)
+    (define-key map (kbd "u") #'fastedit-revert)
+    (define-key map (kbd "?") #'fastedit-status)
+    map)
+  "Keymap of fastedit's commands, on `fastedit-keymap-prefix'.
+Bind it elsewhere too, for example:
+  (global-set-key (kbd \"C-c f\") \\='fastedit-command-map)")
+(fset 'fastedit-command-map fastedit-command-map)
+
+(defvar fastedit-mode-map
+  (let ((map (make-sparse-keymap)))
+    (when fastedit-keymap-prefix
+      (define-key map (kbd fastedit-keymap-prefix) 'fastedit-command-map))
+    map)
+  "Keymap of `fastedit-mode'.")
+
+;;;; State
+
+(defvar fastedit--server-status (make-hash-table :test #'eq :weakness 'key)
+  "What each eglot server said in `fastedit/status'.
+A plist (:mode MODE :running IDS :finished IDS): its mode, the ids of
+its running jobs, and of its last finished ones (a job's end can be
+read before the reply that started it).")
+
+(defvar fastedit--command-buffer nil
+  "The buffer whose fastedit command waits for its reply (let-bound).
+Edits for it that arrive meanwhile are fastedit's (a revert).")
+
+(defvar-local fastedit--running nil
+  "Ids of the running fastedit jobs that edit this buffer.")
+
+(defvar-local fastedit--job nil
+  "The record of this buffer's last fastedit job (for the mode line).")
+
+(defvar-local fastedit--applying nil
+  "Non-nil while fastedit applies one of its edits to this buffer.")
+
+(defvar-local fastedit--undo-group nil
+  "The change group of fastedit's edits since the last other change.")
+
+;;;; The minor mode
+
+;;;###autoload
+(define-minor-mode fastedit-mode
+  "Fast AI edits from fastedit-lsp in this eglot-managed buffer.
+
+\\{fastedit-mode-map}
+Commands under `fastedit-keymap-prefix':
+\\{fastedit-command-map}"
+  :lighter (:eval (fastedit--lighter))
+  :keymap fastedit-mode-map
+  (if fastedit-mode
+      (add-hook 'before-change-functions #'fastedit--before-change nil t)
+    (remove-hook 'before-change-functions #'fastedit--before-change t)
+    (fastedit--undo-close)
+    (setq fastedit--running nil)))
+
+(defun fastedit--server-p (server)
+  "Return non-nil if eglot SERVER talks to fastedit-lsp (maybe via rass)."
+  (let ((provider (plist-get (eglot--capabilities server)
+                             :executeCommandProvider)))
+    (and (seq-contains-p (plist-get provider :commands) "fastedit.status")
+         t)))
+
+(defun fastedit-maybe-enable ()
+  "Turn `fastedit-mode' on if eglot manages this buffer with fastedit-lsp.
+Turn it off otherwise.  For `eglot-managed-mode-hook'."
+  (let ((server (and (bound-and-true-p eglot--managed-mode)
+                     (eglot-current-server))))
+    (fastedit-mode (if (and server (fastedit--server-p server)) 1 -1))))
+
+;;;; Composing the server command
+
+(defvar fastedit--contacts nil
+  "The contacts `fastedit-eglot-setup' installed (skipped when guessing).")
+
+(defun fastedit--initialization-options (_server)
+  "The initializationOptions: `fastedit-settings' as the `fastedit' section."
+  (if fastedit-settings
+      (list :fastedit fastedit-settings)
+    (make-hash-table)))
+
+(defun fastedit-eglot-contact (&optional other-server)
+  "An eglot contact running fastedit-lsp beside OTHER-SERVER through rass.
+OTHER-SERVER is a command (a list of strings); nil runs fastedit-lsp
+alone.  The contact sends `fastedit-settings' as initializationOptions."
+  (append (if other-server
+              (append fastedit-rass-command (list "--") other-server
+                      (list "--") fastedit-server-command)
+            fastedit-server-command)
+          (list :initializationOptions #'fastedit--initialization-options)))
+
+(defun fastedit--mode-entry (mode)
+  "The contact `eglot-server-programs' has for MODE, not fastedit's own."
+  (cl-loop for (modes . contact) in eglot-server-programs
+           for names = (mapcar (lambda (m) (if (consp m) (car m) m))
+                               (if (or (symbolp modes)
+                                       (keywordp (cadr modes)))
+                                   (list modes)
+                                 modes))
+           when (and (memq mode names)
+                     (not (memq contact fastedit--contacts)))
+           return contact))
+
+(defun fastedit--command-of (contact interactive)
+  "The program and arguments of eglot CONTACT, or nil if it has none.
+A function is called with INTERACTIVE; a class and keyword arguments
+are dropped."
+  (let ((contact (if (functionp contact)
+                     (funcall contact interactive)
+                   contact)))
+    (when (and (consp contact) (symbolp (car contact))
+               (not (keywordp (car contact))))
+      (setq contact (cdr contact)))
+    (when (and (consp contact) (stringp (car contact)))
+      (let ((command (seq-take-while #'stringp contact)))
+        ;; (HOST PORT) and :autoport contacts cannot be composed.
+        (and (= (length command)
+                (or (cl-position-if #'keywordp contact) (length contact)))
+             command)))))
+
+(defun fastedit--guess-other (original mode interactive)
+  "The command of ORIGINAL, MODE's own contact, or nil with a warning.
+INTERACTIVE is passed to a contact function."
+  (condition-case err
+      (or (fastedit--command-of original interactive)
+          (progn (display-warning
+                  'fastedit
+                  (format "No server command for %s: fastedit-lsp runs alone"
+                          mode))
+                 nil))
+    (error (display-warning
+            'fastedit (format "%s: fastedit-lsp runs alone"
+                              (error-message-string err)))
+           nil)))
+
+;;;###autoload
+(defun fastedit-eglot-setup (modes &optional other-server)
+  "Make eglot run fastedit-lsp for MODES (a major mode or a list of them).
+OTHER-SERVER is your own language server for MODES, run beside
+fastedit-lsp through rassumfrassum: a command (a list of strings),
+the symbol `guess' for the server `eglot-server-programs' now gives
+MODES, or nil to run fastedit-lsp alone.  Also turns `fastedit-mode'
+on in the buffers eglot then manages.  Returns the contact."
+  (let* ((mode (if (consp modes) (car modes) modes))
+         (original (and (eq other-server 'guess) (fastedit--mode-entry mode)))
+         (contact
+          (lambda (&optional interactive)
+            (fastedit-eglot-contact
+             (if (eq other-server 'guess)
+                 (fastedit--guess-other original mode interactive)
+               other-server)))))
+    (push contact fastedit--contacts)
+    (setf (alist-get modes eglot-server-programs nil nil #'equal) contact)
+    (add-hook 'eglot-managed-mode-hook #'fastedit-maybe-enable)
+    contact))
+
+;;;; Talking to the server
+
+(defun fastedit--server ()
+  "Return this buffer's eglot server if it talks to fastedit-lsp."
+  (let ((server (eglot--current-server-or-lose)))
+    (unless (fastedit--server-p server)
+      (user-error "No fastedit-lsp server here (see `fastedit-eglot-setup')"))
+    server))
+
+(defun fastedit--flush ()
+  "Send the server what was typed here and not reported yet.
+Otherwise eglot 1.9 reports them after 0.5 s of idle time only."
+  (when (bound-and-true-p eglot--managed-mode)
+    (eglot--signal-textDocument/didChange)))
+
+(defun fastedit--uri ()
+  "This buffer's document URI, as eglot reports it."
+  (plist-get (eglot--TextDocumentIdentifier) :uri))
+
+(defun fastedit--version ()
+  "This buffer's document version, as eglot reports it."
+  (plist-get (eglot--VersionedTextDocumentIdentifier) :version))
+
+(defun fastedit--execute (command &optional argument)
+  "Run fastedit's COMMAND with ARGUMENT (a plist) and return its reply.
+Pending changes are sent first."
+  (let ((server (fastedit--server))
+        (fastedit--command-buffer (current-buffer)))
+    (fastedit--flush)
+    (jsonrpc-request server :workspace/executeCommand
+                     (list :command command
+                           :arguments (if argument (vector argument) [])))))
+
+(defun fastedit--position (&optional pos)
+  "The LSP position of POS (default point)."
+  (eglot--pos-to-lsp-position pos))
+
+(defun fastedit--range (beg end)
+  "The LSP range from BEG to END."
+  (list :start (fastedit--position beg) :end (fastedit--position end)))
+
+(defun fastedit--target-range ()
+  "The range of the active region, else the empty range at point."
+  (if (use-region-p)
+      (fastedit--range (region-beginning) (region-end))
+    (fastedit--range (point) (point))))
+
+(defun fastedit--start (command argument)
+  "Start fastedit's job COMMAND on this buffer with ARGUMENT; its id."
+  (let* ((reply (fastedit--execute
+                 command (append (list :uri (fastedit--uri)) argument)))
+         (id (plist-get reply :jobId)))
+    (when (and id (not (member id (fastedit--get :finished))))
+      (cl-pushnew id fastedit--running :test #'equal)
+      (fastedit--put :running (cons id (fastedit--get :running))))
+    (deactivate-mark)
+    (force-mode-line-update)
+    id))
+
+;;;; Commands
+
+;;;###autoload
+(defun fastedit-complete-rest ()
+  "Stream the rest of the code at point."
+  (interactive)
+  (fastedit--start "fastedit.completeRest"
+                   (list :position (fastedit--position))))
+
+;;;###autoload
+(defun fastedit-generate-regex ()
+  "Write a regex from the match:/reject: comment at point or selected strings."
+  (interactive)
+  (fastedit--start "fastedit.generateRegex"
+                   (list :range (fastedit--target-range))))
+
+;;;###autoload
+(defun fastedit-generate-tests ()
+  "Write a test module for the function or method at point."
+  (interactive)
+  (fastedit--start "fastedit.generateTests"
+                   (list :position (fastedit--position))))
+
+;;;###autoload
+(defun fastedit-fix-syntax ()
+  "Fix the syntax error in the region, else at or near point."
+  (interactive)
+  (fastedit--start "fastedit.fixSyntax"
+                   (list :range (fastedit--target-range))))
+
+;;;###autoload
+(defun fastedit-edit-selection (beg end instruction)
+  "Rewrite the text from BEG to END following INSTRUCTION.
+Interactively, the region, and an instruction read with `read-string'."
+  (interactive
+   (if (use-region-p)
+       (list (region-beginning) (region-end)
+             (read-string "Edit the selection: "))
+     (user-error "Select the text to edit first")))
+  (when (string-empty-p (string-trim instruction))
+    (user-error "No instruction"))
+  (fastedit--start "fastedit.editSelection"
+                   (list :range (fastedit--range beg end)
+                         :instruction instruction)))
+
+;;;###autoload
+(defun fastedit-toggle-fast-mode ()
+  "Switch between fast mode and the last other mode (standard or auto)."
+  (interactive)
+  (fastedit--report-mode
+   (plist-get (fastedit--execute "fastedit.toggleFastMode") :mode)))
+
+;;;###autoload
+(defun fastedit-set-mode (mode)
+  "Set fastedit's MODE: fast, standard or auto."
+  (interactive
+   (list (completing-read "fastedit mode: " '("fast" "standard" "auto")
+                          nil t)))
+  (fastedit--report-mode
+   (plist-get (fastedit--execute "fastedit.setMode" (list :mode mode))
+              :mode)))
+
+(defun fastedit--get (key &optional server)
+  "The value of KEY in what SERVER (default this buffer's) said."
+  (plist-get (gethash (or server (eglot-current-server))
+                      fastedit--server-status)
+             key))
+
+(defun fastedit--put (key value &optional server)
+  "Remember VALUE under KEY for SERVER (default this buffer's)."
+  (let ((server (or server (eglot-current-server))))
+    (puthash server
+             (plist-put (gethash server fastedit--server-status) key value)
+             fastedit--server-status)))
+
+(defun fastedit--report-mode (mode)
+  "Remember and show the server's MODE."
+  (fastedit--put :mode mode)
+  (force-mode-line-update t)
+  (message "fastedit: %s mode" mode)
+  mode)
+
+;;;###autoload
+(defun fastedit-cancel (&optional all)
+  "Stop this buffer's running fastedit jobs; with prefix ALL, every job."
+  (interactive "P")
+  (let* ((reply (fastedit--execute
+                 "fastedit.cancel" (unless all (list :uri (fastedit--uri)))))
+         (ids (append (plist-get reply :cancelled) nil)))
+    (fastedit--settle)
+    (message "fastedit: %s" (if ids
+                                (concat "cancelled " (string-join ids ", "))
+                              "no job was running"))
+    ids))
+
+;;;###autoload
+(defun fastedit-revert ()
+  "Restore the text this buffer's last fastedit job replaced."
+  (interactive)
+  (let ((reply (fastedit--execute "fastedit.revert"
+                                  (list :uri (fastedit--uri)))))
+    (fastedit--settle)
+    (if (eq (plist-get reply :reverted) t)
+        (message "fastedit: reverted")
+      (message "fastedit: not reverted: %s" (plist-get reply :reason)))
+    reply))
+
+;;;###autoload
+(defun fastedit-status ()
+  "Show fastedit's mode, profiles and this buffer's last job."
+  (interactive)
+  (let* ((status (fastedit--execute "fastedit.status"))
+         (profiles (plist-get status :profiles))
+         (profile (lambda (name)
+                    (let ((p (plist-get profiles name)))
+                      (format "%s %s" (plist-get p :provider)
+                              (plist-get p :model))))))
+    (message "fastedit %s: %s mode; fast: %s; standard: %s%s"
+             (plist-get status :version) (plist-get status :mode)
+             (funcall profile :fast) (funcall profile :standard)
+             (if fastedit--job
+                 (concat "; last job: " (fastedit--describe fastedit--job))
+               ""))
+    status))
+
+(defun fastedit--describe (job)
+  "A one-line description of JOB's record."
+  (let ((metrics (plist-get job :metrics))
+        (error (plist-get job :error)))
+    (format "%s %s via %s (%s), %s edits, %s tok/s%s"
+            (plist-get job :kind) (plist-get job :state)
+            (plist-get job :route) (plist-get job :model)
+            (plist-get metrics :edits)
+            (round (or (plist-get metrics :tokensPerSecond) 0))
+            (if (stringp error) (concat ": " error) ""))))
+
+;;;; Status notifications and the mode line
+
+(defun fastedit--buffers (server &optional uri)
+  "The `fastedit-mode' buffers SERVER manages (whose document is URI)."
+  (cl-loop for buffer in (buffer-list)
+           when (with-current-buffer buffer
+                  (and fastedit-mode
+                       (eq (eglot-current-server) server)
+                       (or (null uri) (equal (fastedit--uri) uri))))
+           collect buffer))
+
+(cl-defmethod eglot-handle-notification
+  (server (_method (eql fastedit/status)) &key mode job &allow-other-keys)
+  "Handle `fastedit/status' from SERVER: its MODE, and a JOB's record."
+  (fastedit--put :mode mode server)
+  (when job
+    (let* ((id (plist-get job :jobId))
+           (uri (plist-get job :uri))
+           (running (equal (plist-get job :state) "running"))
+           (ids (delete id (fastedit--get :running server))))
+      (fastedit--put :running (if running (cons id ids) ids) server)
+      (unless running
+        (fastedit--put :finished
+                       (seq-take (cons id (fastedit--get :finished server)) 50)
+                       server))
+      ;; A job can move to another document (tests go to a test module).
+      (dolist (buffer (fastedit--buffers server))
+        (with-current-buffer buffer
+          (let ((here (equal (fastedit--uri) uri)))
+            (when here
+              (setq fastedit--job job))
+            (if (and here running)
+                (cl-pushnew id fastedit--running :test #'equal)
+              (setq fastedit--running (delete id fastedit--running))
+              (fastedit--settle)))))))
+  (force-mode-line-update t))
+
+(defun fastedit--lighter ()
+  "The mode-line lighter: FE[MODE], the job's route if other, its tok/s.
+Just FE until the server has said its mode."
+  (let* ((server (eglot-current-server))
+         (mode (fastedit--get :mode server))
+         (route (plist-get fastedit--job :route))
+         (rate (plist-get (plist-get fastedit--job :metrics) :tokensPerSecond))
+         (text (concat mode
+                       (if (and (stringp route) (not (equal route mode)))
+                           (concat ">" route)
+                         "")
+                       (if (numberp rate)
+                           (format " %d tok/s" (round rate))
+                         ""))))
+    (if (not (stringp mode))
+        " FE"
+      (concat " FE["
+              (if fastedit--running
+                  (propertize text 'face 'fastedit-streaming)
+                text)
+              "]"))))
+
+;;;; fastedit's edits: no prompt per chunk, one undo step per job
+
+(defun fastedit--document-edits (edit)
+  "The text edits of workspace EDIT: a list of (URI VERSION EDITS).
+Returns :other when EDIT holds a resource operation."
+  (let ((changes (plist-get edit :changes))
+        (document-changes (plist-get edit :documentChanges))
+        (out nil))
+    (if document-changes
+        (seq-doseq (change document-changes)
+          (if (plist-get change :kind)
+              (setq out :other)
+            (unless (eq out :other)
+              (let ((doc (plist-get change :textDocument)))
+                (push (list (plist-get doc :uri) (plist-get doc :version)
+                            (plist-get change :edits))
+                      out)))))
+      (cl-loop for (key edits) on changes by #'cddr
+               do (push (list (substring (symbol-name key) 1) nil edits) out)))
+    (if (eq out :other) :other (nreverse out))))
+
+(defun fastedit--own-edit (server edit)
+  "EDIT's targets as (BUFFER VERSION EDITS) if it is fastedit's, else nil.
+fastedit's edits are those SERVER sends to `fastedit-mode' buffers
+while a fastedit job of SERVER runs or a fastedit command waits for
+its reply.  Any other edit is left to eglot and its confirmation."
+  (let ((docs (fastedit--document-edits edit)))
+    (when (and (consp docs)
+               (or (fastedit--get :running server)
+                   (and fastedit--command-buffer
+                        (eq server (with-current-buffer fastedit--command-buffer
+                                     (eglot-current-server))))))
+      (cl-loop for (uri version edits) in docs
+               for buffer = (car (fastedit--buffers server uri))
+               unless buffer return nil
+               collect (list buffer version edits)))))
+
+(cl-defmethod eglot-handle-request :around
+  (server (_method (eql workspace/applyEdit)) &key edit &allow-other-keys)
+  "Apply SERVER's EDIT without a prompt if fastedit streams it.
+Leave every other edit to eglot."
+  (if-let ((targets (fastedit--own-edit server edit)))
+      (fastedit--apply targets)
+    (cl-call-next-method)))
+
+(defun fastedit--apply (targets)
+  "Apply TARGETS, a list of (BUFFER VERSION EDITS); the applyEdit reply."
+  (condition-case err
+      (progn
+        (pcase-dolist (`(,buffer ,version ,_) targets)
+          (let ((have (with-current-buffer buffer (fastedit--version))))
+            (unless (or (null version) (equal version have))
+              (error "%s changed: it is at version %s, the edit is for %s"
+                     (buffer-name buffer) have version))))
+        (pcase-dolist (`(,buffer ,_ ,edits) targets)
+          (with-current-buffer buffer
+            (fastedit--apply-text-edits edits)
+            ;; Reported at once, as VS Code does: the server then knows
+            ;; the buffer before the user's next keystroke.
+            (fastedit--flush)))
+        (list :applied t))
+    (error (list :applied :json-false
+                 :failureReason (error-message-string err)))))
+
+(defun fastedit--apply-text-edits (edits)
+  "Apply the LSP text EDITS, all relative to the same text, here."
+  (let ((spans (mapcar
+                (lambda (e)
+                  (let ((range (plist-get e :range)))
+                    (list (eglot--lsp-position-to-point
+                           (plist-get range :start) t)
+                          (eglot--lsp-position-to-point
+                           (plist-get range :end) t)
+                          (plist-get e :newText))))
+                edits))
+        (fastedit--applying t))
+    (fastedit--undo-open)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (pcase-dolist (`(,beg ,end ,text) spans)
+          (let* ((start (marker-position beg))
+                 (stop (marker-position end))
+                 (length (- stop start)))
+            ;; One change per edit, as eglot reports its own edits: the
+            ;; server matches the echo of a replacement as a whole.
+            (run-hook-with-args 'before-change-functions start stop)
+            (let ((inhibit-modification-hooks t))
+              (goto-char start)
+              (delete-region start stop)
+              (insert text))
+            (run-hook-with-args 'after-change-functions
+                                start (+ start (length text)) length))
+          (set-marker beg nil)
+          (set-marker end nil))))))
+
+(defun fastedit--undo-open ()
+  "Start collecting fastedit's edits into one undo step, unless started."
+  (unless fastedit--undo-group
+    ;; The boundary keeps what came before out of the job's step.
+    (undo-boundary)
+    (setq fastedit--undo-group (prepare-change-group))))
+
+(defun fastedit--undo-close ()
+  "Join fastedit's edits since `fastedit--undo-open' into one undo step."
+  (when fastedit--undo-group
+    (undo-amalgamate-change-group fastedit--undo-group)
+    (setq fastedit--undo-group nil)
+    (undo-boundary)))
+
+(defun fastedit--before-change (&rest _)
+  "End fastedit's undo step before any other change.
+So the user's typing never joins a job's step."
+  (unless fastedit--applying
+    (fastedit--undo-close)))
+
+(defun fastedit--settle ()
+  "End fastedit's undo step once no job of this buffer is running."
+  (when (and fastedit-mode (null fastedit--running))
+    (fastedit--undo-close)))
+
+(provide 'fastedit)
+;;; fastedit.el ends here

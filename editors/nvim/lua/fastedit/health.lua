@@ -1,0 +1,54 @@
+-- :checkhealth fastedit
+
+local M = {}
+
+function M.check()
+  local health = vim.health
+  health.start('fastedit')
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok('Neovim ' .. tostring(vim.version()))
+  else
+    health.error('Neovim 0.11 or newer is needed (vim.lsp.config, vim.lsp.enable)')
+    return
+  end
+  local fastedit = require('fastedit')
+  local cmd = fastedit.options.cmd
+  if type(cmd) == 'table' and cmd[1] then
+    if vim.fn.executable(cmd[1]) == 1 then
+      health.ok('server command: ' .. table.concat(cmd, ' '))
+    else
+      health.error(
+        'server command not found: ' .. cmd[1],
+        { "pip install fastedit-lsp, or set require('fastedit').setup({ cmd = { ... } })" }
+      )
+    end
+  end
+  if vim.fn.exists(':FasteditToggle') ~= 2 then
+    health.warn("setup() has not run: call require('fastedit').setup()")
+    return
+  end
+  local clients = vim.lsp.get_clients({ name = 'fastedit' })
+  if #clients == 0 then
+    health.info('no fastedit client is running (open a file of a configured filetype)')
+  end
+  for _, client in ipairs(clients) do
+    local info = client.server_info or {}
+    health.ok(
+      string.format(
+        'client %d: %s %s, %d buffer(s), position encoding %s',
+        client.id,
+        tostring(info.name),
+        tostring(info.version),
+        vim.tbl_count(client.attached_buffers),
+        client.offset_encoding
+      )
+    )
+  end
+  local line = fastedit.statusline()
+  if line ~= '' then
+    health.info('status: ' .. line)
+  end
+  health.info('keys: ' .. vim.inspect(fastedit.keys(), { newline = ' ', indent = '' }))
+end
+
+return M

@@ -1,0 +1,241 @@
+-- fastedit/status: the server's mode and job records, the statusline text, one message per job.
+
+local undo = require('fastedit.undo')
+
+local M = {}
+
+--- What the server last said.
+M.state = {
+  --- @type string? fast | standard | auto
+  mode = nil,
+  --- @type table<string, table> profile name -> {provider, model, baseUrl, note}
+  profiles = {},
+  --- @type table<string, table> job id -> the latest job record
+  jobs = {},
+  --- @type string? the job the statusline speaks about (the latest one started or updated)
+  current = nil,
+  --- @type string? the last job started from this Neovim
+  last_started = nil,
+  --- @type integer? the client these jobs belong to
+  client_id = nil,
+}
+
+--- Options set by setup(): `notify` (one message per finished job).
+M.options = { notify = true }
+
+local ICONS = { fast = '⚡', standard = '◆', auto = '◇' }
+local FINISHED = { done = true, cancelled = true, failed = true, reverted = true }
+local TITLES = {
+  completeRest = 'Complete the rest',
+  generateRegex = 'Generate regex',
+  generateTests = 'Write tests',
+  fixSyntax = 'Fix syntax',
+  editSelection = 'Edit selection',
+}
+
+local notified = {} --- @type table<string, true>
+
+--- 1234.5 -> "1,235"
+--- @param n number
+--- @return string
+local function thousands(n)
+  local s = tostring(math.floor(n + 0.5))
+  local out = s:reverse():gsub('(%d%d%d)', '%1,'):reverse()
+  return (out:gsub('^,', ''))
+end
+
+--- One line that fits the command line: a longer message would stop Neovim at "Press ENTER".
+--- @param msg string
+--- @return string
+local function one_line(msg)
+  msg = msg:gsub('%s*\n%s*', ' ')
+  local width = math.max(20, vim.v.echospace)
+  if vim.fn.strdisplaywidth(msg) > width then
+    msg = vim.fn.strcharpart(msg, 0, width - 1) .. '…'
+  end
+  return msg
+end
+
+--- vim.notify, one line, from its own event-loop turn: two messages in one turn make Neovim
+--- ask "Press ENTER" (measured).
+--- @param msg string
+--- @param level integer?
+function M.notify(msg, level)
+  vim.schedule(function()
+    vim.notify(one_line(msg), level or vim.log.levels.INFO, { title = 'fastedit' })
+  end)
+end
+
+--- @param job table a job record
+--- @return string
+local function job_summary(job)
+  local parts = { 'fastedit: ' .. (TITLES[job.kind] or job.kind or 'job') .. ' ' .. job.state }
+  local metrics = job.metrics or {}
+  if job.state == 'done' and (metrics.edits or 0) == 0 then
+    parts[1] = parts[1] .. ' (no suggestion)'
+  end
+  if job.model and job.model ~= vim.NIL then
+    parts[#parts + 1] = job.model
+  end
+  if type(metrics.tokensPerSecond) == 'number' then
+    parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
+  end
+  local ok = type(job.verification) == 'table' and job.verification.ok
+  if ok == false then
+    parts[#parts + 1] = 'verification failed'
+  end
+  if job.error and job.error ~= vim.NIL then
+    parts[#parts + 1] = tostring(job.error)
+  elseif job.state == 'done' and (metrics.edits or 0) == 0 and job.reason and job.reason ~= vim.NIL then
+    parts[#parts + 1] = tostring(job.reason)
+  end
+  return table.concat(parts, ' · ')
+end
+
+--- Forget the jobs of a previous server (job ids restart with each server).
+--- @param client_id integer the new client
+function M.forget_jobs(client_id)
+  M.state.client_id = client_id
+  M.state.jobs, M.state.current, M.state.last_started = {}, nil, nil
+  undo.running = {}
+  notified = {}
+end
+
+--- Take one job record (from a notification or a fastedit.wait/status reply).
+--- @param job table
+function M.update_job(job)
+  if type(job) ~= 'table' or not job.jobId then
+    return
+  end
+  M.state.jobs[job.jobId] = job
+  M.state.current = job.jobId
+  local uri = job.uri
+  if uri then
+    undo.running[uri] = undo.running[uri] or {}
+    undo.running[uri][job.jobId] = (job.state == 'running') or nil
+    if next(undo.running[uri]) == nil then
+      undo.running[uri] = nil
+    end
+  end
+  if FINISHED[job.state] and not notified[job.jobId] then
+    notified[job.jobId] = true
+    -- A failed job was already reported by the server (window/showMessage): one message only.
+    if M.options.notify and job.state ~= 'failed' then
+      local warn = job.state == 'cancelled' and job.error and job.error ~= vim.NIL
+      M.notify(job_summary(job), warn and vim.log.levels.WARN or vim.log.levels.INFO)
+    end
+  end
+end
+
+--- The `fastedit/status` notification handler: `{mode, job?}`.
+--- @param params {mode: string, job: table?}
+function M.handler(_, params, _)
+  if type(params) ~= 'table' then
+    return
+  end
+  if params.mode then
+    M.state.mode = params.mode
+  end
+  M.update_job(params.job)
+  vim.schedule(function()
+    vim.api.nvim_exec_autocmds('User', { pattern = 'FasteditStatus', modeline = false })
+    vim.cmd.redrawstatus({ bang = true })
+  end)
+end
+
+--- Take a `fastedit.status` reply.
+--- @param reply table
+function M.take_status(reply)
+  if type(reply) ~= 'table' then
+    return
+  end
+  M.state.mode = reply.mode or M.state.mode
+  M.state.profiles = reply.profiles or M.state.profiles
+  -- The reply lists the newest job last; keep the current one pointing at the newest.
+  for _, job in ipairs(reply.jobs or {}) do
+    notified[job.jobId] = notified[job.jobId] or FINISHED[job.state] or nil
+    M.update_job(job)
+  end
+end
+
+--- `⚡ fast · <model> · 1,840 tok/s`: the mode, the model answering (or about to), and the speed
+--- of the running job (or of the last one). Empty until the server has spoken.
+--- @return string
+function M.statusline()
+  local mode = M.state.mode
+  if not mode then
+    return ''
+  end
+  local parts = { (ICONS[mode] and (ICONS[mode] .. ' ') or '') .. mode }
+  local job = M.state.current and M.state.jobs[M.state.current] or nil
+  local model
+  if job and job.state == 'running' and job.model and job.model ~= vim.NIL and job.model ~= '' then
+    model = job.model
+  elseif mode ~= 'auto' and type(M.state.profiles[mode]) == 'table' then
+    model = M.state.profiles[mode].model
+  elseif job and job.model and job.model ~= vim.NIL and job.model ~= '' then
+    model = job.model
+  end
+  if type(model) == 'string' then
+    parts[#parts + 1] = model
+  end
+  local metrics = job and job.metrics or {}
+  if type(metrics.tokensPerSecond) == 'number' then
+    parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
+  elseif job and job.state == 'running' then
+    parts[#parts + 1] = (metrics.tokens or 0) > 0 and (metrics.tokens .. ' tokens') or '…'
+  end
+  return table.concat(parts, ' · ')
+end
+
+--- Lines for :FasteditStatus.
+--- @param reply table a fastedit.status reply
+--- @return string[]
+function M.report(reply)
+  local lines = {
+    'fastedit-lsp ' .. tostring(reply.version or '?'),
+    'mode: ' .. tostring(reply.mode),
+    '',
+    'profiles:',
+  }
+  for _, name in ipairs({ 'fast', 'standard' }) do
+    local p = (reply.profiles or {})[name]
+    if type(p) == 'table' then
+      local line = string.format(
+        '  %-9s %s · %s · %s',
+        name,
+        tostring(p.provider),
+        tostring(p.model),
+        tostring(p.baseUrl)
+      )
+      if p.note and p.note ~= vim.NIL then
+        line = line .. ' (' .. tostring(p.note) .. ')'
+      end
+      lines[#lines + 1] = line
+    end
+  end
+  local jobs = reply.jobs or {}
+  lines[#lines + 1] = ''
+  lines[#lines + 1] = 'jobs (newest first):'
+  for i = #jobs, math.max(1, #jobs - 19), -1 do
+    local j = jobs[i]
+    local m = j.metrics or {}
+    lines[#lines + 1] = string.format(
+      '  %s %-13s %-9s %-8s %s · %s edits · %s tok/s%s',
+      j.jobId,
+      tostring(j.kind),
+      tostring(j.state),
+      tostring(j.route),
+      tostring(j.model),
+      tostring(m.edits),
+      type(m.tokensPerSecond) == 'number' and thousands(m.tokensPerSecond) or '-',
+      (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error)) or ''
+    )
+  end
+  if #jobs == 0 then
+    lines[#lines + 1] = '  (none yet)'
+  end
+  return lines
+end
+
+return M

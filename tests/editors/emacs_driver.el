@@ -1,0 +1,134 @@
+;;; emacs_driver.el --- Batch helpers for tests/editors/test_emacs.py -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Loaded by `emacs --batch' before a test's scenario.  It sets eglot up
+;; as a user would with fastedit.el (rass composing the user's server,
+;; here jedi-language-server, with fastedit-lsp, all from the venv of
+;; FASTEDIT_TEST_PY), and offers helpers:
+;; wait on a condition while the event loop runs, press keys, record
+;; observations that the Python test asserts on.  Environment:
+;; FASTEDIT_TEST_PY (the venv's python), FASTEDIT_TEST_OUT (the JSON
+;; file the observations go to).  Every prompt (y-or-n-p, yes-or-no-p)
+;; is recorded; stdin is /dev/null, so a prompt also fails at once
+;; instead of blocking.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'json)
+(require 'subr-x)
+(require 'eglot)
+(require 'fastedit)
+
+(setq eglot-sync-connect t
+      eglot-autoshutdown t
+      python-indent-guess-indent-offset nil
+      make-backup-files nil
+      create-lockfiles nil)
+
+(defvar fe-py (getenv "FASTEDIT_TEST_PY"))
+(defvar fe-observations nil "Alist of what the scenario saw, in order.")
+(defvar fe-prompts nil "Every yes/no prompt shown.")
+(defvar fe-started nil "Ids of the jobs fastedit's commands started.")
+
+(defun fe--record-prompt (prompt &rest _)
+  "Record PROMPT."
+  (push (substring-no-properties prompt) fe-prompts))
+(advice-add 'y-or-n-p :before #'fe--record-prompt)
+(advice-add 'yes-or-no-p :before #'fe--record-prompt)
+(advice-add 'fastedit--start :filter-return
+            (lambda (id) (push id fe-started) id))
+
+(defun fe--boundary-after-chunk (&rest _)
+  "Put an undo boundary in every buffer, as interactive Emacs would.
+The command loop adds one after every command (moving the cursor
+while a job streams is enough) and a timer every 10 s; batch runs
+no command between chunks, so without this a test could not tell
+a job joined into one undo step from one that never was split."
+  (dolist (buffer (buffer-list))
+    (with-current-buffer buffer
+      (undo-boundary))))
+(advice-add 'fastedit--apply :after #'fe--boundary-after-chunk)
+
+(defvar fe-bin (file-name-directory fe-py) "The venv's scripts.")
+(setq fastedit-server-command (list fe-py "-m" "fastedit_lsp")
+      fastedit-rass-command (list (expand-file-name "rass" fe-bin)))
+(fastedit-eglot-setup 'python-mode
+                      (list (expand-file-name "jedi-language-server" fe-bin)))
+
+(defun fe-observe (key value)
+  "Record VALUE under KEY for the Python side."
+  (push (cons key value) fe-observations)
+  value)
+
+(defun fe-wait (what pred &optional timeout)
+  "Run the event loop until PRED is non-nil (its value), or fail naming WHAT.
+TIMEOUT defaults to 60 seconds: generous for a loaded machine."
+  (let ((deadline (+ (float-time) (or timeout 60)))
+        value)
+    (while (and (not (setq value (funcall pred)))
+                (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or value (funcall pred) (error "Timed out waiting for %s" what))))
+
+(defun fe-key (keys)
+  "Press KEYS (a `kbd' string) as the user would."
+  (execute-kbd-macro (kbd keys)))
+
+(defun fe-open (file text)
+  "Visit FILE holding TEXT, connect eglot as `M-x eglot' would, wait for it."
+  (with-temp-file file (insert text))
+  (find-file file)
+  (apply #'eglot (eglot--guess-contact))
+  (fe-wait "fastedit-mode in the buffer" (lambda () fastedit-mode)))
+
+(defun fe-command (command &optional argument timeout)
+  "Send fastedit's COMMAND with ARGUMENT straight to the server; its reply.
+TIMEOUT in seconds for the reply."
+  (jsonrpc-request (eglot-current-server) :workspace/executeCommand
+                   (list :command command
+                         :arguments (if argument (vector argument) []))
+                   :timeout (or timeout 60)))
+
+(defun fe-job (id)
+  "The record of job ID once finished, and once this buffer knows it is."
+  (let ((record (fe-command "fastedit.wait" (list :jobId id :timeoutMs 50000))))
+    (fe-wait (format "the end of %s in the buffer" id)
+             (lambda () (not (member id fastedit--running))))
+    record))
+
+(defun fe-lighter ()
+  "The text of `fastedit-mode's mode-line construct.
+`format-mode-line' gives \"\" in batch: evaluate the construct itself."
+  (let ((construct (cadr (assq 'fastedit-mode minor-mode-alist))))
+    (substring-no-properties
+     (if (eq (car-safe construct) :eval) (eval (cadr construct) t) construct))))
+
+(defvar fe--snapshots nil)
+
+(defun fe--snapshot ()
+  "Record the buffer's text; transparent to `undo' chaining."
+  (interactive)
+  (push (buffer-string) fe--snapshots)
+  (setq this-command last-command))
+(global-set-key (kbd "<f12>") #'fe--snapshot)
+
+(defun fe-undo (n)
+  "Press `C-/' N times in a row, as one undo chain; the text after each."
+  (setq fe--snapshots nil)
+  (fe-key (string-join (make-list n "C-/ <f12>") " "))
+  (vconcat (reverse fe--snapshots)))
+
+(defun fe-finish ()
+  "Write the observations and prompts as JSON, stop the server, exit 0."
+  (fe-observe "prompts" (vconcat (reverse fe-prompts)))
+  (with-temp-file (getenv "FASTEDIT_TEST_OUT")
+    (let ((json-encoding-pretty-print nil))
+      (insert (json-encode (reverse fe-observations)))))
+  (when-let ((server (eglot-current-server)))
+    (eglot-shutdown server))
+  (kill-emacs 0))
+
+(provide 'emacs_driver)
+;;; emacs_driver.el ends here

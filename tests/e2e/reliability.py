@@ -43,6 +43,12 @@ whose rows changed).
 Every backend fault row also checked, after the job: the document equals what the editor
 acknowledged, a following job is served, and no task, file descriptor, HTTP connection, progress
 token or pending request was left behind (`fastedit/debugStats`, counted at rest before and after).
+
+`fastedit/debugStats` is a custom request (not part of the editor contract) answering the server's
+counts: asyncio tasks, open file descriptors, resident memory, HTTP connections (open and idle),
+progress tokens, pending requests, running jobs; with `{"settle": true}` it first lets background
+work finish. An edit waits 30 s for the editor's `workspace/applyEdit` reply before its job fails
+(`FASTEDIT_APPLY_TIMEOUT_MS` in the server's environment changes it).
 """
 
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")

@@ -338,6 +338,8 @@ async def _attempt(
     await _settle(ls, job)
     if session.edits == 0:
         job.reason += f"; {draft.no_suggestion}"
+        # A verified answer that put nothing in the buffer verified nothing in it.
+        job.verification = dict(NOTHING_TO_VERIFY)
     elif draft.verify is not None:
         job.verification = draft.verify(session.sent_text)
     if draft.refine is None or key is None:  # verified answers were recorded as they came

@@ -325,3 +325,49 @@ async def test_the_key_never_appears_in_logs_messages_records_or_doctor(
         "the key is in no log line, window/logMessage, window/showMessage, status, job record, "
         "error or doctor output (it went out only in the Authorization header)",
     )
+
+
+VERIFIED_DOCS = {
+    "generateRegex": (
+        "import re\n\n# match: 2024-01-31\n# match: 1999-12-01\n# reject: 2024-1-31\n\nKEEP = 1\n",
+        2,
+    ),
+    "fixSyntax": ("def add(a, b)\n    return a + b\n\n\nKEEP = add(1, 2)\n", 0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(VERIFIED_DOCS))
+async def test_hostile_output_of_a_verified_action_never_lands(
+    make_editor: MakeEditor,
+    stub: StubModelServer,
+    workspace: Path,
+    kind: str,
+    reliability: Recorder,
+) -> None:
+    # Only the model answers: no offline fallback to mask what the model's answer does.
+    editor = await make_editor(init_options={"failover": [], "mode": "fast"})
+    original, line = VERIFIED_DOCS[kind]
+    here = {"line": line, "character": 0}
+    for case, answer in HOSTILE_ANSWERS:
+        editor.open(URI, original)
+        files = _snapshot(workspace)
+        requests_before = len(editor.client.shown_documents)
+        stub.script(*[Answer(text=answer)] * 3)
+        record = await editor.run(
+            f"fastedit.{kind}", {"uri": URI, "range": {"start": here, "end": here}}
+        )
+        # Verified before it is inserted: a regex that misses the examples, or a fix after
+        # which the file does not parse, never reaches the buffer.
+        assert record["state"] == "failed", (record, editor.text(URI))
+        assert editor.text(URI) == original
+        assert [a for a in editor.applied if a[0] == URI] == []
+        assert _snapshot(workspace) == files
+        assert len(editor.client.shown_documents) == requests_before
+        reliability(
+            "output",
+            f"{kind}: {case}",
+            "job failed verification; nothing was inserted; files untouched; no command or "
+            "document request reached the editor",
+        )
+        editor.close(URI)
+        editor.applied.clear()

@@ -8,6 +8,7 @@ holding the error ± 2 lines). Either way the result is verified: the whole file
 from __future__ import annotations
 
 import asyncio
+import difflib
 
 from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
@@ -15,6 +16,9 @@ from ..document import Point
 from ..postprocess import FenceFilter, Pipeline
 from ..syntax_fix import error_region, find_error, repair
 from .base import ActionInput, Draft, OfflineAnswer, Verification, no_answer
+
+#: How alike (difflib's ratio) a model's repair must be to the lines it replaces.
+MIN_KEPT = 0.6
 
 
 def _parses(source: str) -> str | None:
@@ -47,9 +51,11 @@ def prepare(data: ActionInput) -> Draft:
     last = min(last, document.line_count - 1)
     start = Point(first, 0)
     end = Point(last, len(document.line(last)))
-    # The text around the region before any edit: the document changes as the fix streams in.
+    # The text around the region (and in it) before any edit: the document changes as the fix
+    # streams in.
     around = {
         "before": document.get_text(Point(0, 0), start),
+        "original": document.get_text(start, end),
         "after": document.get_text(end, document.end),
     }
 
@@ -61,6 +67,7 @@ def prepare(data: ActionInput) -> Draft:
         a = Point(fixed.start_line, 0)
         b = Point(fixed.end_line, len(document.line(fixed.end_line)))
         around["before"] = document.get_text(Point(0, 0), a)
+        around["original"] = document.get_text(a, b)
         around["after"] = document.get_text(b, document.end)
         # Whole lines without the last line's terminator: the document keeps its own.
         text = fixed.new_text
@@ -71,8 +78,22 @@ def prepare(data: ActionInput) -> Draft:
         return OfflineAnswer(text, a, b)
 
     def verify(text: str) -> Verification:
+        if not text.strip():
+            # Deleting the broken lines makes many files parse: that is not a repair.
+            return {
+                "ok": False,
+                "details": "the answer is empty: it deletes the lines it should fix",
+            }
         if (outside := _reaches_outside(text, around["before"], around["after"])) is not None:
             return {"ok": False, "details": outside}
+        kept = difflib.SequenceMatcher(None, around["original"], text, autojunk=False).ratio()
+        if kept < MIN_KEPT:
+            # Any valid Python in place of the broken lines parses: a repair changes little.
+            return {
+                "ok": False,
+                "details": f"the answer rewrites the lines instead of repairing them "
+                f"({kept:.0%} alike, a repair keeps {MIN_KEPT:.0%})",
+            }
         candidate = around["before"] + text + around["after"]
         problem = _parses(candidate)
         if problem is None:

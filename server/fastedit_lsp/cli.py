@@ -34,10 +34,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("folder", nargs="?", help="a folder whose Python files are copied and used")
     bench = sub.add_parser(
-        "bench", help="measure what the server adds: cold start, first edit, code actions"
+        "bench",
+        help="measure what the server adds: cold start, first edit, streams, cancel, sync, "
+        "code actions, completions",
     )
     bench.add_argument("--runs", type=int, default=50, help="measured runs per figure")
     bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    bench.add_argument(
+        "--plot",
+        metavar="PATH",
+        nargs="?",
+        const="docs/benchmarks.png",
+        help="also plot the distributions as a PNG (default docs/benchmarks.png; needs matplotlib)",
+    )
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
@@ -112,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     if command == "bench":
         from .bench import main as bench_main
 
-        return bench_main(sys.stdout, runs=max(1, args.runs), json_path=args.json)
+        return bench_main(
+            sys.stdout, runs=max(1, args.runs), json_path=args.json, plot_path=args.plot
+        )
     if command == "doctor":
         import os
 

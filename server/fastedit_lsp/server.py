@@ -38,6 +38,7 @@ from .settings import (
     load,
     resolve_profile,
 )
+from .timings import Timings
 from .tracking import RegionTracker, SentEdit, apply_change
 
 if TYPE_CHECKING:
@@ -101,7 +102,9 @@ class FasteditProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        started = time.perf_counter()
         self._server.change_document(params)
+        self._server.timings.record("didChange", time.perf_counter() - started)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
@@ -166,6 +169,8 @@ class FasteditServer(LanguageServer):
         self.completion_times: dict[str, deque[float]] = {}
         #: Completion failures already logged (completions fire on every keystroke).
         self.completion_errors: set[str] = set()
+        #: Handler times measured inside the server (``fastedit/debugTimings``, the bench).
+        self.timings = Timings()
 
     # -- settings ----------------------------------------------------------------------------
 

@@ -317,6 +317,9 @@ class RecordedRequest:
     finish_reason: str | None = None
     #: Content tokens written to the socket.
     tokens_sent: int = 0
+    #: ``time.monotonic()`` when the first and the last content token were written (streams).
+    first_token_at: float | None = None
+    last_token_at: float | None = None
     #: The whole response was written as scripted, ending well-formed at the HTTP level.
     completed: bool = False
     #: The client closed the connection before the response was complete.
@@ -1090,6 +1093,11 @@ async def _stream(
     async def flush(*, last: bool = False) -> None:
         await ex.send_body(bytes(out), last=last)
         out.clear()
+        if sent > record.tokens_sent:
+            # The stub's own send time, the bench's yardstick for the server's stream overhead.
+            record.last_token_at = time.monotonic()
+            if record.first_token_at is None:
+                record.first_token_at = record.last_token_at
         record.tokens_sent = sent
 
     headers = {"cache-control": "no-cache", **answer.headers}

@@ -10,9 +10,10 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, completions, lifecycle
+    from . import code_actions, commands, completions, lifecycle, timings
 
     lifecycle.register(server)
     code_actions.register(server)
     commands.register(server)
     completions.register(server)
+    timings.register(server)

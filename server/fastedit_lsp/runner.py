@@ -298,7 +298,7 @@ async def _attempt(
     draft = _prepare(ls, job, document, path, profile)
     if draft.region is not None:
         _retarget(job, document, *draft.region)
-    info = StreamInfo()
+    info = StreamInfo(pace=session.pace)
     source: AsyncIterator[str] | None
     key: tuple[str, str] | None = None
     if profile.is_local or draft.request is None:

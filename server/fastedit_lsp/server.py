@@ -11,13 +11,16 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification
@@ -171,6 +174,35 @@ class FasteditServer(LanguageServer):
         self.completion_errors: set[str] = set()
         #: Handler times measured inside the server (``fastedit/debugTimings``, the bench).
         self.timings = Timings()
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls' stdio loop, reading stdin on the event loop instead of through threads."""
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_stdio(stdin or sys.stdin.buffer, stop))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    async def _serve_stdio(self, stdin: BinaryIO, stop: threading.Event) -> None:
+        from pygls.io_ import StdinAsyncReader, run_async
+
+        from .stdio import pipe_reader
+
+        reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
+        await run_async(
+            stop_event=stop,
+            reader=reader,
+            protocol=self.protocol,
+            logger=log,
+            error_handler=self.report_server_error,
+        )
 
     # -- settings ----------------------------------------------------------------------------
 

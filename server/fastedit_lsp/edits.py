@@ -83,14 +83,16 @@ class EditSession:
         """Wait until the next edit may go out: the source's reads are paced by this (see
         ``StreamInfo.pace``), so text is read just before it can be sent, not token by token.
 
-        The end of the stream is then seen at the next paced read, at most one interval late. A
-        stream fast enough to fill every read (:data:`PACE_BELOW`) is not paced.
+        The end of the stream is then seen at the next paced read, at most a frame (1/60 s)
+        late. A stream fast enough to fill every read (:data:`PACE_BELOW`) is not paced.
         """
         if self._streaming == "final" or self._arrival_rate() * self._interval >= PACE_BELOW:
             return
         while self._in_flight is not None and not self._in_flight.done():
             await asyncio.wait([self._in_flight])
-        delay = self._last_sent + self._interval - PACE_LEAD - time.monotonic()
+        # A long interval (a low maxEditsPerSecond) still reads 60 times a second, so the end
+        # of the stream is never seen more than a frame late.
+        delay = min(self._last_sent + self._interval - PACE_LEAD - time.monotonic(), 1 / 60)
         if delay > 0:
             await asyncio.sleep(delay)
 

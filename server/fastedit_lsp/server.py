@@ -25,30 +25,24 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification
 
-from . import __version__, completion_text
-from .completion_context import OpenDocument
+from . import __version__
 from .completions import CompletionEngine, CompletionQuery, Suggestion
 from .context import is_excluded
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .outline import Outline, outline
-from .settings import (
-    GIT_IGNORED,
-    Mode,
-    ProfileName,
-    Resolved,
-    ResolvedProfile,
-    load,
-    resolve_profile,
-)
 from .timings import Timings
 from .tracking import RegionTracker, SentEdit, apply_change
 
+# Start-up imports only what answering ``initialize`` needs: settings (pydantic), httpx, the
+# job runner and the actions are imported on first use, after the reply (bench: cold start).
 if TYPE_CHECKING:
     import httpx
 
     from .backends.breaker import CircuitBreakers
     from .backends.ratelimit import RateLimits
+    from .completion_context import OpenDocument
+    from .settings import Mode, ProfileName, Resolved, ResolvedProfile
 
 log = logging.getLogger(__name__)
 
@@ -133,11 +127,9 @@ class FasteditServer(LanguageServer):
         self.init_options: Any = None
         #: The last section pulled or pushed through workspace/configuration.
         self.client_settings: Any = None
-        self.resolved: Resolved = load(self.environ)
-        #: The current mode (the ``mode`` setting starts it; the toggle and setMode change it).
-        self.mode: Mode = self.resolved.settings.mode
-        #: The mode the fast-mode toggle returns to.
-        self.last_non_fast: Mode = "standard" if self.mode == "fast" else self.mode
+        self._resolved: Resolved | None = None
+        self._mode: Mode | None = None
+        self._last_non_fast: Mode | None = None
         #: Running requests that ``$/cancelRequest`` must be able to stop (pygls defect 1).
         self.cancellable: dict[Any, asyncio.Task[Any]] = {}
         #: Progress token -> job, for window/workDoneProgress/cancel.
@@ -206,33 +198,57 @@ class FasteditServer(LanguageServer):
 
     # -- settings ----------------------------------------------------------------------------
 
-    def reload_settings(self, *, notify: bool = True) -> None:
-        """Merge every settings source again; report problems; keep a toggled mode.
+    @property
+    def resolved(self) -> Resolved:
+        """The merged settings, validated on first use (``initialized`` does it and reports
+        problems: validation imports pydantic, which has no place before the initialize reply)."""
+        if self._resolved is None:
+            from .settings import load
 
-        ``notify=False`` during ``initialize``: no status may precede its response.
-        """
-        old = self.resolved.settings
-        self.resolved = load(self.environ, self.init_options, self.client_settings)
-        for problem in self.resolved.problems:
+            self._resolved = load(self.environ, self.init_options, self.client_settings)
+        return self._resolved
+
+    @property
+    def mode(self) -> Mode:
+        """The current mode (the ``mode`` setting starts it; the toggle and setMode change it)."""
+        if self._mode is None:
+            self._mode = self.resolved.settings.mode
+        return self._mode
+
+    @property
+    def last_non_fast(self) -> Mode:
+        """The mode the fast-mode toggle returns to."""
+        if self._last_non_fast is None:
+            self._last_non_fast = "standard" if self.mode == "fast" else self.mode
+        return self._last_non_fast
+
+    def reload_settings(self, *, notify: bool = True) -> None:
+        """Merge every settings source again; report problems; keep a toggled mode."""
+        from .settings import load
+
+        old = self._resolved.settings if self._resolved is not None else None
+        resolved = self._resolved = load(self.environ, self.init_options, self.client_settings)
+        for problem in resolved.problems:
             log.warning("settings: %s", problem)
             self.show_message(f"fastedit: {problem}", types.MessageType.Warning)
-        for warning in self.resolved.warnings:
+        for warning in resolved.warnings:
             log.warning("settings: %s", warning)
             self.log_message(warning, types.MessageType.Warning)
-        new = self.resolved.settings
-        if new.mode != old.mode:
-            self.set_mode(new.mode, notify=notify)
+        if old is not None and resolved.settings.mode != old.mode:
+            self.set_mode(resolved.settings.mode, notify=notify)
 
     def set_mode(self, mode: Mode, *, notify: bool = True) -> None:
-        if mode != "fast":
-            self.last_non_fast = mode
-        if mode != self.mode:
-            self.mode = mode
+        previous = self.mode
+        self._last_non_fast = mode if mode != "fast" else self.last_non_fast
+        if mode != previous:
+            self._mode = mode
             if notify:
                 self.send_status(None)
 
     def profile(self, name: str, *, announce: bool = True) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""
+        from .settings import resolve_profile
+
         resolved = resolve_profile(
             "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
         )
@@ -351,6 +367,8 @@ class FasteditServer(LanguageServer):
         from pygls.uris import to_fs_path
 
         path = to_fs_path(uri) or uri
+        from .settings import GIT_IGNORED
+
         patterns = self.resolved.settings.context.exclude
         if pattern := is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
             return pattern
@@ -630,6 +648,8 @@ class FasteditServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
+        from .settings import resolve_profile
+
         profiles = {}
         names: tuple[ProfileName, ...] = ("fast", "standard")
         for name in names:
@@ -655,10 +675,14 @@ class FasteditServer(LanguageServer):
 
 
 def _finish_completion(text: str, query: CompletionQuery) -> str:
+    from . import completion_text
+
     return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
 
 
 def _completion_ends(text: str, query: CompletionQuery) -> bool:
+    from . import completion_text
+
     return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
 
 

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from .. import completion_context, completion_text, lookup
 from ..backends.base import BackendError, ChatRequest, StreamInfo
 from ..completions import CompletionQuery, Opener, Suggestion
 from ..document import Document, Point
@@ -32,10 +31,13 @@ from ..postprocess import FenceFilter
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
-from ..settings import ResolvedProfile
 
+# Context building, post-processing, the offline engine and the settings are imported on the
+# first completion, not at start-up (bench: cold start).
 if TYPE_CHECKING:
+    from .. import completion_context
     from ..backends.openai import OpenAICompatibleBackend
+    from ..settings import ResolvedProfile
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +169,8 @@ def _lookup(ls: FasteditServer, document: Document, cursor: Point) -> str | None
         for uri, d in ls.documents.items()
         if uri != document.uri and d.language_id == document.language_id
     ]
+    from .. import lookup
+
     return lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
 
 
@@ -174,6 +178,8 @@ def _model_opener(
     ls: FasteditServer, profile: ResolvedProfile, document: Document, cursor: Point
 ) -> Opener:
     def open_stream(query: CompletionQuery) -> AsyncIterator[str]:
+        from .. import completion_context
+
         settings = ls.resolved.settings
         others = [
             _context_document(ls, uri, d)
@@ -227,6 +233,7 @@ async def _model_text(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
+    from .. import completion_text
     from ..backends.fim import FimRequest
     from ..prompts import fim_chat_messages
 
@@ -274,6 +281,8 @@ def _context_document(
     ls: FasteditServer, uri: str, document: Document
 ) -> completion_context.OpenDocument:
     """One ``OpenDocument`` per document version: it indexes itself once, on first use."""
+    from .. import completion_context
+
     cached = ls.context_documents.get(uri)
     if cached is not None and cached[0] == document.version:
         return cached[1]

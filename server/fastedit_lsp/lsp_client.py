@@ -62,6 +62,8 @@ class LspClient:
         #: Messages and body bytes received from the server so far.
         self.messages_received = 0
         self.bytes_received = 0
+        #: Called with every message from the server and its size in bytes, before dispatch.
+        self.on_message: Callable[[dict[str, Any], int], None] | None = None
         self.handlers: dict[str, Handler] = {}
         self.on_notification: Callable[[str, Any], None] = lambda method, params: None
         self._ids = itertools.count(1)
@@ -116,6 +118,8 @@ class LspClient:
                 message, size = await read_framed(self.proc.stdout)
                 self.messages_received += 1
                 self.bytes_received += size
+                if self.on_message is not None:
+                    self.on_message(message, size)
                 if "method" in message and "id" in message:
                     task = asyncio.ensure_future(self._answer(message))
                     self._answering.add(task)

@@ -507,6 +507,7 @@ async def _completions(
     editor.close(uri)
     return {
         "serverMs": report["serverMs"],
+        "firstServerMs": report["firstServerMs"],
         "roundTripMs": {"model": round_trip_model, "cache": round_trip_cached},
         "modelRequests": report["modelRequests"],
         "cacheHits": report["cacheHits"],
@@ -691,6 +692,10 @@ def report(results: dict[str, Any]) -> str:
     text += "\n".join(
         f"| {source} | {v['p50']} ms | {v['p99']} ms | {v['count']} |"
         for source, v in sorted(completions["serverMs"].items())
+    )
+    text += (
+        f"\n\nthe session's first completion (loads the completion modules): "
+        f"{completions['firstServerMs']} ms server time"
     )
     text += "\n\n| goal (issue 8) | measured | met |\n|---|---|---|\n"
     text += "\n".join(

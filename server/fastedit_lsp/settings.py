@@ -218,6 +218,15 @@ class Settings(_Model):
         le=30000,
         description="After this long a completion returns whatever text has arrived.",
     )
+    completion_items_wait_ms: int = Field(
+        300,
+        ge=0,
+        le=30000,
+        description="How long a completion-item request (clients without ghost text) waits for "
+        "a whole suggestion before answering without one; rassumfrassum holds the other "
+        "server's items until every server answered. The stream goes on: the next keystroke "
+        "gets it.",
+    )
     completion_max_tokens: int = Field(
         128, ge=1, le=2048, description="Output cap sent with each completion request."
     )

@@ -40,6 +40,12 @@ def inline_texts(result: Any) -> list[str]:
     return [item.insert_text for item in items]
 
 
+def open_at(editor: Editor, line: str) -> int:
+    """Open HEAD plus ``line`` (then a newline); the cursor offset at the end of ``line``."""
+    editor.open(URI, HEAD + line + "\n")
+    return len(HEAD + line)
+
+
 async def ghost_text_editor(make_editor: MakeEditor, **settings: Any) -> Editor:
     """An editor with ghost text; a deadline long enough for a loaded machine unless given."""
     options = {"completionDeadlineMs": 20000, **settings}
@@ -60,9 +66,7 @@ async def test_a_burst_of_typing_costs_at_most_two_model_calls_and_the_last_answ
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor)
-    text = HEAD + "    spread = \n"
-    editor.open(URI, text)
-    cursor = text.index("spread = ") + len("spread = ")
+    cursor = open_at(editor, "    spread = ")
     typed = "statistic"
     stub.default = Answer(text="s.stdev(values)\n", tps=200)
     pending = []
@@ -85,9 +89,7 @@ async def test_a_repeated_request_is_answered_from_the_cache(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor)
-    text = HEAD + "    top = \n"
-    editor.open(URI, text)
-    cursor = text.index("top = ") + len("top = ")
+    cursor = open_at(editor, "    top = ")
     stub.default = Answer(text="max(values)\n")
     first = await editor.inline_completion(URI, cursor, automatic=False)
     again = await editor.inline_completion(URI, cursor, automatic=False)
@@ -101,9 +103,7 @@ async def test_typing_the_start_of_an_in_flight_suggestion_gets_the_rest_without
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor)
-    text = HEAD + "    report = \n"
-    editor.open(URI, text)
-    cursor = text.index("report = ") + len("report = ")
+    cursor = open_at(editor, "    report = ")
     stub.default = Answer(text="format_report(mean, values, digits=2)\n", tps=15)
     first = editor.inline_completion(URI, cursor)
     await stub.wait_for_requests(1)
@@ -121,12 +121,9 @@ async def test_cancel_request_on_a_pending_completion_closes_its_model_stream(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor)
-    text = HEAD + "    low = \n"
-    editor.open(URI, text)
+    cursor = open_at(editor, "    low = ")
     stub.default = Answer(text="min(values)\n", ttft=30)
-    pending = editor.inline_completion(
-        URI, text.index("low = ") + len("low = "), automatic=False, msg_id="inline-1"
-    )
+    pending = editor.inline_completion(URI, cursor, automatic=False, msg_id="inline-1")
     [request] = await stub.wait_for_requests(1)
     editor.client.cancel_request(types.CancelParams(id="inline-1"))
     with pytest.raises(Exception) as caught:
@@ -142,9 +139,7 @@ async def test_a_client_with_ghost_text_gets_no_ai_completion_items(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor)
-    text = HEAD + "    size = \n"
-    editor.open(URI, text)
-    cursor = text.index("size = ") + len("size = ")
+    cursor = open_at(editor, "    size = ")
     stub.default = Answer(text="len(values)\n")
     items = await editor.completion(URI, cursor)
     assert items is None or items.items == []
@@ -155,10 +150,10 @@ async def test_a_client_with_ghost_text_gets_no_ai_completion_items(
 async def test_a_client_without_ghost_text_gets_one_item_marked_as_ai(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
-    editor = await make_editor(init_options={"completionDeadlineMs": 20000})
-    text = HEAD + "    size = le\n"
-    editor.open(URI, text)
-    cursor = text.index("size = le") + len("size = le")
+    editor = await make_editor(
+        init_options={"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000}
+    )
+    cursor = open_at(editor, "    size = le")
     stub.default = Answer(text="n(values)\n")
     result = await editor.completion(URI, cursor)
     assert result.is_incomplete is True
@@ -210,9 +205,7 @@ async def test_completion_can_be_switched_off(
     make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
     editor = await ghost_text_editor(make_editor, completionEnabled=False)
-    text = HEAD + "    top = \n"
-    editor.open(URI, text)
-    result = await editor.inline_completion(URI, text.index("top = ") + 6, automatic=False)
+    result = await editor.inline_completion(URI, open_at(editor, "    top = "), automatic=False)
     assert inline_texts(result) == []
     assert stub.requests == []
 
@@ -244,3 +237,34 @@ async def test_each_fim_kind_sends_prefix_and_suffix_to_its_endpoint(
     assert request.path == path
     assert request.body[prefix_field].endswith("    top = ")
     assert request.body[suffix_field].startswith("\n    return mean, top")
+
+
+async def test_a_slow_model_does_not_hold_completion_items_and_the_next_request_gets_its_answer(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options={"completionItemsWaitMs": 50})
+    cursor = open_at(editor, "    size = ")
+    stub.default = Answer(text="len(values)\n", ttft=0.5)
+    first = await editor.completion(URI, cursor)
+    assert first.is_incomplete is True
+    assert list(first.items) == []  # answered without waiting for the model
+    [request] = await stub.wait_for_requests(1)
+    await asyncio.wait_for(request.done.wait(), 10)
+    again = await editor.completion(URI, cursor)
+    assert [item.label for item in again.items] == ["len(values)"]
+    assert len(chat_requests(stub)) == 1
+
+
+async def test_automatic_completion_waits_while_a_job_streams_into_the_document(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await ghost_text_editor(make_editor)
+    cursor = open_at(editor, "    spread = ")
+    stub.script(Answer(text="statistics.stdev(values)\n", ttft=30))
+    started = await editor.command(
+        "fastedit.completeRest", {"uri": URI, "position": editor.pos(URI, cursor)}
+    )
+    await stub.wait_for_requests(1)
+    assert inline_texts(await editor.inline_completion(URI, cursor)) == []
+    assert len(stub.requests) == 1  # only the job's
+    await editor.command("fastedit.cancel", {"jobId": started["jobId"]})

@@ -358,3 +358,47 @@ io.stdout:write(table.concat(lines, '\\n'))
     for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
         assert tag in tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
+
+
+ANSWER_LINE = "a + b  # ${sum} \\n"
+
+
+def test_ai_completion_items_appear_in_the_popup_menu(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("FASTEDIT_FAST_BASE_URL", stub.base_url)
+    monkeypatch.setenv("FASTEDIT_FAST_MODEL", "stub-fast")
+    for name in ("STATE", "DATA", "CONFIG"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / name.lower()))
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+        # Long enough for the stub's answer on a loaded machine.
+        "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
+    }
+    session = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        _open(session, "calc.py", SOURCE)
+        stub.default = Answer(text="a + b  # ${sum} \\n\n")
+        session.nvim.current.window.cursor = (2, 10)
+        # What Neovim's docs suggest for LSP completion (the menu even for one item).
+        session.nvim.command("set completeopt=menu,menuone,noselect")
+        # Invoked completion, as <C-x><C-o> or the plugin's trigger does (autotrigger is off).
+        session.press("A<Cmd>lua vim.lsp.completion.get()<CR>")
+        session.wait(lambda: session.nvim.funcs.pumvisible() == 1, "the popup menu")
+        items = session.nvim.funcs.complete_info(["items"])["items"]
+        ai = [i for i in items if "AI suggestion" in i.get("menu", "")]
+        assert [i["abbr"] for i in ai] == [ANSWER_LINE], items
+        assert ANSWER_LINE in ai[0]["info"]  # the whole suggestion as its documentation
+        session.press("<C-n><C-y><Esc>")
+        # Inserted whole, word for word (snippet characters included).
+        expected = SOURCE.replace("    return \n", f"    return {ANSWER_LINE}\n")
+        session.wait(lambda: session.text() == expected, "the accepted item in the buffer")
+        session.check_no_prompt()
+    finally:
+        nvim_session.stop(session)

@@ -24,19 +24,16 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..backends.base import BackendError, ChatRequest, StreamInfo
-from ..completions import CompletionQuery, Opener, Suggestion
 from ..document import Document, Point
-from ..postprocess import FenceFilter
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
 
-# Context building, post-processing, the offline engine and the settings are imported on the
-# first completion, not at start-up (bench: cold start).
 if TYPE_CHECKING:
+    # The completion modules load at the first completion, not at start-up.
     from .. import completion_context
     from ..backends.openai import OpenAICompatibleBackend
+    from ..completions import CompletionQuery, Opener, Suggestion
     from ..settings import ResolvedProfile
 
 log = logging.getLogger(__name__)
@@ -99,8 +96,11 @@ def register(server: FasteditServer) -> None:
         request = _resolve(ls, params.text_document.uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await _suggest(ls, request)
-        if suggestion is None or not suggestion.text:
+        # Never hold the other servers' items long (rassumfrassum waits for every server), and
+        # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
+        wait_ms = ls.resolved.settings.completion_items_wait_ms
+        suggestion = await _suggest(ls, request, wait_ms=wait_ms)
+        if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
         answer = types.CompletionList(
             is_incomplete=True, items=[_item(ls, request, suggestion, params.position)]
@@ -117,12 +117,23 @@ def _resolve(
     document = ls.documents.get(uri)
     if document is None:
         return None
+    if automatic and ls.jobs.running(uri):
+        # A job is streaming into this document: its own edits are not the user's typing.
+        return None
     cursor = document.to_point(position.line, position.character)
     return _Request(uri, document, cursor, automatic)
 
 
-async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
+async def _suggest(
+    ls: FasteditServer, request: _Request, *, wait_ms: int | None = None
+) -> Suggestion | None:
+    """The suggestion at the request's cursor; answered after ``wait_ms`` at most, if given."""
+    from ..completions import CompletionQuery
+
     settings = ls.resolved.settings
+    deadline_ms = settings.completion_deadline_ms
+    if wait_ms is not None:
+        deadline_ms = min(deadline_ms, wait_ms)
     document, cursor = request.document, request.cursor
     query = CompletionQuery(
         request.uri,
@@ -142,7 +153,7 @@ async def _suggest(ls: FasteditServer, request: _Request) -> Suggestion | None:
         query,
         opener,
         debounce=settings.completion_debounce_ms / 1000,
-        deadline=settings.completion_deadline_ms / 1000,
+        deadline=deadline_ms / 1000,
     )
     if suggestion is not None and suggestion.error is not None:
         _report_once(ls, suggestion.error)
@@ -162,6 +173,8 @@ async def _once(text: str | None) -> AsyncIterator[str]:
 
 
 def _lookup(ls: FasteditServer, document: Document, cursor: Point) -> str | None:
+    from .. import lookup
+
     prefix = document.get_text(Point(0, 0), cursor)
     suffix = document.get_text(cursor, document.end)
     others = [
@@ -169,8 +182,6 @@ def _lookup(ls: FasteditServer, document: Document, cursor: Point) -> str | None
         for uri, d in ls.documents.items()
         if uri != document.uri and d.language_id == document.language_id
     ]
-    from .. import lookup
-
     return lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
 
 
@@ -208,6 +219,7 @@ async def _model_stream(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncIterator[str]:
+    from ..backends.base import BackendError
     from ..runner import model_backend
 
     yielded = False
@@ -234,7 +246,9 @@ async def _model_text(
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
     from .. import completion_text
+    from ..backends.base import ChatRequest, StreamInfo
     from ..backends.fim import FimRequest
+    from ..postprocess import FenceFilter
     from ..prompts import fim_chat_messages
 
     settings = profile.settings
@@ -345,6 +359,13 @@ def _item(
         label = label[: LABEL_CHARS - 1] + "…"
     model = _model_name(ls)
     fence = "`" * max(3, _longest_backtick_run(suggestion.text) + 1)
+    new_text = typed + suggestion.text
+    text_format = types.InsertTextFormat.PlainText
+    if ls.client_supports("text_document.completion.completion_item.snippet_support"):
+        # Neovim inserts only the first word of a plain-text item's edit (and nothing more on
+        # accepting it); a snippet item is inserted whole. The text is escaped: no placeholders.
+        new_text = _snippet_escape(new_text)
+        text_format = types.InsertTextFormat.Snippet
     return types.CompletionItem(
         label=label,
         label_details=types.CompletionItemLabelDetails(description=f"AI · {model}"),
@@ -357,14 +378,19 @@ def _item(
         filter_text=typed + first,
         # After the server's ordinary items: an AI guess should not push them down.
         sort_text="~fastedit",
-        insert_text_format=types.InsertTextFormat.PlainText,
+        insert_text_format=text_format,
         text_edit=types.TextEdit(
             range=types.Range(
                 start=types.Position(line=start_line, character=start_char), end=position
             ),
-            new_text=typed + suggestion.text,
+            new_text=new_text,
         ),
     )
+
+
+def _snippet_escape(text: str) -> str:
+    """Plain text as an LSP snippet that expands to exactly that text."""
+    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
 
 
 def _model_name(ls: FasteditServer) -> str:

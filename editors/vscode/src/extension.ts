@@ -1,0 +1,225 @@
+// Fast Edit for VS Code: starts fastedit-lsp over stdio and adds the palette commands, the
+// fast-mode key, the status bar item and one undo step per streamed job.
+//
+// The server's own command ids (`fastedit.*`) are registered as VS Code commands by
+// vscode-languageclient; the palette commands here (`fastedit-vscode.*`) call them with the active
+// editor's document, cursor and selection.
+import * as fs from 'fs';
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, State } from 'vscode-languageclient/node';
+import { JobEdits } from './edits';
+import { needsRestart, serverCommand, userSettings } from './settings';
+import { Profiles, StatusItem, StatusParams } from './status';
+
+let client: LanguageClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const extension = context.extension;
+  const trace = tracer(process.env.FASTEDIT_VSCODE_LOG);
+  const status = new StatusItem('fastedit-vscode.toggleFastMode');
+  const edits = new JobEdits(() => client, trace);
+  context.subscriptions.push(status, edits);
+
+  const execute = async (command: string, args: unknown[] = []): Promise<any> => {
+    if (client === undefined || !client.isRunning()) {
+      throw new Error('the Fast Edit server is not running (Fast Edit: Restart Server)');
+    }
+    try {
+      const result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+      trace('command', { command, arguments: args, result });
+      return result;
+    } catch (error) {
+      trace('command', { command, arguments: args, error: String((error as Error).message ?? error) });
+      throw error;
+    }
+  };
+
+  const refreshProfiles = async (): Promise<void> => {
+    const reply = (await execute('fastedit.status')) as { profiles?: Profiles };
+    status.setProfiles(reply.profiles ?? {});
+  };
+
+  const start = async (): Promise<void> => {
+    const [command, ...args] = serverCommand();
+    const options: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      initializationOptions: userSettings(extension),
+      middleware: {
+        workspace: {
+          handleApplyEdit: (params, next) => edits.handle(params, next),
+          // The server pulls `fastedit`: answer with what the user set, without the
+          // extension-only settings (`server.*`, `trace.*`) its schema does not know.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i) => (item.section === 'fastedit' ? userSettings(extension) : answers[i]));
+          },
+        },
+      },
+    };
+    // `transport` is left unset on purpose: it is still stdio, but TransportKind.stdio would
+    // append `--stdio` to the user's command.
+    const executable = { command, args };
+    const next = new LanguageClient('fastedit', 'Fast Edit', { run: executable, debug: executable }, options);
+    next.onNotification('fastedit/status', (params: StatusParams) => {
+      trace('status', params);
+      if (params.job !== undefined) {
+        edits.jobChanged(params.job);
+      }
+      status.update(params);
+    });
+    next.onDidChangeState((e) => {
+      if (e.newState === State.Stopped) {
+        status.setProblem('the server stopped (Fast Edit: Restart Server)');
+      }
+    });
+    client = next;
+    edits.reset();
+    try {
+      await next.start();
+    } catch (error) {
+      const message = `could not start ${JSON.stringify([command, ...args])}: ${(error as Error).message ?? error}`;
+      status.setProblem(message);
+      void vscode.window.showErrorMessage(
+        `Fast Edit: ${message}. Install the server (pip install fastedit-lsp) or set fastedit.server.command.`,
+      );
+      return;
+    }
+    await refreshProfiles().catch(() => undefined);
+  };
+
+  const restart = async (): Promise<void> => {
+    const old = client;
+    client = undefined;
+    await old?.stop().catch(() => undefined);
+    await start();
+  };
+
+  /** Run one of the server's job commands on the active editor. */
+  const job = (command: string, args: (editor: vscode.TextEditor, c: LanguageClient) => Promise<object | undefined>) => {
+    return async (): Promise<void> => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor === undefined || client === undefined) {
+        void vscode.window.showWarningMessage('Fast Edit: open a file first.');
+        return;
+      }
+      const argument = await args(editor, client);
+      if (argument === undefined) {
+        return;
+      }
+      await execute(command, [argument]).catch((error: Error) => {
+        void vscode.window.showErrorMessage(`Fast Edit: ${error.message ?? error}`);
+      });
+    };
+  };
+  const uri = (e: vscode.TextEditor, c: LanguageClient) => c.code2ProtocolConverter.asUri(e.document.uri);
+  const atCursor = async (e: vscode.TextEditor, c: LanguageClient) => ({
+    uri: uri(e, c),
+    position: c.code2ProtocolConverter.asPosition(e.selection.active),
+  });
+  const selection = async (e: vscode.TextEditor, c: LanguageClient) => ({
+    uri: uri(e, c),
+    range: c.code2ProtocolConverter.asRange(e.selection),
+  });
+
+  const register = (id: string, handler: () => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, handler));
+  register('fastedit-vscode.toggleFastMode', async () => {
+    try {
+      const reply = (await execute('fastedit.toggleFastMode')) as { mode: string };
+      status.update({ mode: reply.mode });
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Fast Edit: ${(error as Error).message ?? error}`);
+    }
+  });
+  register('fastedit-vscode.setMode', async () => {
+    const mode = await vscode.window.showQuickPick(
+      [
+        { label: 'fast', description: 'every job goes to the fast profile' },
+        { label: 'standard', description: 'every job goes to the standard profile' },
+        { label: 'auto', description: 'each job is routed by its difficulty' },
+      ],
+      { title: 'Fast Edit: mode' },
+    );
+    if (mode !== undefined) {
+      const reply = (await execute('fastedit.setMode', [{ mode: mode.label }])) as { mode: string };
+      status.update({ mode: reply.mode });
+    }
+  });
+  register('fastedit-vscode.completeRest', job('fastedit.completeRest', atCursor));
+  register('fastedit-vscode.generateTests', job('fastedit.generateTests', atCursor));
+  register('fastedit-vscode.generateRegex', job('fastedit.generateRegex', selection));
+  register('fastedit-vscode.fixSyntax', job('fastedit.fixSyntax', selection));
+  register(
+    'fastedit-vscode.editSelection',
+    job('fastedit.editSelection', async (e, c) => {
+      const instruction = await vscode.window.showInputBox({
+        title: 'Fast Edit: edit selection',
+        prompt: e.selection.isEmpty ? 'How should the current line change?' : 'How should the selection change?',
+        placeHolder: 'e.g. add type hints',
+        ignoreFocusOut: true,
+        validateInput: (value) => (value.trim() ? undefined : 'Say what to change'),
+      });
+      if (!instruction?.trim()) {
+        return undefined;
+      }
+      // An empty selection means the current line.
+      const range = e.selection.isEmpty ? e.document.lineAt(e.selection.active.line).range : e.selection;
+      return { uri: uri(e, c), range: c.code2ProtocolConverter.asRange(range), instruction };
+    }),
+  );
+  register('fastedit-vscode.cancel', async () => {
+    const editor = vscode.window.activeTextEditor;
+    const argument = editor && client ? [{ uri: uri(editor, client) }] : [];
+    const reply = (await execute('fastedit.cancel', argument)) as { cancelled: string[] };
+    vscode.window.setStatusBarMessage(`Fast Edit: cancelled ${reply.cancelled.length} job(s)`, 3000);
+  });
+  register('fastedit-vscode.revert', async () => {
+    const editor = vscode.window.activeTextEditor;
+    const argument = editor && client ? [{ uri: uri(editor, client) }] : [];
+    const reply = (await execute('fastedit.revert', argument)) as { reverted: boolean; reason?: string };
+    if (!reply.reverted) {
+      void vscode.window.showInformationMessage(`Fast Edit: nothing reverted: ${reply.reason ?? 'no job'}`);
+    }
+  });
+  register('fastedit-vscode.showStatus', async () => {
+    const reply = await execute('fastedit.status');
+    client?.outputChannel.info(`fastedit.status\n${JSON.stringify(reply, null, 2)}`);
+    client?.outputChannel.show(true);
+  });
+  register('fastedit-vscode.restartServer', restart);
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration('fastedit')) {
+        return;
+      }
+      if (needsRestart(event, extension)) {
+        await restart();
+      } else if (client?.isRunning()) {
+        // `settings: null` makes the server pull the section (answered by the middleware above).
+        await client.sendNotification('workspace/didChangeConfiguration', { settings: null });
+        await refreshProfiles().catch(() => undefined);
+      }
+    }),
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}
+
+/**
+ * With FASTEDIT_VSCODE_LOG set, every status notification, command reply and streamed edit is
+ * appended to that file as a JSON line (for troubleshooting, and read by the end-to-end test).
+ */
+function tracer(path: string | undefined): (event: string, data: unknown) => void {
+  if (!path) {
+    return () => undefined;
+  }
+  return (event, data) => fs.appendFileSync(path, JSON.stringify({ event, data }) + '\n');
+}

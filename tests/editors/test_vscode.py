@@ -1,0 +1,328 @@
+"""The VS Code extension (editors/vscode) in the real VS Code, against the real server.
+
+code-server 4.139.1 (VS Code 1.139) runs in headless Chromium with the packaged ``.vsix``
+installed; the user's settings.json points the fast and standard profiles at the loopback stub
+model (machine-scoped settings, which reach the server through ``initializationOptions``) and
+starts the server with this venv's Python. Keys are pressed as a user would; outcomes are read from
+the editor and status bar as shown, and from what the extension received from the server (its
+``FASTEDIT_VSCODE_LOG`` trace of ``fastedit/status`` notifications and command replies).
+Tools: editors/vscode/scripts/e2e-setup.sh.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+
+from . import vscode_session
+from .availability import require_editor
+from .vscode_session import CodeServer, Workbench, wait
+
+SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
+ANSWER = "a + b  # the sum of both numbers, computed exactly once"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "vscode-status.png"
+
+
+@pytest.fixture(scope="session")  # before the session-scoped build: skip without building
+def chromium() -> str:
+    """Chromium's path once the whole toolchain of e2e-setup.sh is there."""
+    missing = vscode_session.tools_missing()
+    found = None if missing else shutil.which("chromium")
+    hint = f"missing {missing}: {vscode_session.SETUP_HINT}"
+    return require_editor("VS Code (code-server + chromium)", found, hint)
+
+
+@pytest.fixture(scope="module")
+def code_server(
+    chromium: str, vsix: Path, stub_model: StubModelServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CodeServer]:
+    machine = {
+        "fastedit.server.command": [sys.executable, "-m", "fastedit_lsp"],
+        "fastedit.profiles.fast.baseUrl": stub_model.base_url,
+        "fastedit.profiles.standard.baseUrl": stub_model.base_url,
+    }
+    user = {
+        "fastedit.profiles.fast.model": "stub-fast",
+        "fastedit.profiles.standard.model": "stub-strong",
+        # A loaded 2-core machine may take a while to answer a completion.
+        "fastedit.completionDeadlineMs": 20000,
+    }
+    # A repository's settings: the key-routing ones must not reach the server, the rest may.
+    workspace = {
+        "fastedit.profiles.fast.baseUrl": "http://127.0.0.1:9/v1",
+        "fastedit.server.command": ["false"],
+        "fastedit.profiles.standard.model": "stub-workspace",
+    }
+    root = tmp_path_factory.mktemp("code-server")
+    server = CodeServer(root, vsix, user=user, machine=machine, workspace=workspace)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def workbench(code_server: CodeServer, chromium: str) -> Iterator[Workbench]:
+    bench = Workbench(code_server, chromium)
+    try:
+        # The extension started the server, which announced its mode.
+        bench.wait_status(r"Auto")
+        yield bench
+    finally:
+        bench.close()
+
+
+def _open(workbench: Workbench, name: str, text: str) -> None:
+    (workbench.server.workspace / name).write_text(text)
+    workbench.open_file(name)
+
+
+def _stream(text: str, tps: float) -> Answer:
+    """An answer of ``text`` in 3-character tokens at ``tps`` tokens per second."""
+    return Answer(tokens=split_tokens(text, 3), tps=tps)
+
+
+def _server_status(workbench: Workbench) -> dict[str, Any]:
+    """``fastedit.status`` as the server answers it, through the palette's Show Status."""
+    before = len(workbench.server.replies("fastedit.status"))
+    workbench.run_command("Fast Edit: Show Status")
+    replies = wait(
+        lambda: workbench.server.replies("fastedit.status")[before:], "the fastedit.status reply"
+    )
+    status: dict[str, Any] = replies[-1]
+    return status
+
+
+def _new_job(workbench: Workbench, uri_end: str, seen: set[str]) -> str:
+    """The id of a job on the document ending in ``uri_end`` not in ``seen``."""
+
+    def find() -> str | None:
+        for status in workbench.server.statuses():
+            job = status.get("job")
+            if job and job["uri"].endswith(uri_end) and job["jobId"] not in seen:
+                return str(job["jobId"])
+        return None
+
+    return wait(find, "a job to start")
+
+
+def _finished(workbench: Workbench, job_id: str) -> dict[str, Any]:
+    def record() -> dict[str, Any] | None:
+        job = workbench.server.job(job_id)
+        return job if job and job["state"] != "running" else None
+
+    return wait(record, f"{job_id} to finish")
+
+
+def test_settings_reach_the_server_and_the_toggle_key_flips_its_mode(
+    workbench: Workbench,
+) -> None:
+    _open(workbench, "toggle.py", SOURCE)
+    status = _server_status(workbench)
+    assert status["mode"] == "auto"
+    # Machine-scoped user settings arrive through initializationOptions.
+    fast = status["profiles"]["fast"]
+    assert (fast["provider"], fast["model"]) == ("openai-compatible", "stub-fast")
+    assert (
+        fast["baseUrl"]
+        == workbench.server.replies("fastedit.status")[0]["profiles"]["fast"]["baseUrl"]
+    )
+    workbench.call("focusEditor")
+    workbench.press("Control+Alt+f")
+    shown = workbench.wait_status(r"^Fast\b")
+    assert "stub-fast" in shown
+    assert _server_status(workbench)["mode"] == "fast"
+    assert workbench.server.statuses()[-1]["mode"] == "fast"
+    # Toggling again returns to the mode before fast; a click on the item toggles too.
+    workbench.call("focusEditor")
+    workbench.press("Control+Alt+f")
+    workbench.wait_status(r"^Auto\b")
+    workbench.call("clickStatus", pattern=r"^Auto\b")
+    workbench.wait_status(r"^Fast\b")
+    workbench.call("clickStatus", pattern=r"^Fast\b")
+    workbench.wait_status(r"^Auto\b")
+    assert _server_status(workbench)["mode"] == "auto"
+
+
+def test_complete_rest_streams_into_the_editor_and_one_undo_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "calc.py", SOURCE)
+    stub_model.script(_stream(ANSWER, tps=20))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)  # after "return "
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, "/calc.py", seen)
+    # While it streams, the status bar shows the model and its speed.
+    shown = workbench.wait_status(r"stub-fast · \d+ tok/s")
+    if not SCREENSHOT.exists():
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        workbench.call("screenshot", path=str(SCREENSHOT), selector=".part.statusbar")
+    record = _finished(workbench, job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = SOURCE.replace("    return \n", f"    return {ANSWER}\n")
+    workbench.wait_text(equals=expected)
+    assert "tok/s" in shown
+    # The whole job is one undo step.
+    workbench.call("focusEditor")
+    workbench.go_to(5, 1)
+    workbench.press("Control+z")
+    workbench.wait_text(equals=SOURCE)
+
+
+def test_ghost_text_is_shown_and_tab_accepts_it(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    source = "import statistics\n\n\ndef summary(values):\n    spread = \n"
+    _open(workbench, "report.py", source)
+    # The model answers with what follows the cursor, after the typed "st".
+    stub_model.default = Answer(text="atistics.stdev(values)\n")
+    try:
+        workbench.go_to(5, 14)
+        workbench.type("st")
+        workbench.call("waitSelector", selector=".part.editor [class*='ghost-text']")
+        assert workbench.call("ghostText").strip() == "atistics.stdev(values)"
+        workbench.press("Tab")
+        workbench.wait_text(equals=source.replace("spread = ", "spread = statistics.stdev(values)"))
+    finally:
+        stub_model.default = Answer()
+
+
+def test_typing_during_a_stream_is_never_undone_together_with_the_jobs_text(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "typing.py", SOURCE)
+    answer = "a + b" + "  # " + "the sum " * 16
+    stub_model.script(_stream(answer, tps=20))
+    stub_model.default = Answer(text="")  # no ghost text while the user types
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+
+    def job_text(text: str) -> str:
+        return text.split("\n")[1][len("    return ") :]
+
+    def typed(text: str) -> str:
+        return text.split("\n")[5] if text.count("\n") >= 5 else ""
+
+    def next_edit(seen_text: str) -> str:
+        return str(workbench.call("waitEditorChange", line=1, before=seen_text))
+
+    try:
+        workbench.go_to(2, 12)
+        workbench.run_command("Fast Edit: Complete the Rest")
+        job_id = _new_job(workbench, "/typing.py", seen)
+        # Mid-stream the user types at the end of the file, before and after job edits land.
+        text = workbench.wait_text(contains="return a +")
+        workbench.call("focusEditor")
+        workbench.press("Control+End")
+        workbench.type("# first")
+        text = workbench.wait_text(contains="# first")
+        text = next_edit(text.split("\n")[1])
+        workbench.type(" second")
+        text = workbench.wait_text(contains="# first second")
+        next_edit(text.split("\n")[1])
+        record = _finished(workbench, job_id)
+        assert record["state"] == "done", (record.get("error"), record["metrics"])
+        assert record["metrics"]["edits"] >= 3, record
+        text = workbench.wait_text(contains=answer)
+        assert typed(text) == "# first second"
+
+        # Walk the undo history back: no step removes typed text together with job text.
+        steps = 0
+        while text != SOURCE:
+            workbench.press("Control+z")
+            after = str(workbench.call("waitEditorChange", before=text))
+            job_changed = job_text(after) != job_text(text)
+            typing_changed = typed(after) != typed(text)
+            assert not (job_changed and typing_changed), (text, after)
+            text = after
+            steps += 1
+            assert steps < 30, "the undo history does not lead back to the original"
+        # The job went on after the typing: the first undo took job text only, and the
+        # typing came back apart from the job's first part.
+        assert steps >= 3
+    finally:
+        stub_model.default = Answer()
+
+
+def test_edit_selection_asks_for_an_instruction_and_revert_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "edit.py", SOURCE)
+    rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
+    stub_model.script(_stream(f"```python\n{rewrite}```\n", tps=80))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    # Select the function's two lines, run the command, answer the input box.
+    workbench.go_to(1, 1)
+    workbench.press("Shift+ArrowDown")
+    workbench.press("Shift+ArrowDown")
+    workbench.run_command(
+        "Fast Edit: Edit Selection", asks="Fast Edit: edit selection", answer="cast both to int"
+    )
+    job_id = _new_job(workbench, "/edit.py", seen)
+    record = _finished(workbench, job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    expected = rewrite + SOURCE.split("\n", 2)[2]
+    workbench.wait_text(equals=expected)
+    prompt = stub_model.requests[-1].body["messages"][-1]["content"]
+    assert "cast both to int" in prompt
+    workbench.run_command("Fast Edit: Revert Last Edit")
+    workbench.wait_text(equals=SOURCE)
+    wait(lambda: (workbench.server.job(job_id) or {}).get("state") == "reverted", "the revert")
+
+
+def test_a_command_right_after_typing_acts_on_the_typed_text(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    # The server must know the typed text before the command, or it would refuse a position past
+    # the end of the line it knows ("    ").
+    stub_model.reset()
+    source = "def add(a: int, b: int) -> int:\n    \n"
+    _open(workbench, "typed.py", source)
+    stub_model.script(_stream("a + b", tps=60))
+    stub_model.default = Answer(text="")  # no ghost text for the typing
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    try:
+        workbench.go_to(2, 5)
+        workbench.type("return ")
+        workbench.run_command("Fast Edit: Complete the Rest")
+        record = _finished(workbench, _new_job(workbench, "/typed.py", seen))
+        assert record["state"] == "done", record.get("error")
+        workbench.wait_text(equals="def add(a: int, b: int) -> int:\n    return a + b\n")
+    finally:
+        stub_model.default = Answer()
+
+
+def test_cancel_command_stops_a_running_stream(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "cancel.py", SOURCE)
+    answer = "a + b  # " + "never finished " * 30
+    stub_model.script(_stream(answer, tps=15))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, "/cancel.py", seen)
+    workbench.wait_text(contains="return a +")
+    workbench.run_command("Fast Edit: Cancel Running Edits")
+    record = _finished(workbench, job_id)
+    assert record["state"] == "cancelled", record
+    assert workbench.server.replies("fastedit.cancel")[-1] == {"cancelled": [job_id]}
+    # What streamed before the cancel stays, and the model's stream was closed.
+    streamed = workbench.text().split("\n")[1][len("    return ") :]
+    assert streamed and answer.startswith(streamed) and streamed != answer
+    request = stub_model.requests[-1]
+    wait(lambda: request.client_closed, "the model stream to be closed")

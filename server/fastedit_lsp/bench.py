@@ -573,9 +573,11 @@ def _num(value: float) -> str:
 
 
 def _row(name: str, stats: dict[str, float], unit: str = "ms") -> str:
+    # Ratios near 1 need their third decimal.
+    fmt = (lambda v: f"{v:.3f}") if unit == "×" else _num
     return (
-        f"| {name} | {_num(stats['median'])} {unit} | {_num(stats['p90'])} {unit} "
-        f"| {_num(stats['p99'])} {unit} | {int(stats['runs'])} |"
+        f"| {name} | {fmt(stats['median'])} {unit} | {fmt(stats['p90'])} {unit} "
+        f"| {fmt(stats['p99'])} {unit} | {int(stats['runs'])} |"
     )
 
 
@@ -594,12 +596,12 @@ def _goals(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
         ),
         (
             "stream overhead ≤ 1.03 at 5,000 tok/s",
-            f"{_num(streams['5000']['overhead']['median'])}",
+            f"{streams['5000']['overhead']['median']:.3f}",
             streams["5000"]["overhead"]["median"] <= 1.03,
         ),
         (
             "keeps up at 20,000 tok/s, edits ≤ 60/s",
-            f"overhead {_num(fast['overhead']['median'])}, "
+            f"overhead {fast['overhead']['median']:.3f}, "
             f"{_num(fast['editsPerSecond']['p99'])} edits/s (p99)",
             fast["overhead"]["median"] <= 1.03
             and max(s["editsPerSecond"]["p99"] for s in streams.values()) <= 60,

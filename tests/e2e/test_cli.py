@@ -271,3 +271,26 @@ async def test_a_request_whose_params_do_not_fit_gets_an_error_instead_of_silenc
     result = await _session(proc.stdout, proc.stdin)
     assert result["serverInfo"]["name"] == "fastedit-lsp"
     assert await asyncio.wait_for(proc.wait(), 20) == 0
+
+
+def test_stdin_that_is_a_file_is_read_too(tmp_path: Path) -> None:
+    # stdin is read on the event loop when it is a pipe (stdio.py); a file falls back to pygls'
+    # own reader.
+    session = tmp_path / "session.jsonrpc"
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    session.write_bytes(
+        frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+        + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        + frame({"jsonrpc": "2.0", "method": "exit"})
+    )
+    with session.open("rb") as stdin:
+        out = subprocess.run(
+            [sys.executable, "-m", "fastedit_lsp"],
+            stdin=stdin,
+            capture_output=True,
+            env=hermetic_env(),
+            timeout=60,
+        )
+    assert out.returncode == 0, out.stderr
+    assert b'"name": "fastedit-lsp"' in out.stdout

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from .settings import Mode, ProfileName, Resolved, ResolvedProfile
 
 log = logging.getLogger(__name__)
+#: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
+_PYGLS_LOG = logging.getLogger("pygls.server")
 
 #: The custom notification carrying ``{mode, job?}``.
 STATUS = "fastedit/status"
@@ -178,7 +180,7 @@ class FasteditServer(LanguageServer):
         try:
             asyncio.run(self._serve_stdio(stdin or sys.stdin.buffer, stop))
         except BrokenPipeError:
-            log.error("Connection to the client is lost! Shutting down the server.")
+            _PYGLS_LOG.error("Connection to the client is lost! Shutting down the server.")
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
@@ -194,7 +196,7 @@ class FasteditServer(LanguageServer):
             stop_event=stop,
             reader=reader,
             protocol=self.protocol,
-            logger=log,
+            logger=_PYGLS_LOG,
             error_handler=self.report_server_error,
         )
 

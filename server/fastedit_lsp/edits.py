@@ -24,6 +24,12 @@ from .tracking import RegionTracker, SentEdit
 
 ApplyEdit = Callable[[SentEdit], Awaitable[bool]]
 
+#: A paced read happens this long before the edit it feeds is due (seconds).
+PACE_LEAD = 0.001
+#: Reads are paced only while fewer pieces than this arrive per edit interval: a faster stream
+#: already fills each read, and holding it back would only leave a backlog at its end.
+PACE_BELOW = 128
+
 
 class ConflictError(Exception):
     """The stream stopped because the document changed in a way the server cannot rebase."""
@@ -68,6 +74,32 @@ class EditSession:
         self.edits = 0
         #: Text the client acknowledged, in order.
         self.sent_text = ""
+        self._in_flight: asyncio.Future[bool] | None = None
+        self._last_sent = 0.0
+        self._pieces = 0
+        self._first_piece_at = 0.0
+
+    async def pace(self) -> None:
+        """Wait until the next edit may go out: the source's reads are paced by this (see
+        ``StreamInfo.pace``), so text is read just before it can be sent, not token by token.
+
+        The end of the stream is then seen at the next paced read, at most a frame (1/60 s)
+        late. A stream fast enough to fill every read (:data:`PACE_BELOW`) is not paced.
+        """
+        if self._streaming == "final" or self._arrival_rate() * self._interval >= PACE_BELOW:
+            return
+        while self._in_flight is not None and not self._in_flight.done():
+            await asyncio.wait([self._in_flight])
+        # A long interval (a low maxEditsPerSecond) still reads 60 times a second, so the end
+        # of the stream is never seen more than a frame late.
+        delay = min(self._last_sent + self._interval - PACE_LEAD - time.monotonic(), 1 / 60)
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def _arrival_rate(self) -> float:
+        """Pieces of text received per second so far."""
+        elapsed = time.monotonic() - self._first_piece_at
+        return self._pieces / elapsed if self._pieces > 1 and elapsed > 0 else 0.0
 
     async def run(self, source: AsyncIterator[str]) -> None:
         """Consume ``source`` to its end, sending its text as coalesced edits."""
@@ -83,19 +115,21 @@ class EditSession:
             try:
                 async for text in source:
                     if text:
+                        if not self._pieces:
+                            self._first_piece_at = time.monotonic()
+                        self._pieces += 1
                         buffer.append(text)
                         arrived.set()
             finally:
                 arrived.set()
 
         producer = asyncio.create_task(produce())
-        last_sent = 0.0
         try:
             while True:
                 await arrived.wait()
                 arrived.clear()
                 if self.edits and not producer.done():
-                    delay = last_sent + self._interval - time.monotonic()
+                    delay = self._last_sent + self._interval - time.monotonic()
                     if delay > 0:
                         # Coalesce; wake early if the stream ends meanwhile.
                         await asyncio.wait([producer], timeout=delay)
@@ -107,7 +141,7 @@ class EditSession:
                     text = text[:cut]
                 if text:
                     await self._send(text)
-                    last_sent = time.monotonic()
+                    self._last_sent = time.monotonic()
                 if producer.done() and not buffer:
                     break
                 if buffer:
@@ -124,7 +158,7 @@ class EditSession:
         edit = self.tracker.next_edit(text)
         # Registered before sending: some editors report the change before they reply.
         self.tracker.sent(edit)
-        pending = asyncio.ensure_future(self._apply(edit))
+        pending = self._in_flight = asyncio.ensure_future(self._apply(edit))
         try:
             applied = await asyncio.shield(pending)
         except asyncio.CancelledError:

@@ -13,7 +13,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 Handler = Callable[[Any], Awaitable[Any] | Any]
@@ -34,6 +34,12 @@ def frame(message: Mapping[str, Any]) -> bytes:
 
 
 async def read_message(reader: asyncio.StreamReader) -> dict[str, Any]:
+    message, _ = await read_framed(reader)
+    return message
+
+
+async def read_framed(reader: asyncio.StreamReader) -> tuple[dict[str, Any], int]:
+    """One message and the size of its body in bytes."""
     length = 0
     while True:
         header = await reader.readline()
@@ -45,7 +51,7 @@ async def read_message(reader: asyncio.StreamReader) -> dict[str, Any]:
         if name.strip().lower() == "content-length":
             length = int(value)
     message: dict[str, Any] = json.loads(await reader.readexactly(length))
-    return message
+    return message, length
 
 
 class LspClient:
@@ -53,6 +59,11 @@ class LspClient:
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
+        #: Messages and body bytes received from the server so far.
+        self.messages_received = 0
+        self.bytes_received = 0
+        #: Called with every message from the server and its size in bytes, before dispatch.
+        self.on_message: Callable[[dict[str, Any], int], None] | None = None
         self.handlers: dict[str, Handler] = {}
         self.on_notification: Callable[[str, Any], None] = lambda method, params: None
         self._ids = itertools.count(1)
@@ -61,13 +72,13 @@ class LspClient:
         self._reader = asyncio.ensure_future(self._read_loop())
 
     @classmethod
-    async def start(cls, env: Mapping[str, str] | None = None) -> LspClient:
+    async def start(
+        cls, env: Mapping[str, str] | None = None, command: Sequence[str] | None = None
+    ) -> LspClient:
+        """Start the server (or ``command``, another stdio language server)."""
+        argv = command or (sys.executable, "-m", "fastedit_lsp", "serve", "--stdio")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "fastedit_lsp",
-            "serve",
-            "--stdio",
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -104,7 +115,11 @@ class LspClient:
         assert self.proc.stdout is not None
         try:
             while True:
-                message = await read_message(self.proc.stdout)
+                message, size = await read_framed(self.proc.stdout)
+                self.messages_received += 1
+                self.bytes_received += size
+                if self.on_message is not None:
+                    self.on_message(message, size)
                 if "method" in message and "id" in message:
                     task = asyncio.ensure_future(self._answer(message))
                     self._answering.add(task)

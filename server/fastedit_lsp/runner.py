@@ -29,7 +29,7 @@ from .document import Document, Point
 from .edits import ConflictError, EditRejectedError, EditSession
 from .jobs import NOTHING_TO_VERIFY, Attempt, Job
 from .routing import Decision, Signals, choose, count_definitions
-from .settings import GIT_IGNORED, ResolvedProfile
+from .settings import ResolvedProfile
 from .tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
@@ -287,19 +287,20 @@ async def _attempt(
     settings = ls.resolved.settings
     path = to_fs_path(job.uri) or job.uri
     if not profile.is_local:
-        # What the model would see: this document, and for tests the module under test.
-        sent = [path, to_fs_path(str(job.inputs.get("sourceUri", ""))) or ""]
-        for seen in filter(None, sent):
-            pattern = await excluded_by(seen, settings.context.exclude)
+        # What the model would see: this document, and for tests the module under test. Git's
+        # answer was asked for when the document was opened (a ``git check-ignore`` per job cost
+        # milliseconds before the first edit).
+        for seen in filter(None, [job.uri, str(job.inputs.get("sourceUri", ""))]):
+            pattern = await ls.excluded_checked(seen)
             if pattern:
+                name = os.path.basename(to_fs_path(seen) or seen)
                 raise JobFailedError(
-                    f"{os.path.basename(seen)} matches context.exclude ({pattern}): it is never "
-                    "sent to a model"
+                    f"{name} matches context.exclude ({pattern}): it is never sent to a model"
                 )
     draft = _prepare(ls, job, document, path, profile)
     if draft.region is not None:
         _retarget(job, document, *draft.region)
-    info = StreamInfo()
+    info = StreamInfo(pace=session.pace)
     source: AsyncIterator[str] | None
     key: tuple[str, str] | None = None
     if profile.is_local or draft.request is None:
@@ -734,15 +735,6 @@ async def model_backend(ls: FasteditServer, profile: ResolvedProfile) -> OpenAIC
         key_hint=profile.key_hint,
         profile=profile.name,
     )
-
-
-async def excluded_by(path: str, patterns: tuple[str, ...]) -> str | None:
-    """The ``context.exclude`` pattern a file matches (asking git for ``<git-ignored>``)."""
-    if pattern := context.is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
-        return pattern
-    if GIT_IGNORED in patterns and await git_ignored(path):
-        return GIT_IGNORED
-    return None
 
 
 async def git_ignored(path: str) -> bool:

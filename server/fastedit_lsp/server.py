@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
+import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 from lsprotocol import types
@@ -26,6 +28,7 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
 )
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import (
@@ -40,17 +43,11 @@ from .context import is_excluded
 from .document import Change, Document, Encoding, Point
 from .jobs import Job, JobRegistry
 from .outline import Outline, outline
-from .settings import (
-    GIT_IGNORED,
-    Mode,
-    ProfileName,
-    Resolved,
-    ResolvedProfile,
-    load,
-    resolve_profile,
-)
+from .timings import Timings
 from .tracking import RegionTracker, SentEdit, apply_change
 
+# Start-up imports only what answering ``initialize`` needs: settings (pydantic), httpx, the
+# job runner and the actions are imported on first use, after the reply (bench: cold start).
 if TYPE_CHECKING:
     import httpx
 
@@ -58,8 +55,11 @@ if TYPE_CHECKING:
     from .backends.ratelimit import RateLimits
     from .completion_context import OpenDocument
     from .completions import CompletionEngine, CompletionQuery, Suggestion
+    from .settings import Mode, ProfileName, Resolved, ResolvedProfile
 
 log = logging.getLogger(__name__)
+#: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
+_PYGLS_LOG = logging.getLogger("pygls.server")
 
 #: The custom notification carrying ``{mode, job?}``.
 STATUS = "fastedit/status"
@@ -203,7 +203,9 @@ class FasteditProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        started = time.perf_counter()
         self._server.change_document(params)
+        self._server.timings.record("didChange", time.perf_counter() - started)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
@@ -256,11 +258,9 @@ class FasteditServer(LanguageServer):
         self.init_options: Any = None
         #: The last section pulled or pushed through workspace/configuration.
         self.client_settings: Any = None
-        self.resolved: Resolved = load(self.environ)
-        #: The current mode (the ``mode`` setting starts it; the toggle and setMode change it).
-        self.mode: Mode = self.resolved.settings.mode
-        #: The mode the fast-mode toggle returns to.
-        self.last_non_fast: Mode = "standard" if self.mode == "fast" else self.mode
+        self._resolved: Resolved | None = None
+        self._mode: Mode | None = None
+        self._last_non_fast: Mode | None = None
         #: Running requests that ``$/cancelRequest`` must be able to stop (pygls defect 1).
         self.cancellable: dict[Any, asyncio.Task[Any]] = {}
         #: Progress token -> job, for window/workDoneProgress/cancel.
@@ -302,6 +302,8 @@ class FasteditServer(LanguageServer):
         pygls_log = logging.getLogger("pygls.server")
         if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
             pygls_log.addFilter(_OneLine())
+        #: Handler times measured inside the server (``fastedit/debugTimings``, the bench).
+        self.timings = Timings()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """An error outside any request (a message that could not be read): log it in one line.
@@ -315,35 +317,88 @@ class FasteditServer(LanguageServer):
             return
         log.warning("%s: %s", getattr(source, "__name__", source), _one_line(error))
 
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls' stdio loop, reading stdin on the event loop instead of through threads."""
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_stdio(stdin or sys.stdin.buffer, stop))
+        except BrokenPipeError:
+            _PYGLS_LOG.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    async def _serve_stdio(self, stdin: BinaryIO, stop: threading.Event) -> None:
+        from pygls.io_ import StdinAsyncReader, run_async
+
+        from .stdio import pipe_reader
+
+        reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
+        await run_async(
+            stop_event=stop,
+            reader=reader,
+            protocol=self.protocol,
+            logger=_PYGLS_LOG,
+            error_handler=self.report_server_error,
+        )
+
     # -- settings ----------------------------------------------------------------------------
 
-    def reload_settings(self, *, notify: bool = True) -> None:
-        """Merge every settings source again; report problems; keep a toggled mode.
+    @property
+    def resolved(self) -> Resolved:
+        """The merged settings, validated on first use (``initialized`` does it and reports
+        problems: validation imports pydantic, which has no place before the initialize reply)."""
+        if self._resolved is None:
+            from .settings import load
 
-        ``notify=False`` during ``initialize``: no status may precede its response.
-        """
-        old = self.resolved.settings
-        self.resolved = load(self.environ, self.init_options, self.client_settings)
-        for problem in self.resolved.problems:
+            self._resolved = load(self.environ, self.init_options, self.client_settings)
+        return self._resolved
+
+    @property
+    def mode(self) -> Mode:
+        """The current mode (the ``mode`` setting starts it; the toggle and setMode change it)."""
+        if self._mode is None:
+            self._mode = self.resolved.settings.mode
+        return self._mode
+
+    @property
+    def last_non_fast(self) -> Mode:
+        """The mode the fast-mode toggle returns to."""
+        if self._last_non_fast is None:
+            self._last_non_fast = "standard" if self.mode == "fast" else self.mode
+        return self._last_non_fast
+
+    def reload_settings(self, *, notify: bool = True) -> None:
+        """Merge every settings source again; report problems; keep a toggled mode."""
+        from .settings import load
+
+        old = self._resolved.settings if self._resolved is not None else None
+        resolved = self._resolved = load(self.environ, self.init_options, self.client_settings)
+        for problem in resolved.problems:
             log.warning("settings: %s", problem)
             self.show_message(f"fastedit: {problem}", types.MessageType.Warning)
-        for warning in self.resolved.warnings:
+        for warning in resolved.warnings:
             log.warning("settings: %s", warning)
             self.log_message(warning, types.MessageType.Warning)
-        new = self.resolved.settings
-        if new.mode != old.mode:
-            self.set_mode(new.mode, notify=notify)
+        if old is not None and resolved.settings.mode != old.mode:
+            self.set_mode(resolved.settings.mode, notify=notify)
 
     def set_mode(self, mode: Mode, *, notify: bool = True) -> None:
-        if mode != "fast":
-            self.last_non_fast = mode
-        if mode != self.mode:
-            self.mode = mode
+        previous = self.mode
+        self._last_non_fast = mode if mode != "fast" else self.last_non_fast
+        if mode != previous:
+            self._mode = mode
             if notify:
                 self.send_status(None)
 
     def profile(self, name: str, *, announce: bool = True) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""
+        from .settings import resolve_profile
+
         resolved = resolve_profile(
             "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
         )
@@ -474,6 +529,8 @@ class FasteditServer(LanguageServer):
         from pygls.uris import to_fs_path
 
         path = to_fs_path(uri) or uri
+        from .settings import GIT_IGNORED
+
         patterns = self.resolved.settings.context.exclude
         if pattern := is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
             return pattern
@@ -773,6 +830,8 @@ class FasteditServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
+        from .settings import resolve_profile
+
         profiles = {}
         names: tuple[ProfileName, ...] = ("fast", "standard")
         for name in names:

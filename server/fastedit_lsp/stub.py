@@ -317,6 +317,9 @@ class RecordedRequest:
     finish_reason: str | None = None
     #: Content tokens written to the socket.
     tokens_sent: int = 0
+    #: ``time.monotonic()`` when the first and the last content token were written (streams).
+    first_token_at: float | None = None
+    last_token_at: float | None = None
     #: The whole response was written as scripted, ending well-formed at the HTTP level.
     completed: bool = False
     #: The client closed the connection before the response was complete.
@@ -1090,8 +1093,16 @@ async def _stream(
     async def flush(*, last: bool = False) -> None:
         await ex.send_body(bytes(out), last=last)
         out.clear()
+        if sent > record.tokens_sent:
+            # The stub's own send time, the bench's yardstick for the server's stream overhead.
+            record.last_token_at = time.monotonic()
+            if record.first_token_at is None:
+                record.first_token_at = record.last_token_at
         record.tokens_sent = sent
 
+    # Encoded before the first byte goes out, so that a fast paced stream costs the stub (which
+    # shares the machine with the client it measures) only its writes.
+    events = [wire.token(token) for token in tokens]
     headers = {"cache-control": "no-cache", **answer.headers}
     content_type = answer.content_type or "text/event-stream"
     await ex.send_head(200, content_type, content_length=None, headers=headers)
@@ -1120,8 +1131,8 @@ async def _stream(
         due = stop
         if answer.tps > 0:
             due = max(sent, min(stop, int((time.monotonic() - t0) * answer.tps) + 1))
-        for token in tokens[sent:due]:
-            out += wire.token(token)
+        for event in events[sent:due]:
+            out += event
         sent = due
         if sent < stop:
             await flush()

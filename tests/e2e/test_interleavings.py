@@ -87,4 +87,5 @@ async def test_random_interleavings_never_lose_typing(
     if record["state"] == "cancelled":
         assert record["error"].startswith("Stopped:")
     else:
-        assert "Q" * 150 in final
+        # The whole answer went in; typing after the job ended may since have split it.
+        assert acknowledged == "Q" * 150

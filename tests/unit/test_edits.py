@@ -137,3 +137,47 @@ async def test_a_conflict_stops_the_session_before_the_next_edit() -> None:
     with pytest.raises(ConflictError):
         await session.run(typing_meanwhile())
     assert document.text == "x = 9\n"
+
+
+def _finishes_without_waiting(session: EditSession) -> bool:
+    """Whether ``pace()`` returns without suspending (no sleep, no wait on an edit)."""
+    coroutine = session.pace()
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return True
+    coroutine.close()
+    return False
+
+
+async def test_pace_holds_the_source_while_an_edit_is_on_the_wire_and_releases_it_after() -> None:
+    session, editor, document = _session("x = \n", 4, max_edits_per_second=60)
+    editor.gate = asyncio.Event()
+    paced: list[str] = []
+
+    async def paced_source() -> AsyncIterator[str]:
+        # What the model backend does before each read once text has arrived.
+        for item in ["a", "b", "c"]:
+            if paced:
+                await asyncio.sleep(0)  # the next read waits for the socket
+                await session.pace()
+            paced.append(item)
+            yield item
+
+    run = asyncio.ensure_future(session.run(paced_source()))
+    await editor.arrived.wait()
+    # The first edit ("a") is on the wire: the source is held, not read token by token.
+    assert paced == ["a"] and not _finishes_without_waiting(session)
+    editor.gate.set()
+    await asyncio.wait_for(run, 5)
+    assert "".join(editor.edits) == "abc" and document.text == "x = abc\n"
+
+
+async def test_pace_never_holds_final_streaming_or_a_stream_that_fills_every_read() -> None:
+    final, _, _ = _session("x = \n", 4, streaming="final")
+    assert _finishes_without_waiting(final)
+    session, editor, _ = _session("x = \n", 4, max_edits_per_second=60)
+    # 20,000 pieces in the first second: hundreds per edit interval, reads fill by themselves.
+    await session.run(_tokens(["t"] * 20_000))
+    editor.gate = asyncio.Event()  # an edit would now wait: pacing alone must not
+    assert _finishes_without_waiting(session)

@@ -6,7 +6,7 @@ Pure: no pygls, no httpx. The OpenAI-compatible backend and the offline engine b
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -66,7 +66,13 @@ class ChatRequest:
 
 @dataclass
 class StreamInfo:
-    """Filled in by a backend while it streams; read by the job once the stream ends."""
+    """Filled in by a backend while it streams; read by the job once the stream ends.
+
+    ``pace`` is the consumer's: a backend awaits it before each read of the stream once text
+    has arrived. Every read is an event-loop wake-up, so a consumer that sends coalesced edits
+    (60 a second) paces the reads to its sends: a 1,000 tok/s stream is then read about 60
+    times a second instead of 1,000, and each read takes everything that arrived meanwhile.
+    """
 
     model: str = ""
     finish_reason: str | None = None
@@ -77,6 +83,7 @@ class StreamInfo:
     #: Monotonic time of the first content delta, for time-to-first-token.
     first_delta_at: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    pace: Callable[[], Awaitable[None]] | None = None
 
 
 class Backend(Protocol):

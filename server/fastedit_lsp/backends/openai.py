@@ -429,6 +429,8 @@ class OpenAICompatibleBackend:
                 parser, state = SSEParser(), _StreamState()
                 chunks = response.aiter_bytes()
                 while not state.done:
+                    if info.pace is not None and info.deltas:
+                        await info.pace()
                     raw = await anext(chunks, None)
                     for event in self._parse(parser, raw, info):
                         text = self._on_event(event, call, info, state)

@@ -10,10 +10,11 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, completions, debug, lifecycle
+    from . import code_actions, commands, completions, debug, lifecycle, timings
 
     lifecycle.register(server)
     code_actions.register(server)
     commands.register(server)
     debug.register(server)
     completions.register(server)
+    timings.register(server)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from lsprotocol import types
 
 # Imported at run time: pygls reads the handlers' annotations.
@@ -22,30 +24,38 @@ def register(server: FasteditServer) -> None:
         ls: FasteditServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
         """textDocument/codeAction: Commands carrying everything their job needs."""
-        if params.text_document.uri not in ls.documents:
-            return None
-        only = [_kind(kind) for kind in params.context.only or []]
-        position = params.range.end
-        actions = [
-            *_retry_actions(ls, params),
-            *_context_actions(ls, params),
-            types.CodeAction(
-                title="Complete the rest (fastedit)",
-                kind=types.CodeActionKind.RefactorRewrite,
-                command=types.Command(
-                    title="Complete the rest",
-                    command=COMPLETE_REST,
-                    arguments=[
-                        {
-                            "uri": params.text_document.uri,
-                            "position": {"line": position.line, "character": position.character},
-                        }
-                    ],
-                ),
+        started = time.perf_counter()
+        try:
+            return _actions(ls, params)
+        finally:
+            ls.timings.record("codeAction", time.perf_counter() - started)
+
+
+def _actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    if params.text_document.uri not in ls.documents:
+        return None
+    only = [_kind(kind) for kind in params.context.only or []]
+    position = params.range.end
+    actions = [
+        *_retry_actions(ls, params),
+        *_context_actions(ls, params),
+        types.CodeAction(
+            title="Complete the rest (fastedit)",
+            kind=types.CodeActionKind.RefactorRewrite,
+            command=types.Command(
+                title="Complete the rest",
+                command=COMPLETE_REST,
+                arguments=[
+                    {
+                        "uri": params.text_document.uri,
+                        "position": {"line": position.line, "character": position.character},
+                    }
+                ],
             ),
-        ]
-        # The client may ask for some kinds only (e.g. quick fixes for a diagnostic).
-        return [a for a in actions if not only or any(_kind(a.kind).startswith(k) for k in only)]
+        ),
+    ]
+    # The client may ask for some kinds only (e.g. quick fixes for a diagnostic).
+    return [a for a in actions if not only or any(_kind(a.kind).startswith(k) for k in only)]
 
 
 def _command_action(

@@ -8,103 +8,26 @@ Arguments are one object (``[{...}]``; "none" is ``[]`` or ``[{}]``); malformed 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from .. import runner
-from ..actions.base import ActionError
 from ..document import Document, Point, PositionError
 from ..jobs import Job, Kind
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
-from ..settings import Mode
 from ..tracking import RegionTracker, SentEdit
+
+# The argument models (pydantic), the job runner and the actions are imported by the first
+# command that needs them, not at start-up (bench: cold start).
+if TYPE_CHECKING:
+    from .command_args import PositionArg, RangeArg
 
 #: LSP's RequestFailed: the request was valid but cannot be done now.
 REQUEST_FAILED = -32803
 #: How long revert waits for the editor to report the job's last edits.
 ECHO_WAIT = 2.0
-
-
-class _Args(BaseModel):
-    # Unknown fields are tolerated so that newer editors can send more.
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class PositionArg(_Args):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class RangeArg(_Args):
-    start: PositionArg
-    end: PositionArg
-
-
-class CompleteRestArgs(_Args):
-    uri: str = Field(min_length=1)
-    position: PositionArg
-    #: Error diagnostics in range, as the editor reported them with the code action (routing).
-    diagnostics: int = Field(0, ge=0)
-
-
-class EditSelectionArgs(_Args):
-    uri: str = Field(min_length=1)
-    range: RangeArg
-    instruction: str = Field(min_length=1, max_length=20000)
-    diagnostics: int = Field(0, ge=0)
-
-
-class RangeTargetArgs(_Args):
-    uri: str = Field(min_length=1)
-    range: RangeArg
-    diagnostics: int = Field(0, ge=0)
-
-
-class JobIdArgs(_Args):
-    jobId: str = Field(min_length=1)  # noqa: N815 - the wire name
-
-
-class WaitArgs(JobIdArgs):
-    timeoutMs: int = Field(5000, ge=0, le=3_600_000)  # noqa: N815
-
-
-class TargetArgs(_Args):
-    jobId: str | None = None  # noqa: N815
-    uri: str | None = None
-
-
-class SetModeArgs(_Args):
-    mode: Mode
-
-
-class RetryArgs(JobIdArgs):
-    profile: Literal["fast", "standard"] = "standard"
-
-
-A = TypeVar("A", bound=_Args)
-
-
-def parse(command: str, model: type[A], args: tuple[Any, ...]) -> A:
-    """Validate a command's single object argument, or raise -32602 naming the field."""
-    if len(args) > 1:
-        raise JsonRpcInvalidParams(f"{command}: expected one object argument, got {len(args)}")
-    value = args[0] if args else {}
-    if value is None:
-        value = {}
-    if not isinstance(value, dict):
-        raise JsonRpcInvalidParams(
-            f"{command}: the argument must be an object, got {type(value).__name__}"
-        )
-    try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or "argument"
-        raise JsonRpcInvalidParams(f"{command}: {field}: {error['msg']}") from None
 
 
 def _document(ls: FasteditServer, command: str, uri: str) -> Document:
@@ -161,6 +84,8 @@ def _start_job(
         tracker=tracker,
         inputs=inputs,
     )
+    from .. import runner
+
     ls.jobs.add(job)
     job.task = ls.spawn(runner.run(ls, job, document))
     return {"jobId": job.id}
@@ -170,6 +95,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.completeRest")
     async def complete_rest(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.completeRest {uri, position}: stream the missing code at the cursor."""
+        from .command_args import CompleteRestArgs, parse
+
         name = "fastedit.completeRest"
         a = parse(name, CompleteRestArgs, args)
         document = _document(ls, name, a.uri)
@@ -179,6 +106,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.editSelection")
     async def edit_selection(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.editSelection {uri, range, instruction}: rewrite the selection."""
+        from .command_args import EditSelectionArgs, parse
+
         name = "fastedit.editSelection"
         a = parse(name, EditSelectionArgs, args)
         document = _document(ls, name, a.uri)
@@ -189,11 +118,14 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.generateRegex")
     async def generate_regex(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.generateRegex {uri, range}: a pattern from the examples at the range."""
+        from .command_args import RangeTargetArgs, parse
+
         name = "fastedit.generateRegex"
         a = parse(name, RangeTargetArgs, args)
         document = _document(ls, name, a.uri)
         start, end = _range(name, document, a.range)
         from ..actions import regex
+        from ..actions.base import ActionError
 
         try:
             target = regex.target(document, start, end)
@@ -205,6 +137,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.generateTests")
     async def generate_tests(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.generateTests {uri, position}: a pytest module for the function there."""
+        from .command_args import CompleteRestArgs, parse
+
         name = "fastedit.generateTests"
         a = parse(name, CompleteRestArgs, args)
         document = _document(ls, name, a.uri)
@@ -220,6 +154,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.fixSyntax")
     async def fix_syntax(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.fixSyntax {uri, range}: repair the syntax error at or near the range."""
+        from .command_args import RangeTargetArgs, parse
+
         name = "fastedit.fixSyntax"
         a = parse(name, RangeTargetArgs, args)
         document = _document(ls, name, a.uri)
@@ -229,6 +165,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.retry")
     async def retry(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.retry {jobId, profile?}: re-run a finished job on a profile (standard)."""
+        from .command_args import RetryArgs, parse
+
         name = "fastedit.retry"
         a = parse(name, RetryArgs, args)
         old = ls.jobs.get(a.jobId)
@@ -258,13 +196,17 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.toggleFastMode")
     async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.toggleFastMode: flip between fast and the last non-fast mode."""
-        parse("fastedit.toggleFastMode", _Args, args)
+        from .command_args import Args, parse
+
+        parse("fastedit.toggleFastMode", Args, args)
         ls.set_mode(ls.last_non_fast if ls.mode == "fast" else "fast")
         return {"mode": ls.mode}
 
     @server.command("fastedit.setMode")
     async def set_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
         """fastedit.setMode {mode}: fast, standard or auto."""
+        from .command_args import SetModeArgs, parse
+
         a = parse("fastedit.setMode", SetModeArgs, args)
         ls.set_mode(a.mode)
         return {"mode": ls.mode}
@@ -272,6 +214,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.cancel")
     async def cancel(ls: FasteditServer, *args: Any) -> dict[str, list[str]]:
         """fastedit.cancel {jobId} | {uri} | none: stop running jobs, report which."""
+        from .command_args import TargetArgs, parse
+
         a = parse("fastedit.cancel", TargetArgs, args)
         if a.jobId is not None:
             job = ls.jobs.get(a.jobId)
@@ -291,6 +235,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.revert")
     async def revert(ls: FasteditServer, *args: Any) -> dict[str, Any]:
         """fastedit.revert {jobId} | {uri} | none: restore a finished job's original text."""
+        from .command_args import TargetArgs, parse
+
         a = parse("fastedit.revert", TargetArgs, args)
         if a.jobId is not None:
             job = ls.jobs.get(a.jobId)
@@ -305,6 +251,8 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.wait")
     async def wait(ls: FasteditServer, *args: Any) -> dict[str, Any]:
         """fastedit.wait {jobId, timeoutMs?}: the job record once finished (or at the timeout)."""
+        from .command_args import WaitArgs, parse
+
         a = parse("fastedit.wait", WaitArgs, args)
         job = ls.jobs.get(a.jobId)
         if job is None:
@@ -329,7 +277,9 @@ def register(server: FasteditServer) -> None:
     @server.command("fastedit.status")
     async def status(ls: FasteditServer, *args: Any) -> dict[str, Any]:
         """fastedit.status: mode, profiles, the last 50 job records, version."""
-        parse("fastedit.status", _Args, args)
+        from .command_args import Args, parse
+
+        parse("fastedit.status", Args, args)
         return ls.status()
 
 

@@ -28,13 +28,13 @@ from ..document import Document, Point
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
-from ..settings import ResolvedProfile
 
 if TYPE_CHECKING:
     # The completion modules load at the first completion, not at start-up.
     from .. import completion_context
     from ..backends.openai import OpenAICompatibleBackend
     from ..completions import CompletionQuery, Opener, Suggestion
+    from ..settings import ResolvedProfile
 
 log = logging.getLogger(__name__)
 

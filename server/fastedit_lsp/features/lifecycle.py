@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import Any
 
@@ -23,14 +24,15 @@ def _section(data: Any) -> Any:
 def register(server: FasteditServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
-        """initialize: take settings from initializationOptions."""
+        """initialize: keep initializationOptions (validated after the reply, in initialized)."""
         ls.init_options = _section(params.initialization_options)
-        ls.reload_settings(notify=False)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
-        """initialized: announce the mode, then pull workspace settings."""
+        """initialized: validate the settings, announce the mode, then pull workspace settings."""
+        ls.reload_settings()
         ls.send_status(None)
+        _collect_start_up_garbage()
         await _pull_configuration(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -56,6 +58,15 @@ def register(server: FasteditServer) -> None:
         job = ls.progress_jobs.get(str(params.token))
         if job is not None:
             ls.stop_job(job, None)
+
+
+def _collect_start_up_garbage() -> None:
+    """``serve`` froze start-up's objects uncollected for a faster initialize reply (cli.py):
+    free the garbage among them now (~35 ms), and freeze the rest, which later collections
+    then skip."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 async def _pull_configuration(ls: FasteditServer) -> None:

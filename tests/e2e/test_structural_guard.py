@@ -1,0 +1,287 @@
+"""Structural guards: the counts behind the bench's figures, which no machine load can change.
+
+Timings belong to ``fastedit-lsp bench``; these tests pin what makes them, against the real server
+process over stdio (the stub stands in for the model only): what start-up imports, how many edits
+a stream makes, what the server sends back for a keystroke and for an edit, and how many model
+calls a completion sequence costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+from fastedit_lsp.lsp_client import LspClient
+from fastedit_lsp.stub import CHAT_PATH, Answer, StubModelServer
+
+from .harness import hermetic_env
+
+DEBUG = "fastedit/debugTimings"
+#: Imported only once needed: none of them is needed to answer ``initialize``.
+NOT_AT_START_UP = (
+    "pydantic",
+    "httpx",
+    "grex",
+    "fastedit_lsp.settings",
+    "fastedit_lsp.runner",
+    "fastedit_lsp.actions",
+    "fastedit_lsp.backends.openai",
+    "fastedit_lsp.completion_context",
+    "fastedit_lsp.completion_text",
+)
+
+
+class Session:
+    """The real server over stdio, with an editor's buffer model reduced to what the guards need:
+    every edit is applied, echoed back as ``didChange`` (as editors do) and its message kept."""
+
+    def __init__(self, client: LspClient) -> None:
+        self.client = client
+        self.versions: dict[str, int] = {}
+        self.texts: dict[str, str] = {}
+        #: Every ``workspace/applyEdit`` message: (size in bytes, its edits).
+        self.edits: list[tuple[int, list[dict[str, Any]]]] = []
+        self.configured: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        client.on_message = self._on_message
+        client.handlers["workspace/applyEdit"] = self._apply
+        client.handlers["workspace/configuration"] = self._configuration
+
+    @classmethod
+    async def start(cls, env: dict[str, str], options: Any = None) -> Session:
+        client = await LspClient.start(env)
+        session = cls(client)
+        await client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": None,
+                "capabilities": {
+                    "general": {"positionEncodings": ["utf-16"]},
+                    "workspace": {"applyEdit": True, "configuration": True},
+                    "textDocument": {"inlineCompletion": {}},
+                },
+                "initializationOptions": options,
+            },
+            seconds=60,
+        )
+        return session
+
+    async def initialized(self) -> None:
+        """Send ``initialized`` and wait until the server's start-up traffic is over."""
+        self.client.notify("initialized", {})
+        await asyncio.wait_for(self.configured, 30)
+        await self.barrier()
+
+    async def barrier(self) -> dict[str, Any]:
+        """A request answered after every message sent before it."""
+        reply: dict[str, Any] = await self.client.request(DEBUG, {"modules": True})
+        return reply
+
+    def open(self, uri: str, text: str) -> None:
+        self.versions[uri], self.texts[uri] = 1, text
+        self.client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+
+    def change(self, uri: str, changes: list[dict[str, Any]]) -> None:
+        self.versions[uri] += 1
+        self.client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": self.versions[uri]},
+                "contentChanges": changes,
+            },
+        )
+
+    async def run(self, command: str, argument: dict[str, Any]) -> dict[str, Any]:
+        """Run a job command and return its finished record."""
+        started = await self.client.command(command, argument)
+        job: dict[str, Any] = await self.client.command(
+            "fastedit.wait", {"jobId": started["jobId"], "timeoutMs": 30_000}, seconds=60
+        )
+        assert job["state"] == "done", job
+        return job
+
+    def _on_message(self, message: dict[str, Any], size: int) -> None:
+        if message.get("method") == "workspace/applyEdit":
+            changes = message["params"]["edit"].get("changes") or {}
+            self.edits.append((size, [e for es in changes.values() for e in es]))
+
+    def _apply(self, params: dict[str, Any]) -> dict[str, Any]:
+        for uri, edits in (params["edit"].get("changes") or {}).items():
+            for edit in edits:
+                self.texts[uri] = _splice(self.texts[uri], edit)
+            self.change(uri, [{"range": e["range"], "text": e["newText"]} for e in edits])
+        return {"applied": True}
+
+    def _configuration(self, params: Any) -> list[None]:
+        if not self.configured.done():
+            self.configured.set_result(None)
+        return [None]
+
+
+def _splice(text: str, edit: dict[str, Any]) -> str:
+    lines = text.split("\n")  # ASCII-only documents: UTF-16 units are characters
+
+    def offset(position: dict[str, int]) -> int:
+        return sum(len(line) + 1 for line in lines[: position["line"]]) + position["character"]
+
+    start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+    return text[:start] + edit["newText"] + text[end:]
+
+
+def _env(stub: StubModelServer) -> dict[str, str]:
+    return hermetic_env(
+        FASTEDIT_FAST_BASE_URL=stub.base_url,
+        FASTEDIT_FAST_MODEL="stub-fast",
+        FASTEDIT_MODE="fast",
+    )
+
+
+def _big_document(lines: int) -> str:
+    return "".join(f"def function_{i}(x):\n    return x + {i}\n" for i in range(lines // 2))
+
+
+async def test_start_up_imports_nothing_the_initialize_reply_does_not_need(
+    stub: StubModelServer,
+) -> None:
+    session = await Session.start(_env(stub))
+    try:
+        before_initialized = set((await session.barrier())["modules"])
+        assert "lsprotocol.types" in before_initialized  # the list is the server's own
+        assert [m for m in NOT_AT_START_UP if m in before_initialized] == []
+        # Settings are validated once the client has its reply; HTTP waits for a model call.
+        await session.initialized()
+        await session.client.command("fastedit.status")
+        settled = set((await session.barrier())["modules"])
+        assert {"pydantic", "fastedit_lsp.settings"} <= settled
+        assert "httpx" not in settled
+        uri = "file:///guard/first_call.py"
+        session.open(uri, "x = \n")
+        stub.default = Answer(text="1", role_chunk=False)
+        await session.run(
+            "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}
+        )
+        assert "httpx" in set((await session.barrier())["modules"])
+    finally:
+        await session.client.shutdown()
+
+
+async def test_a_stream_shorter_than_the_edit_interval_is_two_edits_carrying_only_their_text(
+    stub: StubModelServer,
+) -> None:
+    # One edit a second, a 0.3 s stream: the first token goes out at once, all the rest together
+    # when the stream ends (invariant 5). Per token, it would be 30 edits.
+    options = {"fastedit": {"maxEditsPerSecond": 1}}
+    session = await Session.start(_env(stub), options)
+    try:
+        await session.initialized()
+        # At the end of a 10,000-line document: an edit's size must not follow the document's.
+        uri = "file:///guard/stream.py"
+        text = _big_document(10_000) + "x = \n"
+        session.open(uri, text)
+        tokens = [f"v{i} = {i}\n" for i in range(30)]
+        stub.default = Answer(tokens=tokens, tps=100, role_chunk=False)
+        job = await session.run(
+            "fastedit.completeRest", {"uri": uri, "position": {"line": 10_000, "character": 4}}
+        )
+        assert job["metrics"]["edits"] == 2
+        assert len(session.edits) == 2
+        # The answer's last line break repeats the one after the cursor: dropped (SuffixDedup).
+        assert session.texts[uri] == text[:-1] + "".join(tokens)
+        for size, edits in session.edits:
+            [edit] = edits
+            # The envelope (ids, method, uri, range) around the text stays small.
+            assert size - len(json.dumps(edit["newText"])) < 300
+    finally:
+        await session.client.shutdown()
+
+
+async def test_final_streaming_sends_one_edit(stub: StubModelServer) -> None:
+    session = await Session.start(_env(stub), {"fastedit": {"streaming": "final"}})
+    try:
+        await session.initialized()
+        uri = "file:///guard/final.py"
+        session.open(uri, "x = \n")
+        stub.default = Answer(tokens=[f"v{i} = {i}\n" for i in range(30)], tps=300)
+        job = await session.run(
+            "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}
+        )
+        assert job["metrics"]["edits"] == 1 and len(session.edits) == 1
+    finally:
+        await session.client.shutdown()
+
+
+async def test_keystrokes_on_a_large_document_send_nothing_back(stub: StubModelServer) -> None:
+    session = await Session.start(_env(stub))
+    try:
+        await session.initialized()
+        uri = "file:///guard/typing.py"
+        session.open(uri, _big_document(50_000))
+        await session.barrier()
+        messages, size = session.client.messages_received, session.client.bytes_received
+        for n in range(100):
+            at = {"line": 25_000, "character": 4}
+            if n % 2:
+                change = {
+                    "range": {"start": at, "end": {"line": 25_000, "character": 5}},
+                    "text": "",
+                }
+            else:
+                change = {"range": {"start": at, "end": at}, "text": "y"}
+            session.change(uri, [change])
+        reply = await session.barrier()
+        # Nothing but the barrier's own reply: no diagnostics, status or edits per keystroke.
+        assert session.client.messages_received - messages == 1
+        assert session.client.bytes_received - size == len(json.dumps(_response(reply)))
+        # And each keystroke was handled (timed inside the server: the bench reads these).
+        assert len(reply["timingsMs"]["didChange"]) == 100
+    finally:
+        await session.client.shutdown()
+
+
+def _response(result: dict[str, Any]) -> dict[str, Any]:
+    # The reply's body as pygls serialises it: only its length matters.
+    return {"id": 0, "jsonrpc": "2.0", "result": result}
+
+
+async def test_typing_the_suggestion_costs_one_model_request_for_the_whole_sequence(
+    stub: StubModelServer,
+) -> None:
+    session = await Session.start(_env(stub), {"fastedit": {"completionDeadlineMs": 20000}})
+    try:
+        await session.initialized()
+        uri = "file:///guard/complete.py"
+        head = "import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\nvalue = "
+        session.open(uri, head + "\n")
+        stub.default = Answer(text="area(2.0) + area(3.0)\n")
+        line, column = head.count("\n"), len("value = ")
+        typed = ""
+        answers = []
+        for char in ["", "a", "r", "e", ""]:  # ask, type three characters, ask again
+            if char:
+                at = {"line": line, "character": column + len(typed)}
+                session.change(uri, [{"range": {"start": at, "end": at}, "text": char}])
+                typed += char
+            result = await session.client.request(
+                "textDocument/inlineCompletion",
+                {
+                    "textDocument": {"uri": uri},
+                    "position": {"line": line, "character": column + len(typed)},
+                    "context": {"triggerKind": 1},
+                },
+                seconds=30,
+            )
+            items = result["items"] if isinstance(result, dict) else result
+            answers.append([item["insertText"] for item in items])
+        assert answers[0] == ["area(2.0) + area(3.0)"]
+        assert (
+            answers[1:]
+            == [["rea(2.0) + area(3.0)"], ["ea(2.0) + area(3.0)"]] + [["a(2.0) + area(3.0)"]] * 2
+        )
+        assert len([r for r in stub.requests if r.path == CHAT_PATH]) == 1
+    finally:
+        await session.client.shutdown()

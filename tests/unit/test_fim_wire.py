@@ -35,6 +35,8 @@ from fastedit_lsp.backends.presets import PRESETS, Preset
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.sse import ChatChunk
 
+from .test_backend_openai import TrackedStream
+
 DATA = Path(__file__).parent.parent / "data"
 FAKE_KEY = "sk-FAKE-do-not-leak-fim-41c7"
 BASE = "http://llm.example.test:8080/v1"
@@ -535,33 +537,6 @@ async def test_an_unusable_base_url_is_a_connect_error_before_sending(
     assert error.kind == "connect"
     assert "not a usable URL" in error.message
     assert h.endpoint.requests == []
-
-
-class TrackedStream(httpx.AsyncByteStream):
-    """A response body that sends ``parts`` and then stalls, recording how it was closed."""
-
-    def __init__(self, parts: list[bytes]) -> None:
-        self._parts = parts
-        self._gen = self._produce()
-        self.closed = False
-        self.cancelled = False
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._gen
-
-    async def _produce(self) -> AsyncIterator[bytes]:
-        try:
-            for part in self._parts:
-                yield part
-            await asyncio.Event().wait()  # the model stalls
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-
-    async def aclose(self) -> None:
-        # What a real transport does: closing the response closes the connection.
-        self.closed = True
-        await self._gen.aclose()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("kind", FIM_KINDS)

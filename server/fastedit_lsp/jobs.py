@@ -101,6 +101,8 @@ class Job:
     settling: bool = False
     #: The work-done progress token, when the client shows progress.
     progress_token: str | None = None
+    #: A line the job added outside its region (``import re``), for revert to remove again.
+    added_line: str | None = None
 
     @property
     def is_finished(self) -> bool:

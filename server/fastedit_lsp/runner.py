@@ -403,6 +403,7 @@ async def _extra_insertion(
     at = Point(line, 0)
     if await ls.apply_edit(job.uri, SentEdit(at, at, text), document=document):
         job.metrics.edits += 1
+        job.added_line = stripped
 
 
 def _prepare(

@@ -675,8 +675,12 @@ class FasteditServer(LanguageServer):
         *,
         document: Document,
         unreported: Sequence[SentEdit] = (),
+        also: Sequence[SentEdit] = (),
     ) -> bool:
         """Send one edit (never a resource operation) and wait for the client's reply.
+
+        ``also``: more edits of the same document in the same ``workspace/applyEdit`` (positions
+        in the same text, not overlapping ``edit``): one edit for the editor, one undo step.
 
         Insertions are unversioned: editors report changes late, so the version the server knows
         is stale while a stream runs (Neovim then drops versioned edits, eglot rejects them). An
@@ -691,29 +695,21 @@ class FasteditServer(LanguageServer):
             document = document.copy()
             for sent in unreported:
                 document.replace(sent.start, sent.end, sent.text)
-        (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
-        text_edit = types.TextEdit(
-            range=types.Range(
-                start=types.Position(line=sl, character=sc),
-                end=types.Position(line=el, character=ec),
-            ),
-            new_text=edit.text,
-        )
-        if edit.start != edit.end and self.client_supports(
-            "workspace.workspace_edit.document_changes"
-        ):
+        text_edits = [_text_edit(document, e) for e in (edit, *also)]
+        deletes = any(e.start != e.end for e in (edit, *also))
+        if deletes and self.client_supports("workspace.workspace_edit.document_changes"):
             workspace_edit = types.WorkspaceEdit(
                 document_changes=[
                     types.TextDocumentEdit(
                         text_document=types.OptionalVersionedTextDocumentIdentifier(
                             uri=uri, version=document.version
                         ),
-                        edits=[text_edit],
+                        edits=list(text_edits),
                     )
                 ]
             )
         else:
-            workspace_edit = types.WorkspaceEdit(changes={uri: [text_edit]})
+            workspace_edit = types.WorkspaceEdit(changes={uri: text_edits})
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit)
         result = await self.request(types.WORKSPACE_APPLY_EDIT, params, self.apply_timeout)
         return bool(result.applied)
@@ -861,6 +857,17 @@ def _seconds(milliseconds: str | None, default: float) -> float:
         return max(0.001, int(milliseconds or "") / 1000)
     except ValueError:
         return default
+
+
+def _text_edit(document: Document, edit: SentEdit) -> types.TextEdit:
+    (sl, sc), (el, ec) = document.to_client(edit.start), document.to_client(edit.end)
+    return types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=sl, character=sc),
+            end=types.Position(line=el, character=ec),
+        ),
+        new_text=edit.text,
+    )
 
 
 def _finish_completion(text: str, query: CompletionQuery) -> str:

@@ -94,6 +94,8 @@ class Editor:
     violations: list[str] = field(default_factory=list)
     #: Answer ``applied: false`` to every edit.
     refuse_edits: bool = False
+    #: How many workspace/applyEdit requests arrived (one may carry several edits).
+    apply_requests: int = 0
     _queued: dict[str, list[types.TextDocumentContentChangeEvent]] = field(default_factory=dict)
     _flush_handle: asyncio.TimerHandle | None = None
     _edit_arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -172,6 +174,7 @@ class Editor:
         self, params: types.ApplyWorkspaceEditParams
     ) -> types.ApplyWorkspaceEditResult:
         edit = params.edit
+        self.apply_requests += 1
         if edit.document_changes:
             for change in edit.document_changes:
                 if not isinstance(change, types.TextDocumentEdit):

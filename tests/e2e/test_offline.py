@@ -420,3 +420,45 @@ async def test_a_model_test_module_importing_missing_workspace_names_never_lands
     assert record["route"] == "local" and record["verification"]["ok"] is True
     written = editor.text(_uri(tmp_path / "test_geometry.py"))
     assert "nothing_here" not in written and "make_circle" not in written
+
+
+async def test_revert_also_removes_the_import_line_the_job_added(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "dates.py")
+    offline.open(uri, REGEX_DOC)
+    here = {"line": REGEX_DOC.splitlines().index("# regex: ISO date"), "character": 0}
+    record = await offline.run(
+        "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done", record
+    assert "import re\n" in offline.text(uri) and "import re\n" not in REGEX_DOC
+    applied, requests = len(offline.applied), offline.apply_requests
+    reply = await offline.command("fastedit.revert", {"jobId": record["jobId"]})
+    assert reply == {"reverted": True}
+    assert offline.text(uri) == REGEX_DOC
+    # One edit for the editor (one undo step) holding both: the region and the import line.
+    assert offline.apply_requests - requests == 1
+    assert len(offline.applied) - applied == 2
+
+
+async def test_revert_keeps_an_import_line_the_user_may_have_made_their_own(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "dates.py")
+    offline.open(uri, REGEX_DOC)
+    here = {"line": REGEX_DOC.splitlines().index("# regex: ISO date"), "character": 0}
+    record = await offline.run(
+        "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
+    )
+    assert record["state"] == "done", record
+    # The user copies the import line: which one is the job's is no longer known.
+    offline.type(uri, 0, "import re\n")
+    offline.flush()
+    await offline.command("fastedit.status")  # the change is in before the revert
+    reply = await offline.command("fastedit.revert", {"jobId": record["jobId"]})
+    assert reply["reverted"] is True and "import re" in reply["kept"]
+    # The region is restored; both import lines stay.
+    assert offline.text(uri) == "import re\n" + REGEX_DOC.replace(
+        "import os\n", "import os\nimport re\n", 1
+    )

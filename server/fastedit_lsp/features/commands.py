@@ -302,8 +302,21 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     if job.metrics.edits == 0 or not tracker.replaced:
         return {"reverted": False, "reason": "the job made no edit"}
     edit = SentEdit(tracker.start, tracker.end, tracker.original)
-    if not await ls.apply_edit(job.uri, edit, document=document):
+    also, kept = _added_line_removal(job, document)
+    if not await ls.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
     ls.send_status(job)
-    return {"reverted": True}
+    return {"reverted": True, **({"kept": kept} if kept else {})}
+
+
+def _added_line_removal(job: Job, document: Document) -> tuple[list[SentEdit], str | None]:
+    """The edit removing the line the job added (``import re``), or why it stays."""
+    if job.added_line is None:
+        return [], None
+    at = [i for i in range(document.line_count) if document.line(i).strip() == job.added_line]
+    if len(at) != 1 or at[0] >= job.tracker.start.line or at[0] + 1 >= document.line_count:
+        # Another copy appeared, or it moved: it may be the user's now.
+        return [], f"{job.added_line} (the line changed since the job)"
+    line = at[0]
+    return [SentEdit(Point(line, 0), Point(line + 1, 0), "")], None

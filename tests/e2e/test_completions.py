@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -268,3 +270,34 @@ async def test_automatic_completion_waits_while_a_job_streams_into_the_document(
     assert inline_texts(await editor.inline_completion(URI, cursor)) == []
     assert len(stub.requests) == 1  # only the job's
     await editor.command("fastedit.cancel", {"jobId": started["jobId"]})
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A git repository that ignores ``local_settings.py``."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("local_settings.py\n")
+    return tmp_path
+
+
+async def test_a_git_ignored_document_is_never_sent_to_the_model(
+    make_editor: MakeEditor, stub: StubModelServer, git_repo: Path
+) -> None:
+    tmp_path = git_repo
+    path = tmp_path / "local_settings.py"
+    text = HEAD + "    top = \n"
+    path.write_text(text)
+    editor = await ghost_text_editor(make_editor)
+    editor.open(path.as_uri(), text)
+    stub.default = Answer(text="max(values)\n")
+    cursor = text.index("top = ") + len("top = ")
+    result = await editor.inline_completion(path.as_uri(), cursor, automatic=False)
+    assert inline_texts(result) == []
+    assert stub.requests == []
+    # The same text in a tracked file does reach the model.
+    tracked = tmp_path / "report.py"
+    tracked.write_text(text)
+    editor.open(tracked.as_uri(), text)
+    result = await editor.inline_completion(tracked.as_uri(), cursor, automatic=False)
+    assert inline_texts(result) == ["max(values)"]
+    assert len(chat_requests(stub)) == 1

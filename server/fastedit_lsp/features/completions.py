@@ -144,8 +144,10 @@ async def _suggest(
     )
     profile = ls.profile("fast", announce=False)
     snapshot = document.copy()
-    if profile.is_local or await ls.excluded_checked(request.uri) is not None:
-        # An excluded document never goes to a model; the offline engine reads it locally.
+    # No await before the engine sees the request: requests must reach it in arrival order
+    # (cancel-previous supersedes by arrival). Whether git ignores the file is awaited, if it
+    # is still pending, by the model stream itself.
+    if profile.is_local:
         opener = _offline_opener(ls, snapshot, cursor)
     else:
         opener = _model_opener(ls, profile, snapshot, cursor)
@@ -222,6 +224,11 @@ async def _model_stream(
     from ..backends.base import BackendError
     from ..runner import model_backend
 
+    if await ls.excluded_checked(document.uri) is not None:
+        # An excluded document never goes to a model; the offline engine reads it locally.
+        if text := _lookup(ls, document, cursor):
+            yield text
+        return
     yielded = False
     try:
         backend = await model_backend(ls, profile)

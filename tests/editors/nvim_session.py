@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pynvim
+
+from .polling import poll
 
 T = TypeVar("T")
 
@@ -78,15 +79,7 @@ class Session:
 
     def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = TIMEOUT) -> T:
         """Poll ``predicate`` until it returns a true value; Neovim runs in its own process."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self.check_no_prompt()
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-            time.sleep(0.02)
+        return poll(predicate, what, timeout, each=self.check_no_prompt)
 
     # -- reading and typing ----------------------------------------------------------------
 

@@ -17,11 +17,12 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+from .polling import poll
 
 T = TypeVar("T")
 
@@ -67,14 +68,7 @@ def tools_missing() -> str | None:
 
 def wait(predicate: Callable[[], T | None], what: str, timeout: float = TIMEOUT) -> T:
     """Poll ``predicate`` (state in another process: a file, a port) until it is true."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
+    return poll(predicate, what, timeout, interval=0.05)
 
 
 class CodeServer:

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pygls.uris import from_fs_path
@@ -422,16 +423,22 @@ async def test_a_model_test_module_importing_missing_workspace_names_never_lands
     assert "nothing_here" not in written and "make_circle" not in written
 
 
-async def test_revert_also_removes_the_import_line_the_job_added(
-    offline: Editor, tmp_path: Path
-) -> None:
-    uri = _uri(tmp_path / "dates.py")
+async def _regex_job(offline: Editor, uri: str) -> dict[str, Any]:
+    """A finished regex job on REGEX_DOC (which lacks ``import re``, so the job adds it)."""
     offline.open(uri, REGEX_DOC)
     here = {"line": REGEX_DOC.splitlines().index("# regex: ISO date"), "character": 0}
     record = await offline.run(
         "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
     )
     assert record["state"] == "done", record
+    return record
+
+
+async def test_revert_also_removes_the_import_line_the_job_added(
+    offline: Editor, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "dates.py")
+    record = await _regex_job(offline, uri)
     assert "import re\n" in offline.text(uri) and "import re\n" not in REGEX_DOC
     applied, requests = len(offline.applied), offline.apply_requests
     reply = await offline.command("fastedit.revert", {"jobId": record["jobId"]})
@@ -446,12 +453,7 @@ async def test_revert_keeps_an_import_line_the_user_may_have_made_their_own(
     offline: Editor, tmp_path: Path
 ) -> None:
     uri = _uri(tmp_path / "dates.py")
-    offline.open(uri, REGEX_DOC)
-    here = {"line": REGEX_DOC.splitlines().index("# regex: ISO date"), "character": 0}
-    record = await offline.run(
-        "fastedit.generateRegex", {"uri": uri, "range": {"start": here, "end": here}}
-    )
-    assert record["state"] == "done", record
+    record = await _regex_job(offline, uri)
     # The user copies the import line: which one is the job's is no longer known.
     offline.type(uri, 0, "import re\n")
     offline.flush()

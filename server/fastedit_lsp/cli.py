@@ -117,11 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_file, args.log_level)
     command = args.command or "serve"
     if command == "demo":
-        from .demo import main as demo_main
+        from .tools.demo import main as demo_main
 
         return demo_main(args.folder, sys.stdout)
     if command == "bench":
-        from .bench import main as bench_main
+        from .tools.bench import main as bench_main
 
         return bench_main(
             sys.stdout, runs=max(1, args.runs), json_path=args.json, plot_path=args.plot
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "doctor":
         import os
 
-        from .doctor import report
+        from .tools.doctor import report
 
         return report(
             sys.stdout, os.environ, probe=not args.no_probe, editor_settings=args.settings
@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         # slows it (by ~10% of the cold start, bench): off until the server is built, then its
         # objects are frozen uncollected; ``initialized`` frees their garbage (after the reply).
         gc.disable()
-        from .features import register_all
-        from .server import FasteditServer
+        from .lsp.features import register_all
+        from .lsp.server import FasteditServer
 
         server = FasteditServer()
         register_all(server)

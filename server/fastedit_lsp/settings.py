@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .backends.presets import PRESETS, Provider
-from .context import DEFAULT_EXCLUDE
+from .prompting.context import DEFAULT_EXCLUDE
 
 Mode = Literal["fast", "standard", "auto"]
 ProfileName = Literal["fast", "standard"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.stub import StubModelServer
+from fastedit_lsp.tools.stub import StubModelServer
 
 from .harness import Editor, hermetic_env, start_editor, stop_editor
 from .reliability import RECORDER, UPDATE, Recorder, write

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from fastedit_lsp.stub import CHAT_PATH, Answer, RecordedRequest, StubModelServer
+from fastedit_lsp.tools.stub import CHAT_PATH, Answer, RecordedRequest, StubModelServer
 
 from .harness import Editor
 

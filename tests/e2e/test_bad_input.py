@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 import fastedit_lsp
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .harness import Editor
 from .helpers_errors import (

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from fastedit_lsp import __version__
-from fastedit_lsp.lsp_client import frame, read_message
-from fastedit_lsp.stub import StubModelServer
+from fastedit_lsp.tools.lsp_client import frame, read_message
+from fastedit_lsp.tools.stub import StubModelServer
 
 from .harness import hermetic_env
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from fastedit_lsp.stub import (
+from fastedit_lsp.tools.stub import (
     CHAT_PATH,
     COMPLETIONS_PATH,
     FIM_PATH,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .harness import Editor
 

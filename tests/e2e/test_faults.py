@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.runner import OUTPUT_CHARS_PER_TOKEN
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.pipeline.runner import OUTPUT_CHARS_PER_TOKEN
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from .conftest import MakeEditor
 from .harness import Editor

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .harness import Editor
 

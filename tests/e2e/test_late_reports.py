@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from .conftest import MakeEditor
 

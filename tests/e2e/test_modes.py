@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import Editor

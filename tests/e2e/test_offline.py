@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pygls.uris import from_fs_path
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import Editor, hermetic_env

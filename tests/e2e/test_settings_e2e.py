@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import Editor

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .harness import Editor
 

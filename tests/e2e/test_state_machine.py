@@ -36,7 +36,7 @@ from hypothesis.stateful import (
 )
 from pygls.exceptions import JsonRpcException
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .harness import Editor, _plain, hermetic_env, start_editor, stop_editor
 from .helpers_leaks import DEBUG_STATS

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from .conftest import MakeEditor
 from .harness import Editor

@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any
 
-from fastedit_lsp.lsp_client import LspClient
-from fastedit_lsp.stub import CHAT_PATH, Answer, StubModelServer
+from fastedit_lsp.tools.lsp_client import LspClient
+from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
 
 from .harness import hermetic_env
 
@@ -25,11 +25,11 @@ NOT_AT_START_UP = (
     "httpx",
     "grex",
     "fastedit_lsp.settings",
-    "fastedit_lsp.runner",
+    "fastedit_lsp.pipeline.runner",
     "fastedit_lsp.actions",
     "fastedit_lsp.backends.openai",
-    "fastedit_lsp.completion_context",
-    "fastedit_lsp.completion_text",
+    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.text",
 )
 
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import fastedit_lsp.stub as stub_module
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+import fastedit_lsp.tools.stub as stub_module
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 # The directory holding fastedit_lsp, so the CLI subprocess imports this same copy.
 PACKAGE_ROOT = str(Path(stub_module.__file__).resolve().parents[1])
@@ -488,7 +488,7 @@ async def test_cli_prints_its_base_url_and_serves_the_given_text(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "fastedit_lsp.stub",
+        "fastedit_lsp.tools.stub",
         "--port",
         "0",
         "--text",

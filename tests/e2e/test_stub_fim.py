@@ -15,7 +15,7 @@ from fastedit_lsp.backends.base import BackendError, StreamInfo
 from fastedit_lsp.backends.fim import FIM_KINDS, FimKind, FimRequest, fim_endpoint
 from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.ratelimit import RateLimits
-from fastedit_lsp.stub import (
+from fastedit_lsp.tools.stub import (
     CHAT_PATH,
     COMPLETIONS_PATH,
     FIM_PATH,

@@ -26,7 +26,7 @@ import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import hermetic_env

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastedit_lsp.lsp_client import frame, read_message
+from fastedit_lsp.tools.lsp_client import frame, read_message
 
 #: Client capabilities of a plain editor (edits, progress, configuration).
 CAPABILITIES = {

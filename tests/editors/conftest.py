@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fastedit_lsp.stub import StubModelServer
+from fastedit_lsp.tools.stub import StubModelServer
 
 from .availability import require_editor
 

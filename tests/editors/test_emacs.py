@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.stub import Answer, StubModelServer
+from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .emacs_driver import ELISP, emacs, hermetic_env, run_scenario
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from . import nvim_session
 from .availability import require_editor

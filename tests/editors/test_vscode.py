@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from . import vscode_session
 from .availability import require_editor

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.completion_context import (
+from fastedit_lsp.completion.context import (
     MAX_HEAD_CHARS,
     MAX_INDEXED_CHARS,
     MAX_SNIPPET_LINE_CHARS,
@@ -21,8 +21,8 @@ from fastedit_lsp.completion_context import (
     estimate_tokens,
     snippet_tokens,
 )
-from fastedit_lsp.context import DEFAULT_EXCLUDE
-from fastedit_lsp.document import Document, Point
+from fastedit_lsp.core.document import Document, Point
+from fastedit_lsp.prompting.context import DEFAULT_EXCLUDE
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "fastedit_lsp"
 
@@ -173,7 +173,7 @@ def test_indentation_runs_cost_less_than_the_same_number_of_letters() -> None:
 
 
 def test_smaller_vocabularies_are_estimated_to_need_more_tokens() -> None:
-    code = (PACKAGE / "document.py").read_text(encoding="utf-8")
+    code = (PACKAGE / "core" / "document.py").read_text(encoding="utf-8")
     llama2 = estimate_tokens(code, "codellama-7b-instruct")
     mistral = estimate_tokens(code, "codestral-latest")
     default = estimate_tokens(code)
@@ -182,14 +182,14 @@ def test_smaller_vocabularies_are_estimated_to_need_more_tokens() -> None:
 
 
 def test_model_names_match_their_family_case_insensitively() -> None:
-    code = (PACKAGE / "context.py").read_text(encoding="utf-8")
+    code = (PACKAGE / "prompting" / "context.py").read_text(encoding="utf-8")
     assert estimate_tokens(code, "Qwen/Qwen2.5-Coder-32B") == estimate_tokens(code, "qwen-3-32b")
     assert estimate_tokens(code, "Llama-2-13b") == estimate_tokens(code, "codellama")
     assert estimate_tokens(code, "llama-3.3-70b") != estimate_tokens(code, "llama-2-70b")
     assert estimate_tokens(code, "some-unknown-model") == estimate_tokens(code)
 
 
-@pytest.mark.parametrize("module", ["document.py", "context.py", "postprocess.py", "edits.py"])
+@pytest.mark.parametrize("module", ["core/document.py", "prompting/context.py", "prompting/filters.py", "pipeline/edits.py"])
 @pytest.mark.parametrize("model", [None, "gpt-4o", "llama-3.1-8b", "qwen-3-coder", "deepseek"])
 def test_real_code_is_estimated_above_the_four_characters_per_token_rule(
     module: str, model: str | None

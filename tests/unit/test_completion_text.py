@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.completion_text import (
+from fastedit_lsp.completion.text import (
     PREFIX_WINDOW,
     Scope,
     balance_brackets,

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from fastedit_lsp.completions import CompletionEngine, CompletionQuery, Suggestion
+from fastedit_lsp.completion.engine import CompletionEngine, CompletionQuery, Suggestion
 
 DOC = "file:///w/a.py"
 PREFIX = "import os\n\ndef main():\n    path = os.path."

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fastedit_lsp.actions import complete_rest, edit_selection
-from fastedit_lsp.context import CHARS_PER_TOKEN, DEFAULT_EXCLUDE, around, is_excluded
-from fastedit_lsp.document import Document, Point
+from fastedit_lsp.core.document import Document, Point
+from fastedit_lsp.prompting.context import CHARS_PER_TOKEN, DEFAULT_EXCLUDE, around, is_excluded
 
 # -- is_excluded -----------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.document import (
+from fastedit_lsp.core.document import (
     Document,
     Encoding,
     Point,

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from fastedit_lsp.document import Change, Document, Point
-from fastedit_lsp.edits import ConflictError, EditRejectedError, EditSession
-from fastedit_lsp.tracking import RegionTracker, SentEdit, apply_change
+from fastedit_lsp.core.document import Change, Document, Point
+from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
+from fastedit_lsp.pipeline.edits import ConflictError, EditRejectedError, EditSession
 
 
 class FakeEditor:

@@ -19,7 +19,6 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from fastedit_lsp import prompts
 from fastedit_lsp.backends.base import BackendError, StreamInfo
 from fastedit_lsp.backends.fim import (
     FIM_KINDS,
@@ -34,6 +33,7 @@ from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.presets import PRESETS, Preset
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.sse import ChatChunk
+from fastedit_lsp.prompting import prompts
 
 from .test_backend_openai import TrackedStream
 

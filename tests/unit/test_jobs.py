@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fastedit_lsp.document import Point
-from fastedit_lsp.jobs import FINISHED, KEEP, Attempt, Job, JobRegistry, Metrics, State
-from fastedit_lsp.tracking import RegionTracker
+from fastedit_lsp.core.document import Point
+from fastedit_lsp.core.jobs import FINISHED, KEEP, Attempt, Job, JobRegistry, Metrics, State
+from fastedit_lsp.core.tracking import RegionTracker
 
 URI = "file:///w/m.py"
 

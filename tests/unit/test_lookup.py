@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastedit_lsp.lookup import LONG_MATCH, complete
+from fastedit_lsp.engines.lookup import LONG_MATCH, complete
 
 CURSOR = "|"
 

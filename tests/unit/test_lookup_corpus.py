@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from fastedit_lsp.lookup import complete
+from fastedit_lsp.engines.lookup import complete
 
 from .stdlib_corpus import stdlib_modules
 

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fastedit_lsp.actions import complete_rest, edit_selection
-from fastedit_lsp.context import CursorContext
-from fastedit_lsp.postprocess import FenceFilter, Pipeline, SuffixDedup
+from fastedit_lsp.prompting.context import CursorContext
+from fastedit_lsp.prompting.filters import FenceFilter, Pipeline, SuffixDedup
 
 Filter = FenceFilter | SuffixDedup | Pipeline
 

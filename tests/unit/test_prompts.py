@@ -15,9 +15,9 @@ import pytest
 from fastedit_lsp.actions import prepare, regex
 from fastedit_lsp.actions.base import ActionInput
 from fastedit_lsp.backends.base import ChatRequest
-from fastedit_lsp.context import around
-from fastedit_lsp.document import Document, Point
-from fastedit_lsp.test_stubs import find_target
+from fastedit_lsp.core.document import Document, Point
+from fastedit_lsp.engines.test_stubs import find_target
+from fastedit_lsp.prompting.context import around
 
 GOLDEN = Path(__file__).parent.parent / "data" / "prompts"
 

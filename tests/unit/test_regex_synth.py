@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fastedit_lsp.regex_synth import (
+from fastedit_lsp.engines.regex.synth import (
     MAX_EXAMPLE_CHARS,
     MAX_EXAMPLES,
     RegexExamples,
@@ -21,7 +21,7 @@ from fastedit_lsp.regex_synth import (
     synthesize,
     verify,
 )
-from fastedit_lsp.regex_worker import synthesize_async
+from fastedit_lsp.engines.regex.worker import synthesize_async
 
 ISO_POSITIVES = ["2024-01-31", "1999-12-01"]
 ISO_NEGATIVES = ["2024-1-31"]

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from fastedit_lsp.routing import (
+from fastedit_lsp.pipeline.routing import (
     RULES,
     Decision,
     Signals,

@@ -10,8 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastedit_lsp import test_stubs as stubs
-from fastedit_lsp.test_stubs import NoTargetError, Target, find_target, generate, merge, module_name
+from fastedit_lsp.engines import test_stubs as stubs
+from fastedit_lsp.engines.test_stubs import (
+    NoTargetError,
+    Target,
+    find_target,
+    generate,
+    merge,
+    module_name,
+)
 
 # Imported by name, `test_path` would be collected by pytest as a test.
 place = stubs.test_path

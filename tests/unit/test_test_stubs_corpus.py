@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from fastedit_lsp import test_stubs as stubs
+from fastedit_lsp.engines import test_stubs as stubs
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "test_stubs"
 DOCTEST_FLOOR = 0.90

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.document import Change, Document, Point
-from fastedit_lsp.tracking import RegionTracker, SentEdit, apply_change
+from fastedit_lsp.core.document import Change, Document, Point
+from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 

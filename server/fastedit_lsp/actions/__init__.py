@@ -28,7 +28,7 @@ def prepare(kind: str, data: ActionInput) -> Draft:
             found = regex.target(data.document, data.start, data.end)
         return regex.prepare(found, data)
     if kind == "generateTests":
-        from . import tests
+        from . import write_tests as tests
 
         return tests.prepare(data)
     if kind == "fixSyntax":

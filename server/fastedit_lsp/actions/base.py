@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.base import ChatRequest
-from ..context import CursorContext
-from ..document import Document, Point
-from ..postprocess import Pipeline
+from ..core.document import Document, Point
+from ..prompting.context import CursorContext
+from ..prompting.filters import Pipeline
 
 #: ``{ok: true|false|null, details}`` as in the job record.
 Verification = dict[str, Any]

@@ -5,11 +5,11 @@ Pure: builds the chat request from the cursor context and the filters its answer
 
 from __future__ import annotations
 
-from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
-from ..context import CursorContext
-from ..document import Point
-from ..postprocess import FenceFilter, Pipeline, SuffixDedup
+from ..core.document import Point
+from ..prompting import prompts
+from ..prompting.context import CursorContext
+from ..prompting.filters import FenceFilter, Pipeline, SuffixDedup
 from .base import ActionInput, Draft, OfflineAnswer
 
 CURSOR = prompts.CURSOR
@@ -39,7 +39,7 @@ def prepare(data: ActionInput) -> Draft:
     """A model completes from the budgeted context; offline, prompt lookup over open documents."""
 
     async def offline() -> OfflineAnswer | None:
-        from ..lookup import complete
+        from ..engines.lookup import complete
 
         document = data.document
         prefix = document.get_text(Point(0, 0), data.start)

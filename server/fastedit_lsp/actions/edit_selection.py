@@ -6,10 +6,10 @@ streamed rewrite; the original stays with the job for revert.
 
 from __future__ import annotations
 
-from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
-from ..context import CursorContext
-from ..postprocess import FenceFilter, Pipeline
+from ..prompting import prompts
+from ..prompting.context import CursorContext
+from ..prompting.filters import FenceFilter, Pipeline
 from .base import ActionInput, Draft
 
 

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
-from ..document import Document, Point
-from ..postprocess import FenceFilter, Pipeline
-from ..regex_synth import RegexExamples, name_for, parse_examples, string_literals, verify
+from ..core.document import Document, Point
+from ..engines.regex.synth import RegexExamples, name_for, parse_examples, string_literals, verify
+from ..prompting import prompts
+from ..prompting.filters import FenceFilter, Pipeline
 from .base import ActionError, ActionInput, Draft, OfflineAnswer, Verification
 
 COMMENTS: dict[str, str] = {
@@ -270,7 +270,7 @@ def request(t: RegexTarget, data: ActionInput, failing: str = "") -> ChatRequest
 
 
 def prepare(t: RegexTarget, data: ActionInput) -> Draft:
-    from ..regex_worker import synthesize_async
+    from ..engines.regex.worker import synthesize_async
 
     async def offline() -> OfflineAnswer | None:
         pattern = await synthesize_async(t.examples.positives, t.examples.negatives)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import difflib
 
-from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
-from ..document import Point
-from ..postprocess import FenceFilter, Pipeline
-from ..syntax_fix import error_region, find_error, repair
+from ..core.document import Point
+from ..engines.syntax_fix import error_region, find_error, repair
+from ..prompting import prompts
+from ..prompting.filters import FenceFilter, Pipeline
 from .base import ActionInput, Draft, OfflineAnswer, Verification, no_answer
 
 #: How alike (difflib's ratio) a model's repair must be to the lines it replaces.

@@ -1,8 +1,8 @@
 """Fill-in-the-middle on the wire: where each FIM dialect lives, its request body, its chunks.
 
 Pure: no httpx, no pygls. A completion that does not go through a chat prompt (``fim: chat``,
-see :func:`fastedit_lsp.prompts.fim_chat_messages`) speaks one of three dialects, all streamed as
-server-sent events:
+see :func:`fastedit_lsp.prompting.prompts.fim_chat_messages`) speaks one of three dialects, all
+streamed as server-sent events:
 
 * ``completions``: OpenAI's legacy ``POST {baseUrl}/completions`` with ``prompt`` (the text
   before the cursor) and ``suffix`` (after it); also DeepSeek beta, vLLM and Ollama's OpenAI API.

@@ -82,8 +82,8 @@ def _context_actions(ls: FasteditServer, params: types.CodeActionParams) -> list
         "end": {"line": rng.end.line, "character": rng.end.character},
     }
     actions: list[types.CodeAction] = []
-    from ..actions import regex
-    from ..actions.base import ActionError
+    from ...actions import regex
+    from ...actions.base import ActionError
 
     try:
         found = regex.target(document, start, end)

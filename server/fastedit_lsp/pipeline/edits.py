@@ -19,8 +19,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
-from .document import Document
-from .tracking import RegionTracker, SentEdit
+from ..core.document import Document
+from ..core.tracking import RegionTracker, SentEdit
 
 ApplyEdit = Callable[[SentEdit], Awaitable[bool]]
 

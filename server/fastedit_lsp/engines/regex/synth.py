@@ -2,7 +2,7 @@
 
 Pure: no pygls, no httpx, no asyncio, no I/O. :func:`synthesize` holds the GIL for as long as it
 runs (grex, the fallback, is native code that never releases it), so the server runs it through
-:mod:`fastedit_lsp.regex_worker`, never on the event loop.
+:mod:`fastedit_lsp.engines.regex.worker`, never on the event loop.
 
 Patterns are meant for ``re.fullmatch`` (no anchors are emitted). How a pattern is found:
 

@@ -10,7 +10,9 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, completions, debug, lifecycle, timings
+    from . import code_actions, commands, completions, lifecycle
+    from . import debug_stats as debug
+    from . import debug_timings as timings
 
     lifecycle.register(server)
     code_actions.register(server)

@@ -1,9 +1,10 @@
 """Regex synthesis off the event loop, in a process with a hard time limit.
 
-:func:`fastedit_lsp.regex_synth.synthesize` is CPU-bound and, in its grex fallback, native code
-that holds the GIL: a thread would freeze the server. So each request runs in a process of its
-own, which is killed (SIGKILL) when the time limit passes or the caller is cancelled, and always
-reaped before :func:`synthesize_async` returns or raises: nothing outlives the call.
+:func:`fastedit_lsp.engines.regex.synth.synthesize` is CPU-bound and, in its grex fallback,
+native code that holds the GIL: a thread would freeze the server. So each request runs in a
+process of its own, which is killed (SIGKILL) when the time limit passes or the caller is
+cancelled, and always reaped before :func:`synthesize_async` returns or raises: nothing
+outlives the call.
 
 Where the platform has it (Linux, macOS) the process is forked from multiprocessing's fork server,
 which has the synthesiser and grex imported already: after the first request (about 0.1 s, which
@@ -29,11 +30,11 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
 
-from .regex_synth import SynthesisError, check_bounds, synthesize
+from .synth import SynthesisError, check_bounds, synthesize
 
 __all__ = ["SynthesisError", "synthesize_async", "warm_up"]
 
-_PRELOAD = ["__main__", "fastedit_lsp.regex_worker", "grex"]
+_PRELOAD = ["__main__", "fastedit_lsp.engines.regex.worker", "grex"]
 # How long reaping a killed process may take before we give up waiting for it (it never should).
 _REAP_SECONDS = 5.0
 
@@ -73,7 +74,7 @@ async def synthesize_async(
     _debug_sleep: float = 0.0,
     _on_start: Callable[[int], None] | None = None,
 ) -> str:
-    """:func:`~fastedit_lsp.regex_synth.synthesize` in a separate process, at most ``timeout`` s.
+    """``synth.synthesize`` in a separate process, at most ``timeout`` s.
 
     Raises :class:`SynthesisError` when no pattern can be made (or the examples exceed the
     bounds) and :class:`TimeoutError` when the time limit passes; the process is killed then, and

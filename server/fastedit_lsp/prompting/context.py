@@ -11,7 +11,7 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .document import Document, Point
+from ..core.document import Document, Point
 
 CHARS_PER_TOKEN = 4
 

@@ -20,21 +20,22 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from . import actions, context
-from .actions.base import ActionError, ActionInput, Draft, Verification
-from .backends.base import Backend, BackendError, ChatMessage, ChatRequest, StreamInfo
-from .backends.local import MODEL, NEEDS_MODEL, PIECE, pieces
-from .context import CHARS_PER_TOKEN
-from .document import Document, Point
+from .. import actions
+from ..actions.base import ActionError, ActionInput, Draft, Verification
+from ..backends.base import Backend, BackendError, ChatMessage, ChatRequest, StreamInfo
+from ..core.document import Document, Point
+from ..core.jobs import NOTHING_TO_VERIFY, Attempt, Job
+from ..core.tracking import RegionTracker, SentEdit
+from ..prompting import context
+from ..prompting.context import CHARS_PER_TOKEN
+from ..settings import ResolvedProfile
 from .edits import ConflictError, EditRejectedError, EditSession
-from .jobs import NOTHING_TO_VERIFY, Attempt, Job
+from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
 from .routing import Decision, Signals, choose, count_definitions
-from .settings import ResolvedProfile
-from .tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
-    from .backends.openai import OpenAICompatibleBackend
-    from .server import FasteditServer
+    from ..backends.openai import OpenAICompatibleBackend
+    from ..lsp.server import FasteditServer
 
 log = logging.getLogger(__name__)
 
@@ -441,7 +442,7 @@ async def _test_destination(ls: FasteditServer, job: Job, source: Document) -> D
 
     Returns None when the editor cannot open documents: the tests are then written on disk.
     """
-    from .test_stubs import module_name, test_path
+    from ..engines.test_stubs import module_name, test_path
 
     module_path = to_fs_path(source.uri)
     if module_path is None:
@@ -704,7 +705,7 @@ async def _filtered(
 async def model_backend(ls: FasteditServer, profile: ResolvedProfile) -> OpenAICompatibleBackend:
     """The profile's model backend (the model id asked from /v1/models once, if unset)."""
     assert profile.base_url is not None
-    from .backends.openai import OpenAICompatibleBackend, list_models
+    from ..backends.openai import OpenAICompatibleBackend, list_models
 
     model = profile.model or ls.discovered_models.get(f"{profile.name}:{profile.base_url}")
     if model is None:

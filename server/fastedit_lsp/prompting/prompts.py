@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .backends.base import ChatMessage
+from ..backends.base import ChatMessage
 
 #: Unlikely in code, so the model cannot mistake it for text of the file.
 CURSOR = "<|CURSOR|>"

@@ -77,7 +77,7 @@ while it writes or waits, so a client closing mid-stream is seen within one even
 Run it in the caller's loop (``async with await StubModelServer.start() as stub``), in a daemon
 thread (:meth:`StubModelServer.start_in_thread`), or as a process::
 
-    python -m fastedit_lsp.stub [--host 127.0.0.1] [--port 0] [--tps N] [--ttft S] [--text T]
+    python -m fastedit_lsp.tools.stub [--host 127.0.0.1] [--port 0] [--tps N] [--ttft S] [--text T]
 
 which writes one line ``listening on <base_url>`` to stdout and serves until SIGINT or SIGTERM.
 """
@@ -1145,7 +1145,7 @@ async def _stream(
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m fastedit_lsp.stub",
+        prog="python -m fastedit_lsp.tools.stub",
         description="Loopback OpenAI-compatible stub model server (for tests and benchmarks).",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -38,24 +38,24 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
-from . import __version__
-from .context import is_excluded
-from .document import Change, Document, Encoding, Point
-from .jobs import Job, JobRegistry
-from .outline import Outline, outline
-from .timings import Timings
-from .tracking import RegionTracker, SentEdit, apply_change
+from .. import __version__
+from ..core.document import Change, Document, Encoding, Point
+from ..core.jobs import Job, JobRegistry
+from ..core.outline import Outline, outline
+from ..core.timings import Timings
+from ..core.tracking import RegionTracker, SentEdit, apply_change
+from ..prompting.context import is_excluded
 
 # Start-up imports only what answering ``initialize`` needs: settings (pydantic), httpx, the
 # job runner and the actions are imported on first use, after the reply (bench: cold start).
 if TYPE_CHECKING:
     import httpx
 
-    from .backends.breaker import CircuitBreakers
-    from .backends.ratelimit import RateLimits
-    from .completion_context import OpenDocument
-    from .completions import CompletionEngine, CompletionQuery, Suggestion
-    from .settings import Mode, ProfileName, Resolved, ResolvedProfile
+    from ..backends.breaker import CircuitBreakers
+    from ..backends.ratelimit import RateLimits
+    from ..completion.context import OpenDocument
+    from ..completion.engine import CompletionEngine, CompletionQuery, Suggestion
+    from ..settings import Mode, ProfileName, Resolved, ResolvedProfile
 
 log = logging.getLogger(__name__)
 #: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
@@ -353,7 +353,7 @@ class FasteditServer(LanguageServer):
         """The merged settings, validated on first use (``initialized`` does it and reports
         problems: validation imports pydantic, which has no place before the initialize reply)."""
         if self._resolved is None:
-            from .settings import load
+            from ..settings import load
 
             self._resolved = load(self.environ, self.init_options, self.client_settings)
         return self._resolved
@@ -374,7 +374,7 @@ class FasteditServer(LanguageServer):
 
     def reload_settings(self, *, notify: bool = True) -> None:
         """Merge every settings source again; report problems; keep a toggled mode."""
-        from .settings import load
+        from ..settings import load
 
         old = self._resolved.settings if self._resolved is not None else None
         resolved = self._resolved = load(self.environ, self.init_options, self.client_settings)
@@ -397,7 +397,7 @@ class FasteditServer(LanguageServer):
 
     def profile(self, name: str, *, announce: bool = True) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""
-        from .settings import resolve_profile
+        from ..settings import resolve_profile
 
         resolved = resolve_profile(
             "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
@@ -426,7 +426,7 @@ class FasteditServer(LanguageServer):
     @property
     def breakers(self) -> CircuitBreakers:
         if self._breakers is None:
-            from .backends.breaker import CircuitBreakers
+            from ..backends.breaker import CircuitBreakers
 
             self._breakers = CircuitBreakers()
         return self._breakers
@@ -434,7 +434,7 @@ class FasteditServer(LanguageServer):
     @property
     def rate_limits(self) -> RateLimits:
         if self._rate_limits is None:
-            from .backends.ratelimit import RateLimits
+            from ..backends.ratelimit import RateLimits
 
             self._rate_limits = RateLimits()
         return self._rate_limits
@@ -460,7 +460,7 @@ class FasteditServer(LanguageServer):
     def completions(self) -> CompletionEngine:
         """Completion requests' cache, streams and counters (created at the first request)."""
         if self._completions is None:
-            from .completions import CompletionEngine
+            from ..completion.engine import CompletionEngine
 
             self._completions = CompletionEngine(
                 finish=_finish_completion, has_enough=_completion_ends
@@ -503,7 +503,7 @@ class FasteditServer(LanguageServer):
         """Ask git once, off the request path, whether an opened file is git-ignored."""
         from pygls.uris import to_fs_path
 
-        from .runner import git_ignored
+        from ..pipeline.runner import git_ignored
 
         path = to_fs_path(uri)
         if path is None or path in self.git_ignored:
@@ -529,7 +529,7 @@ class FasteditServer(LanguageServer):
         from pygls.uris import to_fs_path
 
         path = to_fs_path(uri) or uri
-        from .settings import GIT_IGNORED
+        from ..settings import GIT_IGNORED
 
         patterns = self.resolved.settings.context.exclude
         if pattern := is_excluded(path, [p for p in patterns if p != GIT_IGNORED]):
@@ -826,7 +826,7 @@ class FasteditServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """The reply of ``fastedit.status``."""
-        from .settings import resolve_profile
+        from ..settings import resolve_profile
 
         profiles = {}
         names: tuple[ProfileName, ...] = ("fast", "standard")
@@ -871,13 +871,13 @@ def _text_edit(document: Document, edit: SentEdit) -> types.TextEdit:
 
 
 def _finish_completion(text: str, query: CompletionQuery) -> str:
-    from . import completion_text
+    from ..completion import text as completion_text
 
     return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
 
 
 def _completion_ends(text: str, query: CompletionQuery) -> bool:
-    from . import completion_text
+    from ..completion import text as completion_text
 
     return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
 

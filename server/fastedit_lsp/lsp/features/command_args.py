@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..settings import Mode
+from ...settings import Mode
 
 
 class Args(BaseModel):

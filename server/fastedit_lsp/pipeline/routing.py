@@ -28,8 +28,8 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .jobs import Kind
-from .settings import Mode, ProfileName, RoutingSettings
+from ..core.jobs import Kind
+from ..settings import Mode, ProfileName, RoutingSettings
 
 #: How an action is named in a reason.
 LABELS: Mapping[str, str] = {

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from .document import Document
+from ..core.document import Document
 from .lsp_client import LspClient, LspError
 
 SAMPLE_SUFFIX = ".py.sample"

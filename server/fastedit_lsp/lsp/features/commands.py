@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from ..document import Document, Point, PositionError
-from ..jobs import Job, Kind
+from ...core.document import Document, Point, PositionError
+from ...core.jobs import Job, Kind
+from ...core.tracking import RegionTracker, SentEdit
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
-from ..tracking import RegionTracker, SentEdit
 
 # The argument models (pydantic), the job runner and the actions are imported by the first
 # command that needs them, not at start-up (bench: cold start).
@@ -84,7 +84,7 @@ def _start_job(
         tracker=tracker,
         inputs=inputs,
     )
-    from .. import runner
+    from ...pipeline import runner
 
     ls.jobs.add(job)
     job.task = ls.spawn(runner.run(ls, job, document))
@@ -124,8 +124,8 @@ def register(server: FasteditServer) -> None:
         a = parse(name, RangeTargetArgs, args)
         document = _document(ls, name, a.uri)
         start, end = _range(name, document, a.range)
-        from ..actions import regex
-        from ..actions.base import ActionError
+        from ...actions import regex
+        from ...actions.base import ActionError
 
         try:
             target = regex.target(document, start, end)
@@ -143,7 +143,7 @@ def register(server: FasteditServer) -> None:
         a = parse(name, CompleteRestArgs, args)
         document = _document(ls, name, a.uri)
         point = _point(name, "position", document, a.position)
-        from ..test_stubs import NoTargetError, find_target
+        from ...engines.test_stubs import NoTargetError, find_target
 
         try:
             target = find_target(document.text, point.line)

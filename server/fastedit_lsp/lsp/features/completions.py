@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..document import Document, Point
+from ...core.document import Document, Point
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
 
 if TYPE_CHECKING:
     # The completion modules load at the first completion, not at start-up.
-    from .. import completion_context
-    from ..backends.openai import OpenAICompatibleBackend
-    from ..completions import CompletionQuery, Opener, Suggestion
-    from ..settings import ResolvedProfile
+    from ...backends.openai import OpenAICompatibleBackend
+    from ...completion import context as completion_context
+    from ...completion.engine import CompletionQuery, Opener, Suggestion
+    from ...settings import ResolvedProfile
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ async def _suggest(
     ls: FasteditServer, request: _Request, *, wait_ms: int | None = None
 ) -> Suggestion | None:
     """The suggestion at the request's cursor; answered after ``wait_ms`` at most, if given."""
-    from ..completions import CompletionQuery
+    from ...completion.engine import CompletionQuery
 
     settings = ls.resolved.settings
     deadline_ms = settings.completion_deadline_ms
@@ -175,7 +175,7 @@ async def _once(text: str | None) -> AsyncIterator[str]:
 
 
 def _lookup(ls: FasteditServer, document: Document, cursor: Point) -> str | None:
-    from .. import lookup
+    from ...engines import lookup
 
     prefix = document.get_text(Point(0, 0), cursor)
     suffix = document.get_text(cursor, document.end)
@@ -191,7 +191,7 @@ def _model_opener(
     ls: FasteditServer, profile: ResolvedProfile, document: Document, cursor: Point
 ) -> Opener:
     def open_stream(query: CompletionQuery) -> AsyncIterator[str]:
-        from .. import completion_context
+        from ...completion import context as completion_context
 
         settings = ls.resolved.settings
         others = [
@@ -221,8 +221,8 @@ async def _model_stream(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncIterator[str]:
-    from ..backends.base import BackendError
-    from ..runner import model_backend
+    from ...backends.base import BackendError
+    from ...pipeline.runner import model_backend
 
     if await ls.excluded_checked(document.uri) is not None:
         # An excluded document never goes to a model; the offline engine reads it locally.
@@ -252,11 +252,11 @@ async def _model_text(
     context: completion_context.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
-    from .. import completion_text
-    from ..backends.base import ChatRequest, StreamInfo
-    from ..backends.fim import FimRequest
-    from ..postprocess import FenceFilter
-    from ..prompts import fim_chat_messages
+    from ...backends.base import ChatRequest, StreamInfo
+    from ...backends.fim import FimRequest
+    from ...completion import text as completion_text
+    from ...prompting.filters import FenceFilter
+    from ...prompting.prompts import fim_chat_messages
 
     settings = profile.settings
     scope = completion_text.completion_scope(query.prefix, query.suffix, query.language_id)
@@ -302,7 +302,7 @@ def _context_document(
     ls: FasteditServer, uri: str, document: Document
 ) -> completion_context.OpenDocument:
     """One ``OpenDocument`` per document version: it indexes itself once, on first use."""
-    from .. import completion_context
+    from ...completion import context as completion_context
 
     cached = ls.context_documents.get(uri)
     if cached is not None and cached[0] == document.version:

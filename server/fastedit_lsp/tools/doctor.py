@@ -14,8 +14,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from . import __version__
-from .settings import (
+from .. import __version__
+from ..settings import (
     ProfileName,
     Resolved,
     ResolvedProfile,
@@ -111,9 +111,9 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
     """List the models, then time one short streamed answer: TTFT and tokens per second."""
     import httpx
 
-    from .backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
-    from .backends.openai import OpenAICompatibleBackend, list_models
-    from .backends.ratelimit import RateLimits
+    from ..backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+    from ..backends.openai import OpenAICompatibleBackend, list_models
+    from ..backends.ratelimit import RateLimits
 
     assert profile.base_url is not None
     lines: list[str] = []

@@ -13,10 +13,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from .. import prompts
 from ..backends.base import ChatMessage, ChatRequest
-from ..postprocess import FenceFilter, Pipeline
-from ..test_stubs import Target, generate, merge
+from ..engines.test_stubs import Target, generate, merge
+from ..prompting import prompts
+from ..prompting.filters import FenceFilter, Pipeline
 from .base import ActionInput, Draft, OfflineAnswer, Verification
 
 

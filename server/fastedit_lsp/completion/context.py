@@ -36,8 +36,8 @@ from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 
-from .context import is_excluded
-from .document import Document, Point
+from ..core.document import Document, Point
+from ..prompting.context import is_excluded
 
 #: Shares of the budget; the snippets get the rest.
 PREFIX_SHARE = 0.6

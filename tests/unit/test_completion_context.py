@@ -189,7 +189,10 @@ def test_model_names_match_their_family_case_insensitively() -> None:
     assert estimate_tokens(code, "some-unknown-model") == estimate_tokens(code)
 
 
-@pytest.mark.parametrize("module", ["core/document.py", "prompting/context.py", "prompting/filters.py", "pipeline/edits.py"])
+@pytest.mark.parametrize(
+    "module",
+    ["core/document.py", "prompting/context.py", "prompting/filters.py", "pipeline/edits.py"],
+)
 @pytest.mark.parametrize("model", [None, "gpt-4o", "llama-3.1-8b", "qwen-3-coder", "deepseek"])
 def test_real_code_is_estimated_above_the_four_characters_per_token_rule(
     module: str, model: str | None

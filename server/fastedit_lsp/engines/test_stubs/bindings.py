@@ -1,0 +1,108 @@
+"""What the module binds: the module-level names of the user's module and how a test module
+gets each one (``_Binding``), its literal constants and its classes (``_ModuleInfo``), and
+``_literal``, the value of a literal expression (else unknown).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .targets import _nested_statements
+from .values import _UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """How a test module gets a module-level name of the user's module."""
+
+    module: str  # "" for a plain ``import x``
+    name: str  # the imported name (for ``import a.b``: "a.b")
+    alias: str | None = None
+
+
+@dataclass
+class _ModuleInfo:
+    module: str
+    tree: ast.Module
+    names: dict[str, _Binding] = field(default_factory=dict)
+    constants: dict[str, object] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # by qualname
+
+    @classmethod
+    def of(cls, tree: ast.Module, module: str) -> _ModuleInfo:
+        info = cls(module, tree)
+        own = _Binding(module, "")
+        for stmt in _nested_statements(tree.body):
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                info.names[stmt.name] = own
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name):
+                            info.names[node.id] = own
+                if (
+                    isinstance(stmt, ast.Assign | ast.AnnAssign)
+                    and stmt.value is not None
+                    and len(targets) == 1
+                    and isinstance(targets[0], ast.Name)
+                ):
+                    value = _literal(stmt.value)
+                    if value is not _UNKNOWN:
+                        info.constants[targets[0].id] = value
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    info.names[bound] = _Binding("", alias.name, alias.asname)
+            elif isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    bound = alias.asname or alias.name
+                    if alias.name == "*":
+                        continue
+                    if stmt.level or not stmt.module:
+                        info.names[bound] = own  # relative: the name is in the module's namespace
+                    else:
+                        info.names[bound] = _Binding(stmt.module, alias.name, alias.asname)
+        for d in _all_classes(tree.body, ""):
+            info.classes[d[0]] = d[1]
+        return info
+
+    def binding(self, name: str) -> _Binding | None:
+        found = self.names.get(name)
+        if found is not None and found.module == self.module and found.name == "":
+            return _Binding(self.module, name)
+        return found
+
+
+def _all_classes(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.ClassDef]]:
+    for stmt in _nested_statements(body):
+        if isinstance(stmt, ast.ClassDef):
+            yield prefix + stmt.name, stmt
+            yield from _all_classes(stmt.body, f"{prefix}{stmt.name}.")
+
+
+def _literal(node: ast.expr) -> object:
+    """The value of a literal expression (also ``frozenset({...})``/``set()``), else unknown."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("frozenset", "set", "tuple", "list")
+        and len(node.args) <= 1
+        and not node.keywords
+    ):
+        inner = _literal(node.args[0]) if node.args else ()
+        if isinstance(inner, list | tuple | set | frozenset | str):
+            kind: Callable[[object], object] = {
+                "frozenset": frozenset,
+                "set": set,
+                "tuple": tuple,
+                "list": list,
+            }[node.func.id]
+            return kind(inner)
+        return _UNKNOWN
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN

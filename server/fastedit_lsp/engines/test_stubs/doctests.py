@@ -1,0 +1,350 @@
+"""Doctest examples: each doctest example with an expected output becomes an assertion with
+that value (``test_<name>_example_<n>``); an expected traceback becomes ``pytest.raises``. Also
+``_Context``, what the generator knows while building one module, and the AST helpers the later
+modules share (``_own_nodes``, ``_is_call_to``, ``_bound_names``, ``_used_names``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import doctest
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .bindings import _literal, _ModuleInfo
+from .imports import _Imports
+from .render import _assert, _escape, _has_set, _operand, _pattern, _quote, _render, _Test
+from .targets import _Def, _FunctionNode
+from .values import _UNKNOWN
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _used_names(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+@dataclass
+class _Example:
+    source: str
+    tree: ast.Module
+    want: str  # expected output with <BLANKLINE> expanded; "" when none
+    exc_msg: str | None
+    options: dict[int, bool]
+    lineno: int  # 1-based line in the file
+
+
+def _statement_text(source: str, stmt: ast.stmt) -> str:
+    multiline_string = any(
+        isinstance(n, ast.Constant)
+        and isinstance(n.value, str | bytes)
+        and n.lineno != n.end_lineno
+        for n in ast.walk(stmt)
+    )
+    segment = None if multiline_string else ast.get_source_segment(source, stmt)
+    return segment if segment is not None else ast.unparse(stmt)
+
+
+def _example_lines(example: _Example) -> list[str]:
+    return [_statement_text(example.source, s) for s in example.tree.body]
+
+
+def _expr_text(example: _Example, node: ast.expr) -> str:
+    text = ast.get_source_segment(example.source, node)
+    if text is None or any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and n.lineno != n.end_lineno
+        for n in ast.walk(node)
+    ):
+        text = ast.unparse(node)
+    return text
+
+
+def _is_call_to(node: ast.AST, name: str) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == name) or (
+        isinstance(func, ast.Attribute) and func.attr == name
+    )
+
+
+_PRINTERS = frozenset({"print", "pprint", "pp"})
+
+
+def _prints(ctx: _Context, node: ast.expr) -> bool:
+    """A call whose doctest output is what it printed: ``print``, ``pprint``, or a function of
+    the module that prints and returns nothing."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else ""
+    )
+    if name in _PRINTERS:
+        return True
+    if name == ctx.target.node.name:
+        return _prints_only(ctx.target.node)
+    if isinstance(func, ast.Name):
+        defined = next(
+            (
+                s
+                for s in ctx.info.tree.body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+            ),
+            None,
+        )
+        return defined is not None and _prints_only(defined)
+    return False
+
+
+def _prints_only(fn: _FunctionNode) -> bool:
+    """The function prints and returns nothing: a doctest shows what it printed."""
+    body = list(_own_nodes(fn))
+    returns_value = any(isinstance(n, ast.Return) and n.value is not None for n in body)
+    yields = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in body)
+    prints = any(
+        isinstance(n, ast.Call) and any(_is_call_to(n, p) for p in _PRINTERS) for n in body
+    )
+    return prints and not returns_value and not yields
+
+
+def _own_nodes(fn: _FunctionNode) -> Iterator[ast.AST]:
+    """The nodes of the function's own body (not of functions or classes nested in it)."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop(0)
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        stack[0:0] = list(ast.iter_child_nodes(node))
+
+
+def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]:
+    """The docstring's examples that parse, and (line, reason) for those that do not."""
+    # As doctest sees it (``__doc__``, not cleaned): example line numbers map to the file.
+    docstring = ast.get_docstring(fn, clean=False)
+    if not docstring or ">>>" not in docstring:
+        return [], []
+    first = fn.body[0].lineno
+    try:
+        raw = doctest.DocTestParser().get_examples(docstring)
+    except ValueError as exc:
+        return [], [(first, f"the docstring's examples do not parse as a doctest: {exc}")]
+    examples: list[_Example] = []
+    broken: list[tuple[int, str]] = []
+    for ex in raw:
+        if ex.options.get(doctest.SKIP):
+            continue
+        line = first + ex.lineno
+        try:
+            tree = ast.parse(ex.source)
+        except SyntaxError:
+            broken.append((line, f"the example at line {line} is not valid Python"))
+            continue
+        want = "\n".join("" if w == "<BLANKLINE>" else w for w in ex.want.split("\n"))
+        examples.append(_Example(ex.source, tree, want, ex.exc_msg, dict(ex.options), line))
+    return examples, broken
+
+
+@dataclass
+class _Context:
+    """What the generator knows while building one module."""
+
+    info: _ModuleInfo
+    target: _Def
+    imports: _Imports
+    call_prefix: str  # "f", "Cls().m", "Cls.m"
+    instantiable: bool
+    exception_types: set[str] = field(default_factory=set)  # rendered names, for property stubs
+
+    def need(self, names: set[str]) -> None:
+        package, _, own = self.info.module.rpartition(".")
+        for name in sorted(names):
+            binding = self.info.binding(name)
+            if binding is not None:
+                self.imports.add(binding)
+            elif name == own:
+                # `>>> textwrap.shorten(...)` in textwrap's own docstrings.
+                if package:
+                    self.imports.from_(package, own)
+                else:
+                    self.imports.plain(own)
+
+    def exception(self, dotted: str) -> str | None:
+        """How the test names the exception class ``dotted``, importing it; None if unknown."""
+        last = dotted.split(".")[-1]
+        builtin = getattr(builtins, last, None)
+        if (
+            isinstance(builtin, type)
+            and issubclass(builtin, BaseException)
+            and ("." not in dotted or dotted.startswith("builtins."))
+        ):
+            return last
+        root = dotted.split(".")[0]
+        if "." not in dotted and self.info.binding(dotted) is not None:
+            self.need({dotted})
+            return dotted
+        if self.info.binding(root) is not None and "." in dotted:
+            self.need({root})
+            return dotted
+        # A doctest names a module's exception with its module path (mod.ParseError): take it
+        # from our module when it is bound there.
+        if self.info.binding(last) is not None:
+            self.need({last})
+            return last
+        if isinstance(builtin, type) and issubclass(builtin, BaseException):
+            return last
+        return None
+
+
+def _want_literal(want: str) -> tuple[bool, object]:
+    text = want.strip()
+    if not text:
+        return False, None
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False, None
+    value = _literal(tree.body)
+    if value is _UNKNOWN:
+        return False, None
+    return True, value
+
+
+def _output_check(subject: str, want: str, options: dict[int, bool], ctx: _Context) -> str:
+    """An assertion that the text ``subject`` evaluates to matches the doctest's ``want``."""
+    if options.get(doctest.NORMALIZE_WHITESPACE):
+        subject = f'" ".join({subject}.split())'
+        want = " ".join(want.split())
+    if options.get(doctest.ELLIPSIS) and "..." in want:
+        ctx.imports.plain("re")
+        pieces = [_escape(p) for p in want.split("...")]
+        return f"assert re.fullmatch({_pattern('.*'.join(pieces))}, {subject}, re.DOTALL)"
+    return _assert(subject, "==", _quote(want))
+
+
+def _exception_block(
+    exc_msg: str, options: dict[int, bool], ctx: _Context, body: list[str]
+) -> list[str]:
+    header = exc_msg.strip()
+    type_part, sep, message = header.partition(":")
+    type_part = type_part.strip()
+    message = message.strip()
+    name = ctx.exception(type_part) if re.fullmatch(r"[\w.]+", type_part) else None
+    args = name or "Exception"
+    match: str | None = None
+    if sep and message and not options.get(doctest.IGNORE_EXCEPTION_DETAIL):
+        if options.get(doctest.ELLIPSIS) and "..." in message:
+            match = ".*".join(_escape(p) for p in message.split("...") if p)
+        else:
+            match = _escape(message)
+    if match:
+        args += f", match={_pattern(match)}"
+    lines = [f"with pytest.raises({args})" + (" as excinfo:" if name is None else ":")]
+    lines += ["    " + line for stmt in body for line in stmt.splitlines()]
+    if name is None:
+        lines.append(f"assert excinfo.type.__name__ == {_quote(type_part.split('.')[-1])}")
+    return lines
+
+
+def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list[_Test]:
+    """One test per example that shows something: an output, a traceback, or a call of the
+    target that shows nothing (so it returned None, or printed nothing)."""
+    tests: list[_Test] = []
+    bound_before: set[str] = set()
+    for index, example in enumerate(examples):
+        body = _example_check(ctx, example)
+        if body is not None:
+            lines, capsys = body
+            used = _used_names(example.tree)
+            local = _bound_names(example.tree)
+            replay: list[str] = []
+            if used & bound_before:
+                # It uses names earlier examples bound: replay them (doctest shares one namespace).
+                replay = _replay(examples[:index])
+                for earlier in examples[:index]:
+                    local |= _bound_names(earlier.tree)
+                    used |= _used_names(earlier.tree)
+            test = _Test(f"test_{prefix}_example_{len(tests) + 1}", replay, kind="example")
+            if capsys:
+                test.params.append("capsys: pytest.CaptureFixture[str]")
+                if replay:
+                    test.body.append("capsys.readouterr()")
+            test.body += lines
+            ctx.need(used - local - _BUILTIN_NAMES)
+            tests.append(test)
+        bound_before |= _bound_names(example.tree)
+    return tests
+
+
+def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:
+    """The lines that run the example and assert what it showed, and whether they use capsys."""
+    tree = example.tree
+    expr = (
+        tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
+    )
+    target_call = expr is not None and _is_call_to(expr, ctx.target.node.name)
+    printed = expr is None or _prints(ctx, expr)
+    if example.exc_msg is not None:
+        return _exception_block(
+            example.exc_msg, example.options, ctx, _example_lines(example)
+        ), False
+    if not example.want:
+        if not target_call or expr is None:
+            return None  # a setup statement: replayed by the examples that need it
+        if printed:
+            return [*_example_lines(example), 'assert capsys.readouterr().out == ""'], True
+        return [_assert(_operand(expr, _expr_text(example, expr)), "is", "None")], False
+    if printed or expr is None:
+        check = _output_check("capsys.readouterr().out", example.want, example.options, ctx)
+        return [*_example_lines(example), check], True
+    text = _operand(expr, _expr_text(example, expr))
+    is_literal, value = _want_literal(example.want)
+    if not is_literal or (example.options.get(doctest.ELLIPSIS) and "..." in example.want):
+        want = example.want.rstrip("\n")
+        return [_output_check(f"repr({text})", want, example.options, ctx)], False
+    if value is True or value is False or value is None:
+        return [_assert(text, "is", repr(value))], False
+    rendered = None if _has_set(value) else _render(value)
+    if rendered is None:  # sets keep the order the docstring shows
+        want = example.want.strip()
+        rendered = ast.unparse(ast.parse(want, mode="eval").body) if "\n" in want else want
+    return [_assert(text, "==", rendered)], False
+
+
+def _replay(examples: list[_Example]) -> list[str]:
+    """The earlier examples as plain statements: the state a later example depends on."""
+    lines: list[str] = []
+    for example in examples:
+        if example.exc_msg is not None:
+            continue
+        for stmt in example.tree.body:
+            if isinstance(stmt, ast.Expr) and example.want:
+                # An expression whose output was compared: keep it only for its side effects.
+                if isinstance(stmt.value, ast.Call | ast.Await):
+                    lines.append(_statement_text(example.source, stmt))
+                continue
+            lines.append(_statement_text(example.source, stmt))
+    return lines

@@ -1,0 +1,573 @@
+"""A small evaluator for reaching ``raise`` statements: ``_Evaluator`` walks a function body
+with candidate argument values this module made itself. It understands literals, comparisons,
+``isinstance``, ``len``, truthiness and the pure methods of ``str``/``list``/``dict``; anything
+else (a call into the user's code, an attribute of an unknown object) is unknown, and a branch
+that depends on an unknown is not taken. The user's functions are never called.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from collections.abc import Callable, Sequence
+
+from .bindings import _ModuleInfo
+from .values import (
+    _BINOPS,
+    _CMPOPS,
+    _MAX_SIZE,
+    _SAFE_FUNCS,
+    _SAFE_METHODS,
+    _STEPS,
+    _TYPE_NAMES,
+    _UNKNOWN,
+    _Abort,
+    _Break,
+    _Continue,
+    _Func,
+    _Instance,
+    _Method,
+    _Raised,
+    _Return,
+    _safe,
+)
+
+
+class _Evaluator:
+    """Walks a function body with concrete argument values of this module's making.
+
+    Only builtin values (``_SAFE_TYPES``) are ever operated on, only with the operators and pure
+    methods listed above, with size limits; the user's functions are never called (a call to one
+    is unknown). ``raise`` statements are the outcome this looks for.
+    """
+
+    def __init__(self, info: _ModuleInfo) -> None:
+        self.info = info
+        self.steps = 0
+        # Per loop statement: whether it can leave the function, and the names it may change.
+        self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
+
+    def _step(self) -> None:
+        self.steps += 1
+        if self.steps > _STEPS:
+            raise _Abort
+
+    # expressions
+
+    def value(self, node: ast.expr, env: dict[str, object]) -> object:
+        self._step()
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node.id, env)
+        if isinstance(node, ast.BoolOp):
+            return self._boolop(node, env)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.value(node.operand, env)
+            if operand is _UNKNOWN or not _safe(operand):
+                return _UNKNOWN
+            return self._apply(node.op, operand)
+        if isinstance(node, ast.BinOp):
+            left, right = self.value(node.left, env), self.value(node.right, env)
+            if not (_safe(left) and _safe(right)):
+                return _UNKNOWN
+            op = _BINOPS.get(type(node.op))
+            if op is None or self._too_big(node.op, left, right):
+                return _UNKNOWN
+            return self._guarded(lambda: op(left, right))
+        if isinstance(node, ast.Compare):
+            return self._compare(node, env)
+        if isinstance(node, ast.Call):
+            return self._call(node, env)
+        if isinstance(node, ast.Attribute):
+            base = self.value(node.value, env)
+            if isinstance(base, _Instance):
+                return base.attrs.get(node.attr, _UNKNOWN)
+            if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
+                return _Method(base, node.attr)
+            return _UNKNOWN
+        if isinstance(node, ast.Subscript):
+            base = self.value(node.value, env)
+            index = self.value(node.slice, env)
+            if not (_safe(base) and (_safe(index) or isinstance(index, slice))):
+                return _UNKNOWN
+            return self._guarded(lambda: base[index])  # type: ignore[index]
+        if isinstance(node, ast.Slice):
+            parts = [
+                self.value(p, env) if p is not None else None
+                for p in (node.lower, node.upper, node.step)
+            ]
+            if any(p is _UNKNOWN or not (p is None or isinstance(p, int)) for p in parts):
+                return _UNKNOWN
+            return slice(*parts)
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = [self.value(e, env) for e in node.elts]
+            if any(not _safe(i) for i in items):
+                return _UNKNOWN
+            if isinstance(node, ast.Tuple):
+                return tuple(items)
+            if isinstance(node, ast.List):
+                return items
+            return self._guarded(lambda: set(items))
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                return _UNKNOWN
+            keys = [self.value(k, env) for k in node.keys if k is not None]
+            values = [self.value(v, env) for v in node.values]
+            if not all(_safe(x) for x in keys + values):
+                return _UNKNOWN
+            return self._guarded(lambda: dict(zip(keys, values, strict=True)))
+        if isinstance(node, ast.IfExp):
+            return self.value(node.body if self.truth(node.test, env) else node.orelse, env)
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            return self._comprehension(node, env)
+        if isinstance(node, ast.NamedExpr):
+            result = self.value(node.value, env)
+            env[node.target.id] = result
+            return result
+        return _UNKNOWN
+
+    def _comprehension(
+        self,
+        node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+        env: dict[str, object],
+    ) -> object:
+        """Evaluated eagerly: a generator's exceptions surface where it is consumed, which for
+        the unpacking and ``list()`` calls this models is the same statement."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return _UNKNOWN
+        generator = node.generators[0]
+        iterable = self.value(generator.iter, env)
+        if isinstance(iterable, dict):
+            iterable = list(iterable)
+        if not isinstance(iterable, str | bytes | list | tuple) or not _safe(iterable):
+            return _UNKNOWN
+        scope = dict(env)
+        items: list[object] = []
+        pairs: list[tuple[object, object]] = []
+        for item in iterable:
+            self.assign(generator.target, item, scope)
+            if not all(self.truth(test, scope) for test in generator.ifs):
+                continue
+            if isinstance(node, ast.DictComp):
+                pairs.append((self.value(node.key, scope), self.value(node.value, scope)))
+            else:
+                items.append(self.value(node.elt, scope))
+        if isinstance(node, ast.DictComp):
+            if not all(_safe(k) and _safe(v) for k, v in pairs):
+                return _UNKNOWN
+            return self._guarded(lambda: dict(pairs))
+        if not all(_safe(i) for i in items):
+            return _UNKNOWN
+        if isinstance(node, ast.SetComp):
+            return self._guarded(lambda: set(items))
+        return items if isinstance(node, ast.ListComp) else tuple(items)
+
+    def _name(self, name: str, env: dict[str, object]) -> object:
+        if name in env:
+            return env[name]
+        if name in self.info.constants:
+            return copy.deepcopy(self.info.constants[name])
+        if name in self.info.names:
+            return _UNKNOWN
+        if name in _SAFE_FUNCS:
+            return _Func(name)
+        return _UNKNOWN
+
+    def _boolop(self, node: ast.BoolOp, env: dict[str, object]) -> object:
+        result: object = _UNKNOWN
+        for operand in node.values:
+            result = self.value(operand, env)
+            if result is _UNKNOWN or not _safe(result):
+                if isinstance(result, _Instance):
+                    result = True  # an object without __bool__/__len__ we know of is truthy
+                else:
+                    return _UNKNOWN
+            if isinstance(node.op, ast.And) and not result:
+                return result
+            if isinstance(node.op, ast.Or) and result:
+                return result
+        return result
+
+    def _apply(self, op: ast.unaryop, operand: object) -> object:
+        if isinstance(op, ast.Not):
+            return not operand
+        if isinstance(op, ast.USub):
+            return self._guarded(lambda: -operand)  # type: ignore[operator]
+        if isinstance(op, ast.UAdd):
+            return self._guarded(lambda: +operand)  # type: ignore[operator]
+        return self._guarded(lambda: ~operand)  # type: ignore[operator]
+
+    @staticmethod
+    def _too_big(op: ast.operator, left: object, right: object) -> bool:
+        if isinstance(op, ast.Pow):
+            return not (isinstance(right, int) and abs(right) <= 64)
+        if isinstance(op, ast.Mult):
+            sizes = [v for v in (left, right) if isinstance(v, int)]
+            sized = any(isinstance(v, str | bytes | list | tuple) for v in (left, right))
+            return sized and any(abs(n) > _MAX_SIZE for n in sizes)
+        return False
+
+    def _guarded(self, compute: Callable[[], object]) -> object:
+        try:
+            result = compute()
+        except Exception as exc:  # a real exception of a builtin operation on our own values
+            raise _Raised(type(exc).__name__) from None
+        if isinstance(
+            result, dict().keys().__class__ | dict().values().__class__ | dict().items().__class__
+        ):
+            result = list(result)
+        return result if _safe(result) else _UNKNOWN
+
+    def _compare(self, node: ast.Compare, env: dict[str, object]) -> object:
+        left = self.value(node.left, env)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.value(comparator, env)
+            if isinstance(op, ast.Is | ast.IsNot) and (left is None or right is None):
+                if left is _UNKNOWN or right is _UNKNOWN:
+                    return _UNKNOWN
+                same = left is right if not isinstance(left, _Instance) else right is left
+                if (same if isinstance(op, ast.Is) else not same) is False:
+                    return False
+                left = right
+                continue
+            if not (_safe(left) and _safe(right)):
+                return _UNKNOWN
+            compare = _CMPOPS[type(op)]
+            outcome = self._guarded(lambda c=compare, a=left, b=right: c(a, b))  # type: ignore[misc]
+            if not outcome:
+                return False
+            left = right
+        return True
+
+    def _call(self, node: ast.Call, env: dict[str, object]) -> object:
+        func = self.value(node.func, env)
+        if (isinstance(func, _Func) and func.name == "isinstance") or (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and "isinstance" not in env
+        ):
+            return self._isinstance(node, env)
+        if not isinstance(func, _Func | _Method):
+            return _UNKNOWN
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            return _UNKNOWN
+        args = [self.value(a, env) for a in node.args]
+        kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
+        if not all(_safe(a) for a in [*args, *kwargs.values()]):
+            return _UNKNOWN
+        if isinstance(func, _Func):
+            call = _SAFE_FUNCS[func.name]
+            return self._guarded(lambda: call(*args, **kwargs))
+        bound = getattr(func.value, func.name)
+        return self._guarded(lambda: bound(*args, **kwargs))
+
+    def _isinstance(self, node: ast.Call, env: dict[str, object]) -> object:
+        if len(node.args) != 2 or node.keywords:
+            return _UNKNOWN
+        subject = self.value(node.args[0], env)
+        spec = node.args[1]
+        names = [e for e in spec.elts] if isinstance(spec, ast.Tuple) else [spec]
+        types: list[type] = []
+        for item in names:
+            if isinstance(item, ast.Name) and item.id in _TYPE_NAMES and item.id not in env:
+                types.append(_TYPE_NAMES[item.id])
+            elif isinstance(item, ast.Constant) and item.value is None:
+                types.append(type(None))
+            elif not (isinstance(item, ast.Name) and item.id in self.info.classes):
+                # Our values are builtins: never instances of the user's own classes.
+                return _UNKNOWN
+                return _UNKNOWN
+        if isinstance(subject, _Instance) or subject is _UNKNOWN:
+            return _UNKNOWN
+        return isinstance(subject, tuple(types))
+
+    def truth(self, node: ast.expr, env: dict[str, object]) -> bool:
+        result = self.value(node, env)
+        if isinstance(result, _Instance):
+            return True
+        if result is _UNKNOWN or not _safe(result):
+            raise _Abort
+        return bool(result)
+
+    # statements
+
+    def run(self, body: Sequence[ast.stmt], env: dict[str, object]) -> None:
+        for stmt in body:
+            self.statement(stmt, env)
+
+    def statement(self, stmt: ast.stmt, env: dict[str, object]) -> None:
+        self._step()
+        if isinstance(stmt, ast.Expr):
+            if not isinstance(stmt.value, ast.Constant):
+                self.value(stmt.value, env)
+        elif isinstance(stmt, ast.Assign):
+            result = self.value(stmt.value, env)
+            for target in stmt.targets:
+                self.assign(target, result, env)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.value(stmt.value, env), env)
+        elif isinstance(stmt, ast.AugAssign):
+            current = (
+                self.value(stmt.target, env)
+                if isinstance(stmt.target, ast.Name | ast.Attribute)
+                else _UNKNOWN
+            )
+            change = self.value(stmt.value, env)
+            op = _BINOPS.get(type(stmt.op))
+            if (
+                op is None
+                or not (_safe(current) and _safe(change))
+                or self._too_big(stmt.op, current, change)
+            ):
+                updated: object = _UNKNOWN
+            else:
+                updated = self._guarded(lambda: op(current, change))
+            self.assign(stmt.target, updated, env)
+        elif isinstance(stmt, ast.If):
+            self.run(stmt.body if self.truth(stmt.test, env) else stmt.orelse, env)
+        elif isinstance(stmt, ast.Raise):
+            self._raise(stmt, env)
+        elif isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                self.value(stmt.value, env)
+            raise _Return
+        elif isinstance(stmt, ast.Assert):
+            if not self.truth(stmt.test, env):
+                raise _Raised("AssertionError")
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
+            self._for(stmt, env)
+        elif isinstance(stmt, ast.While):
+            self._while(stmt, env)
+        elif isinstance(stmt, ast.Break):
+            raise _Break
+        elif isinstance(stmt, ast.Continue):
+            raise _Continue
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            self._try(stmt, env)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                self.value(item.context_expr, env)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, _UNKNOWN, env)
+            self.run(stmt.body, env)
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            env[stmt.name] = _UNKNOWN
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            for alias in stmt.names:
+                env[alias.asname or alias.name.split(".")[0]] = _UNKNOWN
+        elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal | ast.Delete):
+            pass
+        else:
+            raise _Abort  # match statements and anything newer
+
+    def assign(self, target: ast.expr, result: object, env: dict[str, object]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = result
+        elif isinstance(target, ast.Tuple | ast.List):
+            if result is _UNKNOWN or not _safe(result):
+                for element in target.elts:
+                    self.assign(element, _UNKNOWN, env)
+                return
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                for element in target.elts:
+                    inner = element.value if isinstance(element, ast.Starred) else element
+                    self.assign(inner, _UNKNOWN, env)
+                return
+            items = self._guarded(lambda: list(result))  # type: ignore[call-overload]
+            if not isinstance(items, list):
+                raise _Abort
+            if len(items) != len(target.elts):
+                raise _Raised("ValueError")
+            for element, item in zip(target.elts, items, strict=True):
+                self.assign(element, item, env)
+        elif isinstance(target, ast.Attribute):
+            base = self.value(target.value, env)
+            if isinstance(base, _Instance):
+                base.attrs[target.attr] = result
+        elif isinstance(target, ast.Subscript):
+            base = self.value(target.value, env)
+            index = self.value(target.slice, env)
+            if isinstance(base, list | dict) and _safe(index) and _safe(result):
+                self._guarded(lambda: base.__setitem__(index, result))  # type: ignore[call-overload]
+            elif isinstance(target.value, ast.Name) and target.value.id in env:
+                env[target.value.id] = _UNKNOWN
+
+    def _raise(self, stmt: ast.Raise, env: dict[str, object]) -> None:
+        if stmt.exc is None:
+            current = env.get("<exception>")
+            if isinstance(current, _Raised):
+                raise current
+            raise _Abort
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        dotted = _dotted(exc)
+        if dotted is not None and dotted.split(".")[0] in env:
+            dotted = None  # `raise error` with a local variable: its type is unknown
+        raise _Raised(dotted, stmt)
+
+    def _loop_body(self, body: list[ast.stmt], env: dict[str, object]) -> bool:
+        """Run one iteration; False on ``break``."""
+        try:
+            self.run(body, env)
+        except _Continue:
+            pass
+        except _Break:
+            return False
+        return True
+
+    def _for(self, stmt: ast.For | ast.AsyncFor, env: dict[str, object]) -> None:
+        iterable = self.value(stmt.iter, env)
+        if isinstance(iterable, dict):
+            iterable = list(iterable)
+        if not isinstance(iterable, str | bytes | list | tuple | set | frozenset) or not _safe(
+            iterable
+        ):
+            self._unknown_loop(stmt, env)
+            return
+        for item in (
+            sorted(iterable, key=repr) if isinstance(iterable, set | frozenset) else iterable
+        ):
+            self.assign(stmt.target, item, env)
+            if not self._loop_body(stmt.body, env):
+                return
+        self.run(stmt.orelse, env)
+
+    def _while(self, stmt: ast.While, env: dict[str, object]) -> None:
+        while True:
+            try:
+                going = self.truth(stmt.test, env)
+            except _Abort:
+                if self.steps > _STEPS:
+                    raise
+                self._unknown_loop(stmt, env)
+                return
+            if not going:
+                break
+            if not self._loop_body(stmt.body, env):
+                return
+        self.run(stmt.orelse, env)
+
+    def _unknown_loop(
+        self, stmt: ast.For | ast.AsyncFor | ast.While, env: dict[str, object]
+    ) -> None:
+        """A loop over something unknown: fine to pass only if it cannot leave the function.
+
+        What it may change becomes unknown: the names it assigns, the objects it calls
+        methods on (``items.append(...)``).
+        """
+        summary = self._loops.get(id(stmt))
+        if summary is None:
+            leaves = False
+            touched: set[str] = set()
+            for node in ast.walk(stmt):
+                leaves = leaves or isinstance(
+                    node, ast.Raise | ast.Return | ast.Yield | ast.YieldFrom
+                )
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    touched.add(node.id)
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                ):
+                    touched.add(node.func.value.id)
+            summary = self._loops[id(stmt)] = (leaves, frozenset(touched))
+        self._step()
+        if summary[0]:
+            raise _Abort
+        for name in summary[1]:
+            env[name] = _UNKNOWN
+
+    def _try(self, stmt: ast.Try | ast.TryStar, env: dict[str, object]) -> None:
+        try:
+            try:
+                self.run(stmt.body, env)
+            except _Raised as raised:
+                handler = self._handler(stmt.handlers, raised)
+                if handler is None:
+                    raise
+                saved = env.get("<exception>")
+                env["<exception>"] = raised
+                if handler.name:
+                    env[handler.name] = _UNKNOWN
+                try:
+                    self.run(handler.body, env)
+                finally:
+                    env["<exception>"] = saved
+            else:
+                self.run(stmt.orelse, env)
+        finally:
+            if stmt.finalbody:
+                self.run(stmt.finalbody, env)
+
+    def _handler(
+        self, handlers: list[ast.ExceptHandler], raised: _Raised
+    ) -> ast.ExceptHandler | None:
+        for handler in handlers:
+            if handler.type is None:
+                return handler
+            specs = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            for spec in specs:
+                caught = _dotted(spec)
+                if caught is None or raised.type_name is None:
+                    raise _Abort
+                verdict = self._is_subclass(raised.type_name, caught)
+                if verdict is None:
+                    raise _Abort
+                if verdict:
+                    return handler
+        return None
+
+    def _is_subclass(self, raised: str, caught: str) -> bool | None:
+        if raised.split(".")[-1] == caught.split(".")[-1]:
+            return True
+        chain = self._ancestors(raised.split(".")[-1], 0)
+        if chain is None:
+            return None
+        caught_builtin = getattr(builtins, caught, None)
+        for ancestor in chain:
+            if ancestor == caught.split(".")[-1]:
+                return True
+            builtin = getattr(builtins, ancestor, None)
+            if (
+                isinstance(builtin, type)
+                and isinstance(caught_builtin, type)
+                and issubclass(builtin, caught_builtin)
+            ):
+                return True
+        if isinstance(caught_builtin, type) or caught in self.info.classes:
+            return False
+        return None
+
+    def _ancestors(self, name: str, depth: int) -> list[str] | None:
+        """The class and its ancestors' names, as far as the module shows them."""
+        if depth > 10:
+            return None
+        if isinstance(getattr(builtins, name, None), type):
+            return [name]
+        node = self.info.classes.get(name)
+        if node is None:
+            return None
+        names = [name]
+        for base in node.bases:
+            base_name = _dotted(base)
+            if base_name is None:
+                return None
+            found = self._ancestors(base_name.split(".")[-1], depth + 1)
+            if found is None:
+                return None
+            names += found
+        return names
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None

@@ -1,0 +1,230 @@
+"""Property stubs: from the type hints, a hypothesis ``@given`` property stub
+(``test_<name>_property``) when every required parameter has a strategy; it asserts only the
+return type and lets through the exceptions the function raises on purpose. Hints without a
+strategy give a test marked ``# TODO``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TypeGuard
+
+from .bindings import _literal
+from .candidates import (
+    _DICT_NAMES,
+    _LIST_NAMES,
+    _SET_NAMES,
+    _annotation_base,
+    _is_generator,
+    _params,
+    _takes_self,
+    _wrap_call,
+)
+from .doctests import _Context
+from .evaluator import _dotted
+from .render import _fit, _render, _Test, _todo
+from .values import _TYPE_NAMES
+
+_HASHABLE = {"int", "str", "bool", "bytes", "float", "None"}
+
+
+def _strategy(node: ast.expr | None, depth: int = 0, hashable: bool = False) -> str | None:
+    base, args = _annotation_base(node)
+    if node is None or depth > 4:
+        return None
+    simple = {
+        "int": "st.integers()",
+        "float": "st.floats(allow_nan=False, allow_infinity=False)",
+        "str": "st.text()",
+        "bytes": "st.binary()",
+        "bool": "st.booleans()",
+        "None": "st.none()",
+        "complex": "st.complex_numbers(allow_nan=False, allow_infinity=False)",
+        "Decimal": "st.decimals(allow_nan=False, allow_infinity=False)",
+        "Fraction": "st.fractions()",
+        "date": "st.dates()",
+        "datetime": "st.datetimes()",
+        "time": "st.times()",
+        "timedelta": "st.timedeltas()",
+        "UUID": "st.uuids()",
+    }
+    if base in ("object", "Any") and not args and not hashable:
+        return "st.from_type(object)"
+    if base in simple and not args:
+        return simple[base] if not hashable or base in _HASHABLE else None
+    if base in ("Optional", "Union"):
+        parts = [_strategy(a, depth + 1, hashable) for a in args]
+        if any(p is None for p in parts):
+            return None
+        if base == "Optional":
+            parts.append("st.none()")
+        unique = list(dict.fromkeys(p for p in parts if p))
+        return " | ".join(sorted(unique, key=lambda p: p == "st.none()"))
+    if base == "Literal":
+        values = [_literal(a) for a in args]
+        rendered = [_render(v) for v in values]
+        if any(r is None for r in rendered):
+            return None
+        return f"st.sampled_from([{', '.join(r for r in rendered if r)}])"
+    if base == "Annotated" and args:
+        return _strategy(args[0], depth + 1, hashable)
+    if hashable:
+        if base in ("tuple", "Tuple") and args:
+            return _tuple_strategy(args, depth, hashable)
+        return None
+    if base in _LIST_NAMES and len(args) == 1:
+        inner = _strategy(args[0], depth + 1)
+        return f"st.lists({inner})" if inner else None
+    if base in _SET_NAMES and len(args) == 1:
+        inner = _strategy(args[0], depth + 1, hashable=True)
+        kind = "frozensets" if base in ("frozenset", "FrozenSet") else "sets"
+        return f"st.{kind}({inner})" if inner else None
+    if base in _DICT_NAMES and len(args) == 2:
+        key = _strategy(args[0], depth + 1, hashable=True)
+        value = _strategy(args[1], depth + 1)
+        return f"st.dictionaries({key}, {value})" if key and value else None
+    if base in ("tuple", "Tuple") and args:
+        return _tuple_strategy(args, depth, hashable)
+    return None
+
+
+def _tuple_strategy(args: list[ast.expr], depth: int, hashable: bool) -> str | None:
+    if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+        inner = _strategy(args[0], depth + 1, hashable)
+        return f"st.lists({inner}).map(tuple)" if inner else None
+    parts = [_strategy(a, depth + 1, hashable) for a in args]
+    if any(p is None for p in parts):
+        return None
+    return f"st.tuples({', '.join(p for p in parts if p)})"
+
+
+def _return_check(ctx: _Context, node: ast.expr | None, result: str) -> str | None:
+    base, args = _annotation_base(node)
+    if node is None:
+        return None
+    if base == "None":
+        return f"assert {result} is None"
+    optional = base == "Optional" or (
+        base == "Union" and any(_annotation_base(a)[0] == "None" for a in args)
+    )
+    members = args if base in ("Optional", "Union") else [node]
+    types: list[str] = []
+    for member in members:
+        member_base, _ = _annotation_base(member)
+        if member_base == "None":
+            continue
+        runtime = _runtime_type(ctx, member, member_base)
+        if runtime is None:
+            return None
+        types += [t for t in runtime if t not in types]
+    if not types:
+        return None
+    spec = types[0] if len(types) == 1 else f"({', '.join(types)})"
+    check = f"isinstance({result}, {spec})"
+    return f"assert {result} is None or {check}" if optional else f"assert {check}"
+
+
+def _runtime_type(ctx: _Context, node: ast.expr, base: str | None) -> list[str] | None:
+    runtime = {
+        "int": ["int"],
+        "float": ["int", "float"],  # PEP 484: an int is acceptable where a float is expected
+        "str": ["str"],
+        "bytes": ["bytes"],
+        "bool": ["bool"],
+        "complex": ["int", "float", "complex"],
+    }
+    if base in runtime:
+        return runtime[base]
+    containers = {
+        "list": "list",
+        "List": "list",
+        "dict": "dict",
+        "Dict": "dict",
+        "set": "set",
+        "Set": "set",
+        "frozenset": "frozenset",
+        "FrozenSet": "frozenset",
+        "tuple": "tuple",
+        "Tuple": "tuple",
+    }
+    if base in containers:
+        return [containers[base]]
+    name = (
+        _dotted(node)
+        if not isinstance(node, ast.Constant)
+        else (node.value if isinstance(node.value, str) else None)
+    )
+    if name and "." not in name and name in ctx.info.classes and ctx.info.binding(name):
+        ctx.need({name})
+        return [name]
+    return None
+
+
+def _builtin_annotation(node: ast.expr | None) -> TypeGuard[ast.expr]:
+    """An annotation made of builtin names only: the test can repeat it without imports."""
+    if node is None:
+        return False
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            return False  # a forward reference
+        if isinstance(part, ast.Name) and part.id not in _TYPE_NAMES and part.id != "object":
+            return False
+    return True
+
+
+def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
+    fn = ctx.target.node
+    params, _, _ = _params(fn, skip_first=_takes_self(ctx.target))
+    required = [p for p in params if not p.has_default]
+    annotated = any(p.annotation is not None for p in params) or fn.returns is not None
+    if not required or not annotated:
+        return []
+    name = f"test_{prefix}_property"
+    strategies = {p.name: _strategy(p.annotation) for p in required}
+    missing = [n for n, s in strategies.items() if s is None]
+    if ctx.target.classes and not ctx.instantiable and _takes_self(ctx.target):
+        cls = ctx.target.classes[-1].name
+        return [
+            _todo(
+                name.replace("_property", "_todo_property"),
+                f"a property test for {ctx.target.qualname}",
+                f"{cls}() needs arguments: build one to test {ctx.target.qualname} on",
+            )
+        ]
+    if missing or (isinstance(fn, ast.AsyncFunctionDef) and _is_generator(fn)):
+        what = ", ".join(missing) if missing else "an async generator"
+        return [
+            _todo(
+                name.replace("_property", "_todo_property"),
+                f"a hypothesis strategy for {what}",
+                f"no strategy could be inferred for {what} of {ctx.target.qualname}",
+            )
+        ]
+    ctx.imports.from_("hypothesis", "given")
+    ctx.imports.from_("hypothesis", "strategies", "st")
+    given = ", ".join(f"{n}={s}" for n, s in strategies.items())
+    decorator = _fit(f"given({given})", base=1)
+    test_params = [
+        f"{p.name}: {ast.unparse(p.annotation)}" if _builtin_annotation(p.annotation) else p.name
+        for p in required
+    ]
+    args = ", ".join(f"{p.name}={p.name}" if p.kind == "keyword" else p.name for p in required)
+    call = _wrap_call(ctx, f"{ctx.call_prefix}({args})")
+    result = "result" if "result" not in strategies else "returned"
+    check = _return_check(ctx, fn.returns, result)
+    expected = sorted(ctx.exception_types)
+    body: list[str] = []
+    line = f"{result} = {call}" if check else call
+    if expected:
+        caught = expected[0] if len(expected) == 1 else f"({', '.join(expected)})"
+        body += [
+            "try:",
+            f"    {line}",
+            f"except {caught}:",
+            f"    return  # raised on purpose by {ctx.target.qualname}",
+        ]
+    else:
+        body.append(line)
+    if check:
+        body.append(check)
+    return [_Test(name, body, test_params, [decorator], kind="property")]

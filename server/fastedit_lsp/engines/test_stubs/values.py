@@ -1,0 +1,168 @@
+"""The value model of the small evaluator for reaching ``raise`` statements: the unknown value
+(a call into user code, an unknown attribute...), the evaluator's control-flow exceptions,
+``self`` as the attributes ``__init__`` set, and the builtin values, functions, pure methods of
+``str``/``list``/``dict`` and operators the evaluator may apply, with size limits and a step
+budget.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+class _Unknown:
+    """A value this module does not model (a call into user code, an unknown attribute...)."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+_UNKNOWN: object = _Unknown()
+_OMIT: object = type("_Omit", (), {"__repr__": lambda self: "<default>"})()
+
+
+class _Abort(Exception):  # noqa: N818 (control flow of the evaluator)
+    """The path depends on something unknown, or the step budget is spent."""
+
+
+class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
+    """An exception inside the evaluated function (from a ``raise`` statement or a builtin)."""
+
+    def __init__(self, type_name: str | None, node: ast.Raise | None = None) -> None:
+        super().__init__(type_name)
+        self.type_name = type_name
+        self.node = node
+
+
+class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
+    pass
+
+
+class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
+    pass
+
+
+class _Continue(Exception):  # noqa: N818 (control flow of the evaluator)
+    pass
+
+
+class _Instance:
+    """``self``: the attributes ``__init__`` set, as far as they are known."""
+
+    def __init__(self, attrs: dict[str, object]) -> None:
+        self.attrs = attrs
+
+
+_SAFE_TYPES = (str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None))
+_SAFE_FUNCS: dict[str, Callable[..., object]] = {
+    "len": len,
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "round": round,
+    "sum": sum,
+    "any": any,
+    "all": all,
+    "sorted": sorted,
+    "list": list,
+    "tuple": tuple,
+    "set": set,
+    "frozenset": frozenset,
+    "ord": ord,
+    "chr": chr,
+    "repr": repr,
+}
+_TYPE_NAMES: dict[str, type] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "bytes": bytes,
+    "list": list,
+    "tuple": tuple,
+    "dict": dict,
+    "set": set,
+    "frozenset": frozenset,
+    "complex": complex,
+}
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SAFE_METHODS: dict[type, frozenset[str]] = {
+    str: _words(
+        "strip lstrip rstrip lower upper casefold title capitalize startswith endswith isdigit "
+        "isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle split "
+        "rsplit splitlines partition rpartition replace count find rfind index rindex join "
+        "removeprefix removesuffix encode"
+    ),
+    bytes: _words("decode startswith endswith strip split count find"),
+    list: _words("count index copy append extend insert pop remove reverse"),
+    tuple: _words("count index"),
+    dict: _words("get keys values items copy pop setdefault update"),
+    set: _words("add discard copy union intersection difference issubset issuperset"),
+    frozenset: _words("union intersection difference issubset issuperset"),
+    int: _words("bit_length"),
+    float: _words("is_integer"),
+}
+_MAX_SIZE = 2000
+_STEPS = 3000
+
+
+def _safe(value: object) -> bool:
+    if type(value) not in _SAFE_TYPES:
+        return False
+    if isinstance(value, str | bytes):
+        return len(value) <= _MAX_SIZE
+    if isinstance(value, int):
+        return value.bit_length() <= 512
+    if isinstance(value, list | tuple | set | frozenset):
+        return len(value) <= _MAX_SIZE and all(_safe(v) for v in value)
+    if isinstance(value, dict):
+        return len(value) <= _MAX_SIZE and all(_safe(k) and _safe(v) for k, v in value.items())
+    return True
+
+
+@dataclass
+class _Method:
+    value: object
+    name: str
+
+
+@dataclass
+class _Func:
+    name: str
+
+
+_BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
+    ast.Add: lambda a, b: a + b,  # type: ignore[operator]
+    ast.Sub: lambda a, b: a - b,  # type: ignore[operator]
+    ast.Mult: lambda a, b: a * b,  # type: ignore[operator]
+    ast.Div: lambda a, b: a / b,  # type: ignore[operator]
+    ast.FloorDiv: lambda a, b: a // b,  # type: ignore[operator]
+    ast.Mod: lambda a, b: a % b,  # type: ignore[operator]
+    ast.Pow: lambda a, b: a**b,  # type: ignore[operator]
+    ast.BitAnd: lambda a, b: a & b,  # type: ignore[operator]
+    ast.BitOr: lambda a, b: a | b,  # type: ignore[operator]
+    ast.BitXor: lambda a, b: a ^ b,  # type: ignore[operator]
+}
+_CMPOPS: dict[type[ast.cmpop], Callable[[object, object], object]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,  # type: ignore[operator]
+    ast.LtE: lambda a, b: a <= b,  # type: ignore[operator]
+    ast.Gt: lambda a, b: a > b,  # type: ignore[operator]
+    ast.GtE: lambda a, b: a >= b,  # type: ignore[operator]
+    ast.In: lambda a, b: a in b,  # type: ignore[operator]
+    ast.NotIn: lambda a, b: a not in b,  # type: ignore[operator]
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}

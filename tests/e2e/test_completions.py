@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,21 @@ async def test_each_fim_kind_sends_prefix_and_suffix_to_its_endpoint(
     assert request.path == path
     assert request.body[prefix_field].endswith("    top = ")
     assert request.body[suffix_field].startswith("\n    return mean, top")
+
+
+@pytest.mark.parametrize("fim", ["chat", "completions", "infill", "mistral"])
+async def test_a_document_with_a_lone_surrogate_still_gets_a_model_completion(
+    make_editor: MakeEditor, stub: StubModelServer, fim: str
+) -> None:
+    editor = await ghost_text_editor(make_editor, profiles={"fast": {"fim": fim}})
+    text = HEAD + "    label = '\ud800'\n    top = \n    return mean, top\n"
+    editor.open(URI, text)  # the client sends the JSON escape "\\ud800"
+    cursor = text.index("top = ") + len("top = ")
+    stub.default = Answer(text="max(values)\n")
+    result = await editor.inline_completion(URI, cursor, automatic=False)
+    assert inline_texts(result) == ["max(values)"]
+    [request] = stub.requests
+    assert "label = '\ufffd'" in json.dumps(request.body, ensure_ascii=False)
 
 
 async def test_a_slow_model_does_not_hold_completion_items_and_the_next_request_gets_its_answer(

@@ -354,6 +354,29 @@ async def test_a_key_that_cannot_be_sent_fails_without_echoing_it(
     assert h.server.requests == []
 
 
+async def test_lone_surrogates_are_sent_as_replacement_characters(
+    make: Callable[..., Harness],
+) -> None:
+    # An editor can send JSON "\\ud800", which no UTF-8 body can carry; a pair split across two
+    # edits is one character again.
+    request = ChatRequest(
+        messages=(
+            ChatMessage("system", "s\ud800"),
+            ChatMessage("user", "t = '\udc00'; \ud83d\ude00"),
+        ),
+        max_tokens=64,
+        stop=("\ud800\n",),
+    )
+    h = make(sse_response(GOOD_STREAM))
+    texts, _ = await collect(h.backend(model="llama-3.3-70b"), request)
+    assert texts == ["    return", " a + b"]
+    (sent,) = h.server.requests
+    assert "t = '\ufffd'; \U0001f600".encode() in sent.content
+    body = h.server.body()
+    assert [m["content"] for m in body["messages"]] == ["s\ufffd", "t = '\ufffd'; \U0001f600"]
+    assert body["stop"] == ["\ufffd\n"]
+
+
 # --- HTTP errors -----------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ the stop sequences) never changes the result, and no step ever adds text.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fastedit_lsp.completion.text import (
@@ -113,6 +113,22 @@ CUT_CASES = [
         "y = 1\n\n    z = 2\n\n\n    w = 3\n",
         "y = 1\n\n    z = 2",
         id="two-blank-lines-end-a-block-one-does-not",
+    ),
+    pytest.param(
+        "def f(x):‸",
+        "python",
+        "block",
+        '\n    """Doc.\n\n    More.\n\n\n    Far below.\n    """\n',
+        '\n    """Doc.\n\n    More.',
+        id="two-blank-lines-end-a-block-inside-a-docstring-too",
+    ),
+    pytest.param(
+        "function f() {‸",
+        "javascript",
+        "block",
+        "\n  /* a\n\n\n  b */\n}\n",
+        "\n  /* a",
+        id="two-blank-lines-end-a-block-inside-a-block-comment-too",
     ),
     pytest.param(
         "if ready:‸",
@@ -632,6 +648,8 @@ def test_stopping_when_has_enough_changes_nothing(text: str, context: tuple[str,
 
 @settings(max_examples=200, deadline=None)
 @given(texts, contexts)
+# Two blank lines inside a block comment: the model stops there, so finish() must cut there too.
+@example(text="/*\n\n\na", context=("function f() {‸\n}\n", "javascript"))
 def test_stopping_at_a_stop_sequence_changes_nothing(text: str, context: tuple[str, str]) -> None:
     document, language = context
     prefix, suffix = at_cursor(document)

@@ -415,6 +415,32 @@ async def test_fim_deltas_stream_in_order_and_fill_stream_info(
     )
 
 
+@pytest.mark.parametrize("kind", FIM_KINDS)
+async def test_lone_surrogates_are_sent_as_replacement_characters(
+    make: Callable[..., Harness], kind: FimKind
+) -> None:
+    # An editor can send JSON "\\ud800", which no UTF-8 body can carry.
+    request = FimRequest(
+        prefix="s = '\ud800'\nx = ",
+        suffix="\nt = '\udc00'\n",
+        max_tokens=16,
+        stop=("\n",),
+        snippets=(("odd\ud800.py", "u = '\udfff'\n"),),
+        path="main\udc00.py",
+        language_id="python",
+    )
+    h = make(sse(good_stream(kind, ["1"])))
+    texts, _ = await collect(h.backend(), kind, request)
+    assert texts == ["1"]
+    (sent,) = h.endpoint.requests
+    wire = sent.content.decode("utf-8")
+    assert not any("\ud800" <= char <= "\udfff" for char in wire)
+    for text in ("s = '\ufffd'", "t = '\ufffd'", "odd\ufffd.py", "u = '\ufffd'"):
+        assert text in wire
+    if kind != "infill":
+        assert "main\ufffd.py" in wire  # the file's path labels where the snippets end
+
+
 async def test_infill_stops_at_its_last_chunk_and_keeps_its_text(
     make: Callable[..., Harness],
 ) -> None:

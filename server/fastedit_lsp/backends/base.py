@@ -48,6 +48,17 @@ class BackendError(Exception):
         return self.message
 
 
+def sendable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so that a UTF-8 body can carry it.
+
+    An editor can send lone surrogates (JSON ``\\ud800``), and encoding one fails (httpx raises
+    ``UnicodeEncodeError``, not a :class:`BackendError`). A pair split in two is joined again.
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 @dataclass(frozen=True)
 class ChatMessage:
     role: Literal["system", "user", "assistant"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
+from .base import sendable
 from .presets import Preset
 from .sse import ChatChunk, parse_chat_chunk, parse_infill_chunk
 
@@ -84,7 +85,7 @@ def fim_endpoint(kind: FimKind, base_url: str) -> str:
 def build_fim_body(
     kind: FimKind, request: FimRequest, *, model: str, preset: Preset
 ) -> dict[str, Any]:
-    """The JSON body of a streamed ``kind`` call.
+    """The JSON body of a streamed ``kind`` call, its text made :func:`~.base.sendable`.
 
     ``stop`` is sent only when there are stop sequences, as for chat. ``infill`` sends ``model``
     when one is known: a single-model llama.cpp ignores it, and the routers put in front of
@@ -93,9 +94,12 @@ def build_fim_body(
     body: dict[str, Any]
     if kind == "infill":
         body = {
-            "input_prefix": request.prefix,
-            "input_suffix": request.suffix,
-            "input_extra": [{"filename": path, "text": text} for path, text in request.snippets],
+            "input_prefix": sendable(request.prefix),
+            "input_suffix": sendable(request.suffix),
+            "input_extra": [
+                {"filename": sendable(path), "text": sendable(text)}
+                for path, text in request.snippets
+            ],
             "n_predict": request.max_tokens,
             "temperature": request.temperature,
             "stream": True,
@@ -107,15 +111,15 @@ def build_fim_body(
     else:
         body = {
             "model": model,
-            "prompt": _with_snippets(request),
-            "suffix": request.suffix,
+            "prompt": sendable(_with_snippets(request)),
+            "suffix": sendable(request.suffix),
             # Both dialects predate ``max_completion_tokens``: ``max_tokens`` whatever the preset.
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "stream": True,
         }
     if request.stop:
-        body["stop"] = list(request.stop)
+        body["stop"] = [sendable(stop) for stop in request.stop]
     # Mistral documents no ``stream_options``; it puts usage in its last chunk unasked.
     if kind == "completions" and preset.usage_in_stream:
         body["stream_options"] = {"include_usage": True}

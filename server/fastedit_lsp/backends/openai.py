@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import SecretStr
 
-from .base import BackendError, ChatRequest, ErrorKind, StreamInfo
+from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
@@ -59,17 +59,17 @@ def is_reasoning_model(model: str) -> bool:
 def build_chat_body(
     request: ChatRequest, *, model: str, preset: Preset, reasoning_effort: str | None
 ) -> dict[str, Any]:
-    """The JSON body of a streamed ``/chat/completions`` call."""
+    """The JSON body of a streamed ``/chat/completions`` call, its text made :func:`sendable`."""
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": [{"role": m.role, "content": sendable(m.content)} for m in request.messages],
         "stream": True,
         preset.max_tokens_field: request.max_tokens,
     }
     if _FIXED_SAMPLING_MODEL.search(model) is None:
         body["temperature"] = request.temperature
         if request.stop:
-            body["stop"] = list(request.stop)
+            body["stop"] = [sendable(stop) for stop in request.stop]
     if preset.usage_in_stream:
         body["stream_options"] = {"include_usage": True}
     if reasoning_effort or is_reasoning_model(model):

@@ -337,7 +337,8 @@ def cut_at_block_boundary(text: str, prefix: str, scope: Scope, language_id: str
     that reopens, ``} else {``, continues it; so do Python's ``elif``/``else``/``except``/
     ``finally`` at the opener's depth). Otherwise (statements on a blank line) it holds the lines
     indented at least as deep as the cursor and ends before a dedent or a line closing a bracket
-    of the prefix. Two blank lines in a row end any block; trailing blank lines are dropped.
+    of the prefix. Two blank lines in a row end any block, even inside a multi-line string or
+    comment; trailing blank lines are dropped.
     """
     end, _ = _cut(text, _Cursor.of(prefix, "", language_id), scope)
     return text[:end]
@@ -445,16 +446,17 @@ def _block_end(text: str, cur: _Cursor) -> tuple[int, bool]:
         line = lines[index]
         content = text[line.start : line.end]
         stripped = content.strip(_SPACE)
-        if in_token[index]:
-            blanks = 0
-            keep = line.end if stripped else keep
-            continue
+        # Counted inside a multi-line string or comment too: the model's stop sequence
+        # (``stop_sequences``) ends its answer at two blank lines wherever they are.
         if not stripped:
             blanks += 1
             if blanks >= 2:
                 return keep, line.complete
             continue
         blanks = 0
+        if in_token[index]:
+            keep = line.end
+            continue
         lowest, end_depth = depths[index]
         indent = _width(content)
         if header:

@@ -1,0 +1,31 @@
+"""Hypothesis profiles: the README's test command is deterministic, exploration is opt-in.
+
+``deterministic`` is loaded for every run: each property test sees the same examples every time
+(derandomized, no example database replaying earlier failures, no wall-clock deadline or
+too-slow check to trip on a loaded machine), and a failure prints its reproduction blob. It is
+Hypothesis' own ``ci`` profile, which ``CI=true`` would load, for local runs too.
+
+``random`` explores: ``pytest --hypothesis-profile=random`` (Hypothesis' pytest plugin loads it
+after this module registers it). Fresh examples each run, more of them for the tests that do not
+set their own ``max_examples``, and the example database in ``.hypothesis/`` replays what failed.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+_DEFAULTS = settings.get_profile("default")  # Hypothesis' own, whatever CI=true loaded
+
+settings.register_profile(
+    "deterministic",
+    _DEFAULTS,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "random", _DEFAULTS, derandomize=False, max_examples=1000, deadline=None, print_blob=True
+)
+settings.load_profile("deterministic")

@@ -18,15 +18,21 @@ import os
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
+from .actions.registry import BUILTIN_KINDS
 from .backends.presets import PRESETS, Provider
 from .prompting.context import DEFAULT_EXCLUDE
 
 Mode = Literal["fast", "standard", "auto"]
+if TYPE_CHECKING:
+    ActionKind = str
+else:
+    #: A built-in action's kind: the registry's list (``routing.fastKinds`` may name them).
+    ActionKind = Literal[BUILTIN_KINDS]
 ProfileName = Literal["fast", "standard"]
 Route = Literal["fast", "standard", "local"]
 Layer = Literal["default", "file", "env", "init", "client"]
@@ -112,10 +118,7 @@ class RoutingSettings(_Model):
     its value and its threshold in the job's reason.
     """
 
-    fast_kinds: tuple[
-        Literal["completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"],
-        ...,
-    ] = Field(
+    fast_kinds: tuple[ActionKind, ...] = Field(
         ("completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"),
         description="Auto mode, rule 1: actions that may go to fast; the others always go to "
         "standard.",

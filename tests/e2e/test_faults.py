@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.pipeline.runner import OUTPUT_CHARS_PER_TOKEN
+from fastedit_lsp.pipeline.stream import OUTPUT_CHARS_PER_TOKEN
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 from .conftest import MakeEditor

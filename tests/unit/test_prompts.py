@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fastedit_lsp.actions import prepare, regex
-from fastedit_lsp.actions.base import ActionInput
+from fastedit_lsp.actions import regex
+from fastedit_lsp.actions.base import ActionInput, Draft
+from fastedit_lsp.actions.registry import Registry
+from fastedit_lsp.actions.write_tests import TestInputs
 from fastedit_lsp.backends.base import ChatRequest
 from fastedit_lsp.core.document import Document, Point
+from fastedit_lsp.core.jobs import Inputs, InstructionInputs, TestModule
 from fastedit_lsp.engines.test_stubs import find_target
 from fastedit_lsp.prompting.context import around
 
@@ -46,7 +49,7 @@ def area(radius: float) -> float:
 '''
 
 
-def _input(kind: str, start: Point, end: Point, **inputs: object) -> ActionInput:
+def _input(start: Point, end: Point, inputs: Inputs | None = None) -> ActionInput:
     document = Document("file:///w/shapes.py", SOURCE, language_id="python")
     return ActionInput(
         document=document,
@@ -54,10 +57,17 @@ def _input(kind: str, start: Point, end: Point, **inputs: object) -> ActionInput
         end=end,
         ctx=around(document, start, end, budget_tokens=2048, path="/w/shapes.py"),
         path="/w/shapes.py",
-        inputs=dict(inputs),
+        inputs=inputs or Inputs(),
         max_tokens=512,
         temperature=0.2,
     )
+
+
+def prepare(kind: str, data: ActionInput) -> Draft:
+    """The action's draft, as the pipeline makes it (through the registry)."""
+    spec = Registry().get(kind)
+    assert spec is not None, kind
+    return spec.load().prepare(data)
 
 
 def _render(request: ChatRequest) -> str:
@@ -74,26 +84,33 @@ def _cases() -> dict[str, ChatRequest]:
     selection = (Point(area_line, 0), Point(len(lines) - 1, len(lines[-1])))
     document = Document("file:///w/shapes.py", SOURCE, language_id="python")
     target = regex.target(document, comment, comment)
+    instruction = InstructionInputs(instruction="add a docstring test")
     requests = {
-        "completeRest": prepare("completeRest", _input("completeRest", cursor, cursor)).request,
-        "editSelection": prepare(
-            "editSelection", _input("editSelection", *selection, instruction="add a docstring test")
-        ).request,
+        "completeRest": prepare("completeRest", _input(cursor, cursor)).request,
+        "editSelection": prepare("editSelection", _input(*selection, instruction)).request,
         "generateRegex": prepare(
-            "generateRegex", _input("generateRegex", target.start, target.end, regexTarget=target)
+            "generateRegex",
+            _input(target.start, target.end, regex.RegexInputs(target=target)),
         ).request,
-        "fixSyntax": prepare("fixSyntax", _input("fixSyntax", cursor, cursor)).request,
+        "fixSyntax": prepare("fixSyntax", _input(cursor, cursor)).request,
     }
-    tests_input = _input(
-        "generateTests",
-        Point(0, 0),
-        Point(0, 0),
-        source=SOURCE.replace("radius**", "radius**2"),
-        target=find_target(SOURCE.replace("radius**", "radius**2"), area_line),
+    fixed = SOURCE.replace("radius**", "radius**2")
+    tests_input = _input(Point(0, 0), Point(0, 0), TestInputs(target=find_target(fixed, area_line)))
+    destination = TestModule(
+        path="/w/test_shapes.py",
+        uri="file:///w/test_shapes.py",
         module="shapes",
+        source=fixed,
+        source_uri="file:///w/shapes.py",
+        existing="",
+        created=True,
     )
     tests_input = ActionInput(
-        **{**tests_input.__dict__, "document": Document("file:///w/test_shapes.py", "")}
+        **{
+            **tests_input.__dict__,
+            "document": Document("file:///w/test_shapes.py", ""),
+            "destination": destination,
+        }
     )
     requests["generateTests"] = prepare("generateTests", tests_input).request
     out: dict[str, ChatRequest] = {}

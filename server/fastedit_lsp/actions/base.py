@@ -1,23 +1,90 @@
-"""What every action hands the runner: the model prompt, filters, the offline answer, a verifier.
+"""What an action is: where a job starts, the code actions it offers, and how it is answered.
 
-Pure: no pygls, no httpx. An action is prepared once the job exists and its region is known;
-the runner then routes it to a model (``request`` + ``pipeline``) or to the offline engine
-(``offline``), streams the text into the region, and checks the result with ``verify``.
+Pure: no pygls, no httpx. An action module implements :class:`Action`. ``start`` places a new
+job when its command runs (the region, the typed inputs); ``offers`` says which code actions
+apply at a range (instantly: no model call); ``prepare`` makes the :class:`Draft` once the job
+runs and its region is known: the pipeline then routes it to a model (``request`` +
+``pipeline``) or to the offline engine (``offline``), streams the text into the region, and
+checks the result with ``verify``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from ..backends.base import ChatRequest
 from ..core.document import Document, Point
+from ..core.jobs import Inputs, TestModule
+from ..core.outline import Outline
 from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
 
 #: ``{ok: true|false|null, details}`` as in the job record.
 Verification = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a new job edits (the command's range, or the place the action found) and its
+    inputs."""
+
+    start: Point
+    end: Point
+    inputs: Inputs
+
+
+@dataclass(frozen=True)
+class CommandInput:
+    """A command's arguments beyond the document, validated and in server coordinates."""
+
+    start: Point
+    end: Point
+    #: Error diagnostics the editor reported in range (routing).
+    diagnostics: int = 0
+    instruction: str = ""
+
+
+@dataclass(frozen=True)
+class OfferView:
+    """What a code action rule may look at (no model call, no I/O)."""
+
+    uri: str
+    document: Document
+    start: Point
+    end: Point
+    #: The request's range as the client sent it: ``{start: {line, character}, end: {...}}``.
+    wire_range: dict[str, dict[str, int]]
+    #: Error diagnostics the client passed with the request.
+    errors: int
+    #: The document's outline (Python), parsed off the request path.
+    outline: Callable[[], Outline]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One code action: its title ("... (fastedit)"), kind, and its command's argument."""
+
+    title: str
+    kind: Literal["refactor.rewrite", "quickfix"]
+    argument: dict[str, object]
+
+
+class Action(Protocol):
+    """What an action module provides (each function pure)."""
+
+    def start(self, document: Document, command: CommandInput) -> Start:
+        """Place a new job; ActionError when the action cannot run there."""
+        ...
+
+    def offers(self, view: OfferView) -> Sequence[Offer]:
+        """The code actions that apply at the view's range."""
+        ...
+
+    def prepare(self, data: ActionInput) -> Draft:
+        """How to answer the job; ActionError when it cannot run here."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -30,11 +97,13 @@ class ActionInput:
     end: Point
     ctx: CursorContext
     path: str
-    inputs: dict[str, Any]
+    inputs: Inputs
     max_tokens: int
     temperature: float
     #: Text of the other open documents (for offline lookup), computed when asked for.
     others: Callable[[], Sequence[str]] = lambda: ()
+    #: Where a test-writing job writes (the document is then the test module).
+    destination: TestModule | None = None
 
 
 @dataclass(frozen=True)
@@ -81,3 +150,8 @@ class ActionError(ValueError):
 async def no_answer() -> OfflineAnswer | None:
     """An offline engine that has nothing to propose (the job ends with "no suggestion")."""
     return None
+
+
+def no_offers(view: OfferView) -> Sequence[Offer]:
+    """An action offered by no code action (it needs what only a command carries)."""
+    return ()

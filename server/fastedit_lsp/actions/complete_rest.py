@@ -5,12 +5,15 @@ Pure: builds the chat request from the cursor context and the filters its answer
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..backends.base import ChatMessage, ChatRequest
-from ..core.document import Point
+from ..core.document import Document, Point
+from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
 from ..prompting.filters import FenceFilter, Pipeline, SuffixDedup
-from .base import ActionInput, Draft, OfflineAnswer
+from .base import ActionInput, CommandInput, Draft, Offer, OfferView, OfflineAnswer, Start
 
 CURSOR = prompts.CURSOR
 
@@ -33,6 +36,24 @@ def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatR
 def filters(ctx: CursorContext) -> Pipeline:
     """Strip fences and chatter, then drop a tail that repeats the code after the cursor."""
     return Pipeline(FenceFilter(), SuffixDedup(ctx.suffix))
+
+
+def start(document: Document, command: CommandInput) -> Start:
+    """At the cursor."""
+    return Start(command.start, command.start, Inputs())
+
+
+def offers(view: OfferView) -> Sequence[Offer]:
+    """Offered everywhere, at the end of the range."""
+    end = view.wire_range["end"]
+    position = {"line": end["line"], "character": end["character"]}
+    return [
+        Offer(
+            "Complete the rest (fastedit)",
+            "refactor.rewrite",
+            {"uri": view.uri, "position": position},
+        )
+    ]
 
 
 def prepare(data: ActionInput) -> Draft:

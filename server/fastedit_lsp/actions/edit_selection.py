@@ -7,10 +7,21 @@ streamed rewrite; the original stays with the job for revert.
 from __future__ import annotations
 
 from ..backends.base import ChatMessage, ChatRequest
+from ..core.document import Document
+from ..core.jobs import InstructionInputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
 from ..prompting.filters import FenceFilter, Pipeline
-from .base import ActionInput, Draft
+from .base import ActionInput, CommandInput, Draft, Start, no_offers
+
+#: No code action: it needs an instruction, which only the command carries.
+offers = no_offers
+
+
+def start(document: Document, command: CommandInput) -> Start:
+    """The selection, with the instruction."""
+    inputs = InstructionInputs(diagnostics=command.diagnostics, instruction=command.instruction)
+    return Start(command.start, command.end, inputs)
 
 
 def request(
@@ -42,7 +53,8 @@ def filters(ctx: CursorContext) -> Pipeline:
 
 def prepare(data: ActionInput) -> Draft:
     """Only a model can follow an instruction: no offline answer."""
-    instruction = str(data.inputs.get("instruction", ""))
+    inputs = data.inputs
+    instruction = inputs.instruction if isinstance(inputs, InstructionInputs) else ""
     return Draft(
         request=request(
             data.ctx, instruction, max_tokens=data.max_tokens, temperature=data.temperature

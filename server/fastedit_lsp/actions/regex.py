@@ -1,26 +1,40 @@
 """Generate regex: a pattern from the examples in a comment block (or selected string literals).
 
-Pure. DESIGN.md's syntax: a comment block at the range, in the language's line-comment syntax,
-with an optional ``regex: <description>`` line and ``match:`` / ``reject:`` lines. The pattern is
-meant for ``fullmatch``. In Python it lands below the block as ``NAME = re.compile(r"...")`` (a
-rerun replaces the assignment it made; ``import re`` is added when missing), or fills an empty
-``re.compile()`` at the range. Other languages get their idiomatic literal, anchored, verified
-only where a matching engine exists (Python ``re``).
+Pure, but for the offline answer, which runs synthesis in a process of its own
+(``engines.regex.worker``). The syntax (README, "What each action does"): a comment block at the
+range, in the language's line-comment syntax, with an optional ``regex: <description>`` line and
+``match:`` / ``reject:`` lines. The pattern is meant for ``fullmatch``. In Python it lands below the
+block as ``NAME = re.compile(r"...")`` (a rerun replaces the assignment it made; ``import re`` is
+added when missing), or fills an empty ``re.compile()`` at the range. Other languages get their
+idiomatic literal, anchored, verified only where a matching engine exists (Python ``re``).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Document, Point
+from ..core.jobs import Inputs
 from ..engines.regex.synth import RegexExamples, name_for, parse_examples, string_literals, verify
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
-from .base import ActionError, ActionInput, Draft, OfflineAnswer, Verification
+from .base import (
+    ActionError,
+    ActionInput,
+    CommandInput,
+    Draft,
+    Offer,
+    OfferView,
+    OfflineAnswer,
+    Start,
+    Verification,
+)
 
 COMMENTS: dict[str, str] = {
     "python": "#",
@@ -68,6 +82,35 @@ class RegexTarget:
     indent: str
     #: The line (0-based) where ``import re`` goes when the file lacks it, else None.
     import_line: int | None
+
+
+@dataclass(frozen=True)
+class RegexInputs(Inputs):
+    """The target found when the command ran (its region is tracked since)."""
+
+    target: RegexTarget | None = None
+
+
+def start(document: Document, command: CommandInput) -> Start:
+    """Where the pattern goes (below the examples, or in an empty ``re.compile()``)."""
+    found = target(document, command.start, command.end)
+    return Start(found.start, found.end, RegexInputs(target=found))
+
+
+def offers(view: OfferView) -> Sequence[Offer]:
+    """Offered where a comment block of examples (or selected string literals) is."""
+    try:
+        found = target(view.document, view.start, view.end)
+    except ActionError:
+        return ()
+    what = found.examples.description or f"{len(found.examples.positives)} examples"
+    return [
+        Offer(
+            f"Generate regex: {what} (fastedit)",
+            "refactor.rewrite",
+            {"uri": view.uri, "range": view.wire_range},
+        )
+    ]
 
 
 def _comment_for(language: str) -> str:
@@ -269,8 +312,18 @@ def request(t: RegexTarget, data: ActionInput, failing: str = "") -> ChatRequest
     )
 
 
-def prepare(t: RegexTarget, data: ActionInput) -> Draft:
+def prepare(data: ActionInput) -> Draft:
+    """Offline: synthesis from the examples (in a process of its own); a model's pattern is
+    checked against every example before it lands."""
     from ..engines.regex.worker import synthesize_async
+
+    found = data.inputs.target if isinstance(data.inputs, RegexInputs) else None
+    if found is None:
+        found = target(data.document, data.start, data.end)
+    else:
+        # Found when the command ran; the region has been tracked since.
+        found = dataclasses.replace(found, start=data.start, end=data.end)
+    t = found
 
     async def offline() -> OfflineAnswer | None:
         pattern = await synthesize_async(t.examples.positives, t.examples.negatives)

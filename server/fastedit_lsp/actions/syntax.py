@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+from collections.abc import Sequence
 
 from ..backends.base import ChatMessage, ChatRequest
-from ..core.document import Point
+from ..core.document import Document, Point
+from ..core.jobs import Inputs
 from ..engines.syntax_fix import error_region, find_error, repair
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
-from .base import ActionInput, Draft, OfflineAnswer, Verification, no_answer
+from .base import (
+    ActionInput,
+    CommandInput,
+    Draft,
+    Offer,
+    OfferView,
+    OfflineAnswer,
+    Start,
+    Verification,
+    no_answer,
+)
 
 #: How alike (difflib's ratio) a model's repair must be to the lines it replaces.
 MIN_KEPT = 0.6
@@ -29,6 +41,25 @@ def _parses(source: str) -> str | None:
     except ValueError as exc:  # NUL bytes
         return str(exc)
     return None
+
+
+def start(document: Document, command: CommandInput) -> Start:
+    """At the range (``prepare`` finds the error region)."""
+    return Start(command.start, command.end, Inputs(diagnostics=command.diagnostics))
+
+
+def offers(view: OfferView) -> Sequence[Offer]:
+    """Offered (Python) when the file's syntax error is within two lines of the range."""
+    if (view.document.language_id or "python") != "python":
+        return ()
+    error = view.outline().error
+    if error is None:
+        return ()
+    line, message = error
+    if not view.start.line - 2 <= line <= view.end.line + 2:
+        return ()
+    argument = {"uri": view.uri, "range": view.wire_range, "diagnostics": view.errors}
+    return [Offer(f"Fix syntax error: {message} (fastedit)", "quickfix", argument)]
 
 
 def prepare(data: ActionInput) -> Draft:

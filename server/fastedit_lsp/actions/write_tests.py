@@ -1,29 +1,90 @@
 """Write tests: a pytest module for the function or method at the cursor.
 
-Pure. The runner finds where the test module goes (``tests/test_<module>.py`` beside the nearest
-``tests/`` folder, else ``test_<module>.py`` beside the module) and opens or creates it; this
-module prepares the text appended to it: offline, from the code alone (``test_stubs``: doctests
-become assertions, reachable ``raise`` statements ``pytest.raises`` cases, type hints hypothesis
-stubs, the rest marked TODO); with a model, from the function, its docstring and its imports.
-The user's code is never imported or run for this.
+Pure. The host finds where the test module goes (``tests/test_<module>.py`` beside the nearest
+``tests/`` folder, else ``test_<module>.py`` beside the module: ``project.tests_layout``) and
+opens or creates it; the job moves there. This module prepares the text appended to it: offline,
+from the code alone (``test_stubs``: doctests become assertions, reachable ``raise`` statements
+``pytest.raises`` cases, type hints hypothesis stubs, the rest marked TODO); with a model, from
+the function, its docstring and its imports. The user's code is never imported or run for this.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
-from ..engines.test_stubs import Target, generate, merge
+from ..core.document import Document
+from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
-from .base import ActionInput, Draft, OfflineAnswer, Verification
+from .base import (
+    ActionError,
+    ActionInput,
+    CommandInput,
+    Draft,
+    Offer,
+    OfferView,
+    OfflineAnswer,
+    Start,
+    Verification,
+)
+
+# The generator loads with the first job, not with the first code action.
+if TYPE_CHECKING:
+    from ..engines.test_stubs import Target
+
+
+@dataclass(frozen=True)
+class TestInputs(Inputs):
+    """The function or method the tests are for."""
+
+    # Not a pytest class (its name starts with "Test").
+    __test__ = False
+
+    target: Target | None = None
+
+
+def start(document: Document, command: CommandInput) -> Start:
+    """The function at the cursor (the job moves to the test module when it runs)."""
+    from ..engines.test_stubs import NoTargetError, find_target
+
+    try:
+        found = find_target(document.text, command.start.line)
+    except NoTargetError as exc:
+        raise ActionError(str(exc)) from None
+    return Start(command.start, command.start, TestInputs(target=found))
+
+
+def offers(view: OfferView) -> Sequence[Offer]:
+    """Offered (Python) on an importable function or method, when the file parses."""
+    if (view.document.language_id or "python") != "python":
+        return ()
+    outline = view.outline()
+    if outline.error is not None:
+        return ()
+    function = outline.function_at(view.start.line)
+    if function is None:
+        return ()
+    start = view.wire_range["start"]
+    position = {"line": start["line"], "character": start["character"]}
+    return [
+        Offer(
+            f"Write tests for {function.qualname} (fastedit)",
+            "refactor.rewrite",
+            {"uri": view.uri, "position": position},
+        )
+    ]
 
 
 def appended(existing: str, generated: str) -> str:
     """What to append to ``existing`` so that it holds the generated tests (imports included)."""
     if not existing.strip():
         return generated
+    from ..engines.test_stubs import merge
+
     # Append only (the edit stays one insertion at the end): missing imports go just before
     # the new tests; clashing names are renamed.
     merged = merge(existing, generated, append_only=True)
@@ -97,13 +158,20 @@ def _top_level_names(source: str) -> set[str]:
 
 
 def prepare(data: ActionInput) -> Draft:
-    """Tests for ``inputs['target']`` of ``inputs['source']``, appended to this document."""
-    source = str(data.inputs["source"])
-    target: Target = data.inputs["target"]
-    module = str(data.inputs["module"])
+    """Tests for the inputs' target in the destination's source module, appended to this
+    document (the test module)."""
+    destination = data.destination
+    target = data.inputs.target if isinstance(data.inputs, TestInputs) else None
+    if destination is None or target is None:
+        raise ActionError("tests need the function at the cursor and a test module")
+    source = destination.source
+    module = destination.module
     existing = data.document.text
+    read_module = destination.read_module
 
     async def offline() -> OfflineAnswer | None:
+        from ..engines.test_stubs import generate
+
         return OfflineAnswer(appended(existing, generate(source, target, module)))
 
     lines = source.splitlines()
@@ -136,9 +204,7 @@ def prepare(data: ActionInput) -> Draft:
         pipeline=Pipeline(FenceFilter()),
         transform=lambda answer: appended(existing, answer),
         offline=offline,
-        verify=lambda text: check(
-            existing, text, module, source, data.inputs.get("workspaceModule")
-        ),
+        verify=lambda text: check(existing, text, module, source, read_module),
         # A module that does not parse never lands: the model is asked once more, then the
         # offline generator answers.
         refine=lambda _text, result: ask(

@@ -1,7 +1,8 @@
 """What every backend speaks: a chat request in, a stream of text deltas out, clear errors.
 
-Pure: no pygls, no httpx. The OpenAI-compatible backend and the offline engine both implement
-:class:`Backend`; the job runner only sees this module's types.
+Pure: no pygls, no httpx. The OpenAI-compatible backend implements :class:`Backend`; the job
+pipeline only sees this module's types (the offline engine answers through
+``pipeline.offline`` instead).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class BackendError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class NoModelError(Exception):
+    """A profile has no model to call (none set, and ``/v1/models`` lists none): says which."""
 
 
 def sendable(text: str) -> str:

@@ -1,8 +1,8 @@
 """The server's own copy of each open document, in the negotiated position encoding.
 
 Pure: no pygls. pygls' ``TextDocument`` re-splits the whole text on every access and mishandles
-positions at the end of a document (notes/toolchain.md), and the edit session needs positions it
-can trust, so documents are kept here as a list of lines.
+positions at the end of a document (pygls 2.1.1's offset-to-position helper), and the edit session
+needs positions it can trust, so documents are kept here as a list of lines.
 
 Internally a position is a :class:`Point`: a line index and a column in code points. The client's
 ``character`` offsets (UTF-16 code units by default, or UTF-8 bytes / UTF-32 code points when

@@ -1,7 +1,8 @@
 """Job records: what each action did, as editors, scripts and tests see it.
 
-Pure: no pygls, no httpx. A :class:`Job` is created by a command, filled in by the job runner as
-data flows through it, and serialised by :meth:`Job.record` into DESIGN.md's camelCase record.
+Stdlib only. A :class:`Job` is created by a command with its typed :class:`Inputs`, filled in by
+the job pipeline as data flows through it, and serialised by :meth:`Job.record` into the
+camelCase record of the editor contract (README, "Job records").
 """
 
 from __future__ import annotations
@@ -9,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .tracking import RegionTracker
 
-Kind = Literal["completeRest", "generateRegex", "generateTests", "fixSyntax", "editSelection"]
+#: An action's kind as the job record names it (``completeRest``...): the action registry's keys.
+Kind = str
+#: A profile a retry may force.
+Forced = Literal["fast", "standard"]
 State = Literal["running", "done", "cancelled", "failed", "reverted"]
 FINISHED: frozenset[State] = frozenset({"done", "cancelled", "failed", "reverted"})
 
@@ -24,6 +28,53 @@ NOTHING_TO_VERIFY: dict[str, Any] = {"ok": None, "details": "nothing to verify"}
 
 #: How many records ``fastedit.status`` returns (and the registry keeps).
 KEEP = 50
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a job's command asked for beyond its range; kept with the job, for retry.
+
+    Actions that need more subclass it (``RegexInputs``, ``TestInputs``); a retry copies the
+    inputs with :func:`dataclasses.replace`, forcing a profile.
+    """
+
+    #: Error diagnostics in range, as the editor reported them with the code action (routing).
+    diagnostics: int = 0
+    #: The profile a retry forces (None: routing decides).
+    profile: Forced | None = None
+
+
+@dataclass(frozen=True)
+class InstructionInputs(Inputs):
+    """Inputs of an action that follows the user's instruction (edit selection)."""
+
+    instruction: str = ""
+
+
+@dataclass(frozen=True)
+class TestModule:
+    """Where a test-writing job writes: the test module, found (or created) by the host.
+
+    The job moves to this document (it appends at its end); its source module stays the one the
+    command named.
+    """
+
+    # Not a pytest class (its name starts with "Test").
+    __test__ = False
+
+    #: The test module on disk, and its URI.
+    path: str
+    uri: str
+    #: The dotted import path of the module under test, its text and URI.
+    module: str
+    source: str
+    source_uri: str
+    #: The test module's text before the job (empty for a new module).
+    existing: str
+    #: Whether the job created the file (an exclusive create: never an overwrite).
+    created: bool
+    #: The source of a workspace module by dotted name, None when it is not one.
+    read_module: Callable[[str], str | None] = field(default=lambda _dotted: None, repr=False)
 
 
 @dataclass
@@ -92,7 +143,9 @@ class Job:
     error: str | None = None
     metrics: Metrics = field(default_factory=Metrics)
     #: The request's inputs beyond the range (instruction...), for retry.
-    inputs: dict[str, Any] = field(default_factory=dict)
+    inputs: Inputs = field(default_factory=Inputs)
+    #: Where a test-writing job writes, once found (kept for retry).
+    destination: TestModule | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     #: Why the server stopped the stream (a conflict, a closed document); None for a user cancel.
@@ -107,6 +160,14 @@ class Job:
     @property
     def is_finished(self) -> bool:
         return self.state in FINISHED
+
+    def stop(self, reason: str | None) -> None:
+        """Stop a running job's stream; the pipeline records ``reason`` (None: the user's
+        cancel)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
 
     def finish(self, state: State, error: str | None = None) -> None:
         self.state = state
@@ -138,6 +199,18 @@ class Job:
         if self.error is not None:
             out["error"] = self.error
         return out
+
+
+def speed_line(job: Job) -> str:
+    """What progress shows: "⚡ fast · <model> · 1,840 tok/s"."""
+    metrics = job.metrics.record()
+    icon = {"fast": "⚡ ", "standard": "◆ ", "local": "○ "}.get(job.route, "")
+    parts = [f"{icon}{job.route or 'routing'}", job.model or "…"]
+    if metrics["tokensPerSecond"]:
+        parts.append(f"{metrics['tokensPerSecond']:,.0f} tok/s")
+    elif metrics["tokens"]:
+        parts.append(f"{metrics['tokens']} tokens")
+    return " · ".join(parts)
 
 
 class JobRegistry:

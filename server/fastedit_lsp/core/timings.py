@@ -32,3 +32,9 @@ class Timings:
 
     def clear(self) -> None:
         self._samples.clear()
+
+
+def percentile(values: list[float], pct: int, *, digits: int = 1) -> float:
+    """Nearest-rank percentile of sorted values."""
+    rank = max(1, -(-pct * len(values) // 100))
+    return round(values[rank - 1], digits)

@@ -4,7 +4,7 @@ Pure: no pygls, no I/O. The edit session asks a :class:`RegionTracker` where to 
 edit and tells it what it sent; the document store shows it every content change *before*
 applying it. Edits are unversioned (Neovim drops stale versioned edits, eglot rejects them) and
 editors report changes late and batched, so the tracker cannot prevent a conflict, only see it:
-DESIGN invariant 3, "detect, stop, never delete".
+"detect, stop, never delete" (the README's "Your typing is never deleted").
 
 The rules, with the region being the job's text already reported back by the client:
 - A change that is exactly the echo of the oldest edit in flight (same resulting text, however the

@@ -1,7 +1,7 @@
 """The edit session: a job's filtered text stream becomes partial edits in the client's buffer.
 
 No pygls here: the session sends through an ``apply`` callable (the server wraps
-``workspace/applyEdit``), so it tests without a client. DESIGN invariants 3 and 5:
+``workspace/applyEdit``), so it tests without a client. What it guarantees:
 
 - the first text goes out at once; after that edits are coalesced to ``max_edits_per_second``;
 - edits are sequential: the next waits for the client's reply to the previous one, so a slow

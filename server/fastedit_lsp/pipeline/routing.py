@@ -28,17 +28,9 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ..actions.registry import BUILTIN
 from ..core.jobs import Kind
 from ..settings import Mode, ProfileName, RoutingSettings
-
-#: How an action is named in a reason.
-LABELS: Mapping[str, str] = {
-    "completeRest": "complete rest",
-    "generateRegex": "regex",
-    "generateTests": "test stub",
-    "fixSyntax": "syntax fix",
-    "editSelection": "edit",
-}
 
 
 @dataclass(frozen=True)
@@ -57,6 +49,8 @@ class Signals:
     diagnostics: int = 0
     #: ``editSelection``'s instruction (ignored for the other actions).
     instruction: str = ""
+    #: How the reason names the action (None: the registry's label for the kind).
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +80,16 @@ def choose(
         reason = rule(signals, routing, failure_rates or {})
         if reason is not None:
             return Decision("standard", f"standard: {reason}")
-    label = LABELS.get(signals.kind, signals.kind)
+    label = signals.label or _builtin_label(signals.kind)
     return Decision("fast", f"fast: {label}, {_count(signals.lines, 'line')}")
+
+
+#: How a reason names each built-in action.
+_LABELS = {spec.kind: spec.label for spec in BUILTIN}
+
+
+def _builtin_label(kind: str) -> str:
+    return _LABELS.get(kind, kind)
 
 
 # -- the rules, in order: each returns why the job goes to standard, or None ---------------------

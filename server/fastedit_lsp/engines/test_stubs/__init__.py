@@ -1,8 +1,9 @@
 """Test stubs from the code: a pytest module for the function or method at a position.
 
-Pure: no pygls, no httpx, no I/O. The caller passes the source text and what it knows of the
-file system (which directories hold ``__init__.py``, which ``tests`` folders exist). The user's
-code is parsed with :mod:`ast` and never imported or executed (DESIGN.md, invariant 7).
+Pure: no pygls, no httpx, no I/O. The caller passes the source text and what it knows of the file
+system (which directories hold ``__init__.py``, which ``tests`` folders exist). The user's code is
+parsed with :mod:`ast` and never imported or executed (a cloned repository is untrusted: the server
+never runs its code unless the user opts in).
 
 The modules, each importing only ones above it in this list:
 

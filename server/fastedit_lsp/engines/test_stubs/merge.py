@@ -18,7 +18,7 @@ def merge(existing: str, generated: str, *, append_only: bool = False) -> str:
     Existing text is never changed: the result is ``existing`` followed by the new tests, except
     for the import lines the new tests need and ``existing`` lacks. Those are inserted as whole
     lines after the last import of ``existing``'s leading import block (at the end they would
-    be E402; DESIGN.md's first invariant allows adding a missing import line), or after its
+    be E402; an action may add a missing import line, its one edit outside its range), or after its
     docstring when it has no imports; they are not merged into existing ``from`` lines, so
     ``ruff check --fix`` may want to combine them. With ``append_only`` (an editor edit that
     must be a pure insertion at the end), or when ``existing`` does not parse, they go at the

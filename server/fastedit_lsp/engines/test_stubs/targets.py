@@ -1,8 +1,8 @@
 """Targets: the function or method tests are generated for. :func:`find_target` finds the one
 enclosing, or defined on, a 0-based line among the functions and methods reachable by attribute
-access from the module (no ``<locals>``); a line inside a nested function belongs to the
-innermost function a test can import. The user's code is parsed with :mod:`ast` and never
-imported or executed (DESIGN.md, invariant 7).
+access from the module (no ``<locals>``); a line inside a nested function belongs to the innermost
+function a test can import. The user's code is parsed with :mod:`ast` and never imported or executed
+(a cloned repository is untrusted: the server never runs its code unless the user opts in).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ...actions.registry import ArgShape
 from ...settings import Mode
 
 
@@ -29,24 +30,63 @@ class RangeArg(Args):
     end: PositionArg
 
 
-class CompleteRestArgs(Args):
+class PositionTargetArgs(Args):
+    """``{uri, position}``: an action at the cursor."""
+
     uri: str = Field(min_length=1)
     position: PositionArg
     #: Error diagnostics in range, as the editor reported them with the code action (routing).
     diagnostics: int = Field(0, ge=0)
 
+    @property
+    def range(self) -> RangeArg | None:
+        return None
+
+    @property
+    def instruction(self) -> str:
+        return ""
+
+
+class RangeTargetArgs(Args):
+    """``{uri, range}``: an action on a range."""
+
+    uri: str = Field(min_length=1)
+    range: RangeArg
+    diagnostics: int = Field(0, ge=0)
+
+    @property
+    def position(self) -> PositionArg | None:
+        return None
+
+    @property
+    def instruction(self) -> str:
+        return ""
+
 
 class EditSelectionArgs(Args):
+    """``{uri, range, instruction}``: an action following the user's instruction."""
+
     uri: str = Field(min_length=1)
     range: RangeArg
     instruction: str = Field(min_length=1, max_length=20000)
     diagnostics: int = Field(0, ge=0)
 
+    @property
+    def position(self) -> PositionArg | None:
+        return None
 
-class RangeTargetArgs(Args):
-    uri: str = Field(min_length=1)
-    range: RangeArg
-    diagnostics: int = Field(0, ge=0)
+
+ActionArgs = PositionTargetArgs | RangeTargetArgs | EditSelectionArgs
+
+
+def arguments(shape: ArgShape) -> type[ActionArgs]:
+    """The argument model of an action's command (the registry's ``args``)."""
+    models: dict[ArgShape, type[ActionArgs]] = {
+        "position": PositionTargetArgs,
+        "range": RangeTargetArgs,
+        "selection": EditSelectionArgs,
+    }
+    return models[shape]
 
 
 class JobIdArgs(Args):

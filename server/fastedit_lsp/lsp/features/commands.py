@@ -1,6 +1,7 @@
-"""workspace/executeCommand: fastedit's commands (DESIGN.md's contract).
+"""workspace/executeCommand: fastedit's commands (the editor contract in the README).
 
-Job commands answer at once with ``{jobId}``; the job runs in the background (``runner``).
+Job commands, one per action of the registry, answer at once with ``{jobId}``; the job runs in
+the background (``pipeline.runner``).
 Arguments are one object (``[{...}]``; "none" is ``[]`` or ``[{}]``); malformed arguments get
 -32602 with a message naming the field.
 """
@@ -8,12 +9,15 @@ Arguments are one object (``[{...}]``; "none" is ``[]`` or ``[{}]``); malformed 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
+from ...actions.registry import ActionSpec
 from ...core.document import Document, Point, PositionError
-from ...core.jobs import Job, Kind
+from ...core.jobs import Inputs, Job, TestModule
 from ...core.tracking import RegionTracker, SentEdit
 
 # Imported at run time: pygls reads the handlers' annotations.
@@ -66,12 +70,13 @@ def _refuse_overlap(ls: FasteditServer, document: Document, start: Point, end: P
 
 def _start_job(
     ls: FasteditServer,
-    kind: Kind,
+    kind: str,
     document: Document,
     start: Point,
     end: Point,
-    inputs: dict[str, Any],
+    inputs: Inputs,
     tracker: RegionTracker | None = None,
+    destination: TestModule | None = None,
 ) -> dict[str, str]:
     _refuse_overlap(ls, document, start, end)
     if tracker is None:
@@ -83,84 +88,41 @@ def _start_job(
         range=(document.to_client(start), document.to_client(end)),
         tracker=tracker,
         inputs=inputs,
+        destination=destination,
     )
-    from ...pipeline import runner
-
-    ls.jobs.add(job)
-    job.task = ls.spawn(runner.run(ls, job, document))
+    ls.start_job(job, document)
     return {"jobId": job.id}
 
 
-def register(server: FasteditServer) -> None:
-    @server.command("fastedit.completeRest")
-    async def complete_rest(ls: FasteditServer, *args: Any) -> dict[str, str]:
-        """fastedit.completeRest {uri, position}: stream the missing code at the cursor."""
-        from .command_args import CompleteRestArgs, parse
+def _action_command(spec: ActionSpec) -> Callable[..., Awaitable[dict[str, str]]]:
+    """The handler of an action's command: arguments → the action places the job → spawn."""
+    name = spec.command
 
-        name = "fastedit.completeRest"
-        a = parse(name, CompleteRestArgs, args)
+    async def run_action(ls: FasteditServer, *args: Any) -> dict[str, str]:
+        from ...actions.base import ActionError, CommandInput
+        from .command_args import arguments, parse
+
+        a = parse(name, arguments(spec.args), args)
         document = _document(ls, name, a.uri)
-        point = _point(name, "position", document, a.position)
-        return _start_job(ls, "completeRest", document, point, point, {})
-
-    @server.command("fastedit.editSelection")
-    async def edit_selection(ls: FasteditServer, *args: Any) -> dict[str, str]:
-        """fastedit.editSelection {uri, range, instruction}: rewrite the selection."""
-        from .command_args import EditSelectionArgs, parse
-
-        name = "fastedit.editSelection"
-        a = parse(name, EditSelectionArgs, args)
-        document = _document(ls, name, a.uri)
-        start, end = _range(name, document, a.range)
-        inputs = {"instruction": a.instruction, "diagnostics": a.diagnostics}
-        return _start_job(ls, "editSelection", document, start, end, inputs)
-
-    @server.command("fastedit.generateRegex")
-    async def generate_regex(ls: FasteditServer, *args: Any) -> dict[str, str]:
-        """fastedit.generateRegex {uri, range}: a pattern from the examples at the range."""
-        from .command_args import RangeTargetArgs, parse
-
-        name = "fastedit.generateRegex"
-        a = parse(name, RangeTargetArgs, args)
-        document = _document(ls, name, a.uri)
-        start, end = _range(name, document, a.range)
-        from ...actions import regex
-        from ...actions.base import ActionError
-
+        if a.position is not None:
+            start = end = _point(name, "position", document, a.position)
+        else:
+            assert a.range is not None
+            start, end = _range(name, document, a.range)
+        command = CommandInput(start, end, diagnostics=a.diagnostics, instruction=a.instruction)
         try:
-            target = regex.target(document, start, end)
+            placed = spec.load().start(document, command)
         except ActionError as exc:
             raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
-        inputs = {"regexTarget": target}
-        return _start_job(ls, "generateRegex", document, target.start, target.end, inputs)
+        return _start_job(ls, spec.kind, document, placed.start, placed.end, placed.inputs)
 
-    @server.command("fastedit.generateTests")
-    async def generate_tests(ls: FasteditServer, *args: Any) -> dict[str, str]:
-        """fastedit.generateTests {uri, position}: a pytest module for the function there."""
-        from .command_args import CompleteRestArgs, parse
+    run_action.__doc__ = f"{name}: {spec.title} (a job; the reply is its id)."
+    return run_action
 
-        name = "fastedit.generateTests"
-        a = parse(name, CompleteRestArgs, args)
-        document = _document(ls, name, a.uri)
-        point = _point(name, "position", document, a.position)
-        from ...engines.test_stubs import NoTargetError, find_target
 
-        try:
-            target = find_target(document.text, point.line)
-        except NoTargetError as exc:
-            raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
-        return _start_job(ls, "generateTests", document, point, point, {"target": target})
-
-    @server.command("fastedit.fixSyntax")
-    async def fix_syntax(ls: FasteditServer, *args: Any) -> dict[str, str]:
-        """fastedit.fixSyntax {uri, range}: repair the syntax error at or near the range."""
-        from .command_args import RangeTargetArgs, parse
-
-        name = "fastedit.fixSyntax"
-        a = parse(name, RangeTargetArgs, args)
-        document = _document(ls, name, a.uri)
-        start, end = _range(name, document, a.range)
-        return _start_job(ls, "fixSyntax", document, start, end, {"diagnostics": a.diagnostics})
+def register(server: FasteditServer) -> None:
+    for spec in server.actions:
+        server.command(spec.command)(_action_command(spec))
 
     @server.command("fastedit.retry")
     async def retry(ls: FasteditServer, *args: Any) -> dict[str, str]:
@@ -190,8 +152,8 @@ def register(server: FasteditServer) -> None:
         if t.replaced and t.text:
             tracker.text, tracker.replaced = t.text, True
             tracker.restart()
-        inputs = {**old.inputs, "profile": a.profile}
-        return _start_job(ls, old.kind, document, t.start, t.end, inputs, tracker)
+        inputs = dataclasses.replace(old.inputs, profile=a.profile)
+        return _start_job(ls, old.kind, document, t.start, t.end, inputs, tracker, old.destination)
 
     @server.command("fastedit.toggleFastMode")
     async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
@@ -199,8 +161,8 @@ def register(server: FasteditServer) -> None:
         from .command_args import Args, parse
 
         parse("fastedit.toggleFastMode", Args, args)
-        ls.set_mode(ls.last_non_fast if ls.mode == "fast" else "fast")
-        return {"mode": ls.mode}
+        ls.config.toggle_fast()
+        return {"mode": ls.config.mode}
 
     @server.command("fastedit.setMode")
     async def set_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
@@ -208,8 +170,8 @@ def register(server: FasteditServer) -> None:
         from .command_args import SetModeArgs, parse
 
         a = parse("fastedit.setMode", SetModeArgs, args)
-        ls.set_mode(a.mode)
-        return {"mode": ls.mode}
+        ls.config.set_mode(a.mode)
+        return {"mode": ls.config.mode}
 
     @server.command("fastedit.cancel")
     async def cancel(ls: FasteditServer, *args: Any) -> dict[str, list[str]]:
@@ -225,7 +187,7 @@ def register(server: FasteditServer) -> None:
         else:
             jobs = ls.jobs.running(a.uri)
         for job in jobs:
-            ls.stop_job(job, None)
+            job.stop(None)
         tasks = [j.task for j in jobs if j.task is not None]
         if tasks:
             # The reply comes once the streams have stopped and their last edit was answered.
@@ -260,18 +222,18 @@ def register(server: FasteditServer) -> None:
         msg_id = ls.protocol.msg_id
         task = asyncio.current_task()
         if msg_id is not None and task is not None:
-            ls.cancellable[msg_id] = task
+            ls.client.cancellable[msg_id] = task
         try:
             await asyncio.wait_for(job.finished.wait(), a.timeoutMs / 1000)
         except TimeoutError:
             pass
         except asyncio.CancelledError:
             # pygls answers -32800 itself; a CancelledError escaping a command would leave the
-            # request unanswered (notes/toolchain.md, defect 2).
+            # request unanswered (pygls 2.1.1).
             raise JsonRpcRequestCancelled(f"fastedit.wait {a.jobId} cancelled") from None
         finally:
             if msg_id is not None:
-                ls.cancellable.pop(msg_id, None)
+                ls.client.cancellable.pop(msg_id, None)
         return job.record()
 
     @server.command("fastedit.status")
@@ -292,7 +254,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     document = ls.documents.get(job.uri)
     if document is None:
         return {"reverted": False, "reason": "the document is not open"}
-    if not await ls.wait_reported(tracker, ECHO_WAIT) and tracker.conflict is None:
+    if not await ls.documents.wait_reported(tracker, ECHO_WAIT) and tracker.conflict is None:
         return {
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",
@@ -303,10 +265,10 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
         return {"reverted": False, "reason": "the job made no edit"}
     edit = SentEdit(tracker.start, tracker.end, tracker.original)
     also, kept = _added_line_removal(job, document)
-    if not await ls.apply_edit(job.uri, edit, document=document, also=also):
+    if not await ls.client.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
-    ls.send_status(job)
+    ls.client.send_status(job)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 

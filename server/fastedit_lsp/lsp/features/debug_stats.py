@@ -13,6 +13,8 @@ import gc
 import os
 from typing import Any
 
+from ..protocol import pending_requests
+
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
 
@@ -49,10 +51,7 @@ async def _settle(ls: FasteditServer, seconds: float) -> bool:
     """Run pending outline refreshes now and wait for jobs and background tasks to end."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    timers = ls._outline_timers
-    for uri in list(timers):
-        timers.pop(uri).cancel()
-        ls.spawn(ls._refresh_outline(uri))
+    ls.documents.refresh_outlines_now()
     while True:
         busy = [t for t in ls.tasks if not t.done()]
         busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]
@@ -72,16 +71,16 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "backgroundTasks": sum(1 for t in ls.tasks if not t.done()),
         "fds": _open_fds(),
         "rssKb": _rss_kb(),
-        "http": _http_connections(ls),
+        "http": ls.backends.connections(),
         "progressTokens": len(ls.work_done_progress.tokens),
-        "progressJobs": len(ls.progress_jobs),
+        "progressJobs": len(ls.client.progress_jobs),
         # Requests in both directions still waiting for an answer (this one included).
-        "pendingRequests": len(ls.protocol._request_futures),
-        "cancellable": len(ls.cancellable),
+        "pendingRequests": pending_requests(ls),
+        "cancellable": len(ls.client.cancellable),
         "runningJobs": len(ls.jobs.running()),
         "jobs": sum(1 for _ in ls.jobs),
         "documents": len(ls.documents),
-        "outlineTimers": len(ls._outline_timers),
+        "outlineTimers": ls.documents.outline_timers,
     }
 
 
@@ -102,12 +101,3 @@ def _open_fds() -> int:
         return len(os.listdir("/proc/self/fd"))
     except OSError:  # not Linux: count what we can
         return -1
-
-
-def _http_connections(ls: FasteditServer) -> dict[str, int]:
-    """The HTTP pool's connections: open, and of those, idle (kept alive for the next job)."""
-    client = ls._http
-    pool = getattr(getattr(client, "_transport", None), "_pool", None)
-    connections = list(getattr(pool, "connections", []))
-    open_ = [c for c in connections if not c.is_closed()]
-    return {"open": len(open_), "idle": sum(1 for c in open_ if c.is_idle())}

@@ -25,13 +25,13 @@ def register(server: FasteditServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
         """initialize: keep initializationOptions (validated after the reply, in initialized)."""
-        ls.init_options = _section(params.initialization_options)
+        ls.config.init_options = _section(params.initialization_options)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
         """initialized: validate the settings, announce the mode, then pull workspace settings."""
-        ls.reload_settings()
-        ls.send_status(None)
+        ls.config.reload()
+        ls.client.send_status(None)
         _collect_start_up_garbage()
         await _pull_configuration(ls)
 
@@ -42,8 +42,8 @@ def register(server: FasteditServer) -> None:
         """workspace/didChangeConfiguration: use pushed settings, else pull them."""
         settings = params.settings
         if isinstance(settings, dict) and isinstance(settings.get("fastedit"), dict):
-            ls.client_settings = settings["fastedit"]
-            ls.reload_settings()
+            ls.config.client_settings = settings["fastedit"]
+            ls.config.reload()
         else:
             await _pull_configuration(ls)
 
@@ -55,9 +55,9 @@ def register(server: FasteditServer) -> None:
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: FasteditServer, params: types.WorkDoneProgressCancelParams) -> None:
         """window/workDoneProgress/cancel: the progress' cancel button stops its job."""
-        job = ls.progress_jobs.get(str(params.token))
+        job = ls.client.progress_jobs.get(str(params.token))
         if job is not None:
-            ls.stop_job(job, None)
+            job.stop(None)
 
 
 def _collect_start_up_garbage() -> None:
@@ -70,7 +70,7 @@ def _collect_start_up_garbage() -> None:
 
 
 async def _pull_configuration(ls: FasteditServer) -> None:
-    if not ls.client_supports("workspace.configuration"):
+    if not ls.client.supports("workspace.configuration"):
         return
     try:
         values = await ls.workspace_configuration_async(
@@ -80,7 +80,7 @@ async def _pull_configuration(ls: FasteditServer) -> None:
         log.warning("workspace/configuration failed: %s", exc)
         return
     section = values[0] if values else None
-    if section is None or (section == {} and ls.client_settings is None):
+    if section is None or (section == {} and ls.config.client_settings is None):
         return
-    ls.client_settings = section
-    ls.reload_settings()
+    ls.config.client_settings = section
+    ls.config.reload()

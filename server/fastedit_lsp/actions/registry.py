@@ -1,0 +1,118 @@
+"""The one list of actions: what each is called, its command, its arguments, where it writes.
+
+Stdlib only, and cheap to import: the server registers every action's command before it answers
+``initialize``, while the action modules themselves (prompts, engines, verifiers) load on first
+use. Everything else follows from an entry: the ``workspace/executeCommand`` handler, the code
+actions offered, the routing setting ``fastKinds``, the job record's ``kind``, the progress
+title. A new action is one module of this package (``start``, ``offers``, ``prepare``: see
+:class:`~fastedit_lsp.actions.base.Action`) plus one entry here; entries built at run time (from
+settings) are added to a :class:`Registry` with ``implementation`` set.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast
+
+if TYPE_CHECKING:
+    from .base import Action
+
+#: The argument object a command takes: ``{uri, position}``, ``{uri, range}`` or
+#: ``{uri, range, instruction}`` (each may carry ``diagnostics``).
+ArgShape = Literal["position", "range", "selection"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One action, as the editor contract names it."""
+
+    #: The job record's ``kind``.
+    kind: str
+    #: Where the user sees it (progress, errors): "Complete the rest".
+    title: str
+    #: How routing reasons name it: "complete rest".
+    label: str
+    #: The ``workspace/executeCommand`` command.
+    command: str
+    args: ArgShape
+    #: The module of this package that implements it (loaded on first use).
+    module: str = ""
+    #: Where the job writes: the document it was asked on, or the test module the host finds.
+    writes: Literal["document", "test_module"] = "document"
+    #: For entries built at run time: makes the implementation (instead of ``module``).
+    implementation: Callable[[], Action] | None = None
+
+    def load(self) -> Action:
+        """The implementation (importing its module the first time)."""
+        if self.implementation is not None:
+            return self.implementation()
+        module = importlib.import_module(f"{__package__}.{self.module}")
+        return cast("Action", module)
+
+
+#: The built-in actions, in the order their code actions are offered.
+BUILTIN: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "generateRegex", "Generate regex", "regex", "fastedit.generateRegex", "range", "regex"
+    ),
+    ActionSpec("fixSyntax", "Fix syntax", "syntax fix", "fastedit.fixSyntax", "range", "syntax"),
+    ActionSpec(
+        "generateTests",
+        "Write tests",
+        "test stub",
+        "fastedit.generateTests",
+        "position",
+        "write_tests",
+        writes="test_module",
+    ),
+    ActionSpec(
+        "completeRest",
+        "Complete the rest",
+        "complete rest",
+        "fastedit.completeRest",
+        "position",
+        "complete_rest",
+    ),
+    ActionSpec(
+        "editSelection",
+        "Edit selection",
+        "edit",
+        "fastedit.editSelection",
+        "selection",
+        "edit_selection",
+    ),
+)
+#: The built-in kinds (what ``routing.fastKinds`` may list).
+BUILTIN_KINDS: tuple[str, ...] = tuple(spec.kind for spec in BUILTIN)
+
+
+class Registry:
+    """The actions of one server: the built-in ones, then any added at run time."""
+
+    def __init__(self, specs: Iterable[ActionSpec] = BUILTIN) -> None:
+        self._by_kind: dict[str, ActionSpec] = {}
+        self._by_command: dict[str, ActionSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ActionSpec) -> None:
+        """Add an entry; a kind or command already taken is refused (ValueError)."""
+        if spec.kind in self._by_kind or spec.command in self._by_command:
+            raise ValueError(f"action {spec.kind} ({spec.command}) is already registered")
+        self._by_kind[spec.kind] = spec
+        self._by_command[spec.command] = spec
+
+    def get(self, kind: str) -> ActionSpec | None:
+        return self._by_kind.get(kind)
+
+    def by_command(self, command: str) -> ActionSpec | None:
+        return self._by_command.get(command)
+
+    def title(self, kind: str) -> str:
+        spec = self._by_kind.get(kind)
+        return spec.title if spec is not None else kind
+
+    def __iter__(self) -> Iterator[ActionSpec]:
+        return iter(self._by_kind.values())

@@ -1,0 +1,156 @@
+"""The job pipeline's port (:class:`~fastedit_lsp.pipeline.ports.JobHost`), over the server.
+
+Each member forwards to the state owner that holds it: the settings (``config``), the documents
+(``documents``), the client channel (``client``), the backend factory (``backends``) and the
+user's project (``project``: test-module layout, the opt-in pytest run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from ..core.document import Document
+from ..core.jobs import Job, TestModule
+from ..core.tracking import RegionTracker, SentEdit
+
+if TYPE_CHECKING:
+    from ..backends.factory import Backends
+    from ..settings import Mode, ResolvedProfile, Settings
+    from .server import FasteditServer
+
+#: How long a new test module may take to open in the editor.
+OPEN_TIMEOUT = 5.0
+
+
+def _job_failed(message: str) -> Exception:
+    """The pipeline's own failure (imported on first use, with the pipeline)."""
+    from ..pipeline.runner import JobFailedError
+
+    return JobFailedError(message)
+
+
+class ServerHost:
+    """:class:`~fastedit_lsp.pipeline.ports.JobHost` for one server."""
+
+    def __init__(self, server: FasteditServer) -> None:
+        self._server = server
+
+    @property
+    def mode(self) -> Mode:
+        return self._server.config.mode
+
+    @property
+    def settings(self) -> Settings:
+        return self._server.config.resolved.settings
+
+    @property
+    def models(self) -> Backends:
+        return self._server.backends
+
+    def profile(self, route: str, *, announce: bool) -> ResolvedProfile:
+        return self._server.config.profile(route, announce=announce)
+
+    async def excluded(self, uri: str) -> str | None:
+        return await self._server.documents.excluded_checked(uri)
+
+    def other_texts(self, uri: str) -> Sequence[str]:
+        return self._server.documents.others(uri)
+
+    async def apply_edit(
+        self,
+        uri: str,
+        edit: SentEdit,
+        *,
+        document: Document,
+        unreported: Sequence[SentEdit] = (),
+        also: Sequence[SentEdit] = (),
+    ) -> bool:
+        return await self._server.client.apply_edit(
+            uri, edit, document=document, unreported=unreported, also=also
+        )
+
+    async def wait_reported(self, tracker: RegionTracker, seconds: float) -> bool:
+        return await self._server.documents.wait_reported(tracker, seconds)
+
+    def status(self, job: Job, *, streaming: bool = False) -> None:
+        client = self._server.client
+        if client.send_status(job, streaming=streaming) and streaming:
+            client.report_progress(job)
+
+    async def begin(self, job: Job) -> None:
+        await self._server.client.begin_progress(job, self._server.spawn)
+
+    def end(self, job: Job) -> None:
+        client = self._server.client
+        if job.state == "failed" and job.error:
+            client.show_message(f"fastedit: {job.error}", types.MessageType.Error)
+        client.end_progress(job)
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        """Find, open or create the test module.
+
+        The editor's document of it, or None when the editor cannot open documents (the tests
+        are then written on disk).
+        """
+        from ..project.tests_layout import (
+            create_exclusive,
+            module_reader,
+            place,
+            project_root,
+            read_text,
+        )
+
+        server = self._server
+        module_path = to_fs_path(source.uri)
+        if module_path is None:
+            raise _job_failed("tests can be written for files on disk only")
+        root = server.workspace_root_for(module_path) or await asyncio.to_thread(
+            project_root, module_path
+        )
+        placement = await asyncio.to_thread(place, module_path, root)
+        uri = from_fs_path(placement.path) or placement.path
+        created = False
+        document = server.documents.get(uri)
+        if document is None:
+            created = await asyncio.to_thread(create_exclusive, placement.path)
+            if server.client.supports("window.show_document.support"):
+                opened = server.documents.next_open(uri)
+                await server.client.show_document(uri)
+                await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
+                document = server.documents.get(uri)
+        existing = (
+            document.text
+            if document is not None
+            else await asyncio.to_thread(read_text, placement.path)
+        )
+        destination = TestModule(
+            path=placement.path,
+            uri=uri,
+            module=placement.module,
+            source=source.text,
+            source_uri=source.uri,
+            existing=existing,
+            created=created,
+            read_module=module_reader(root or os.path.dirname(module_path)),
+        )
+        return destination, document
+
+    async def append_to_file(self, path: str, text: str) -> None:
+        from ..project.tests_layout import append_text
+
+        await asyncio.to_thread(append_text, path, text)
+
+    async def check_tests(
+        self, destination: TestModule, module_text: str, *, run: bool
+    ) -> tuple[bool, str]:
+        from ..project.pytest_check import pytest_check
+
+        source_path = to_fs_path(destination.source_uri) or destination.path
+        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        return await pytest_check(destination.path, source_path, root, module_text, run=run)

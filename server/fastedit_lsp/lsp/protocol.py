@@ -1,0 +1,295 @@
+"""Every pygls 2.1.1 workaround, in one place: upgrading pygls means reading this module.
+
+- ``$/cancelRequest`` cancels only the outer future of an ``executeCommand``: the command's own
+  coroutine is cancelled too (:attr:`ClientChannel.cancellable`).
+- Every async handler's future stayed in ``_request_futures`` forever: forgotten once done.
+- A request whose params do not fit its type was dropped (the client waited forever): -32602; a
+  notification's method sent as a request: -32600; a malformed notification: one log line.
+- A reply that does not fit the request's result type left the request pending: it fails it.
+- ``shutdown`` iterated over the pending requests while cancelling them changed the dict.
+- A message that is not JSON-RPC 2.0 (or a batch) is refused in one line instead of a traceback.
+- The stdin reader hopped through threads three times per message: stdin is read on the loop.
+- A request that timed out (:func:`forget_request`) and a finished progress token
+  (:func:`forget_progress`) stayed in pygls' tables.
+
+The server keeps its own documents (:mod:`.documents`): pygls' workspace copy is not kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+import time
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
+from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+
+if TYPE_CHECKING:
+    from .server import FasteditServer
+
+log = logging.getLogger(__name__)
+#: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
+_PYGLS_LOG = logging.getLogger("pygls.server")
+#: A request the server marks as already answered (or not worth answering): pygls ignores it.
+_HANDLED = "handled"
+
+
+class FasteditProtocol(LanguageServerProtocol):
+    """pygls' protocol with the document sync and request cancellation fastedit needs."""
+
+    _server: FasteditServer
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # pygls 2.1.1 cancels only the outer future of an executeCommand, so the command's own
+        # coroutine keeps running: cancel it too.
+        task = self._server.client.cancellable.pop(msg_id, None)
+        super()._handle_cancel_notification(msg_id)
+        if task is not None:
+            task.cancel()
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        # pygls files every async handler's future under its id and forgets only those it answers:
+        # each executeCommand's inner step and each async notification stayed forever (a future
+        # holding its result, e.g. a job record). Forget every one once it is done.
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        futures = self._request_futures
+        future = futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(
+                lambda done: futures.pop(msg_id, None) if futures.get(msg_id) is done else None
+            )
+
+    def structure_message(self, data: Any) -> Any:
+        """pygls drops a request whose params do not fit its type, leaving the client waiting
+        forever: answer it with -32602 instead. A malformed notification is logged in one line
+        (pygls logs a traceback and shows the user an error for it)."""
+        if not (isinstance(data, dict) and "jsonrpc" in data):
+            return super().structure_message(data)
+        if "method" not in data:
+            return self._structure_response(data)
+        method = str(data.get("method"))
+        try:
+            specific = self.get_message_type(method)
+            if "id" in data and specific is not None and "id" not in attrs.fields_dict(specific):
+                # A notification's method sent as a request: pygls would handle it as the
+                # notification and never answer.
+                error = JsonRpcInvalidRequest(f"{method} is a notification, not a request")
+                self._send_response(data["id"], error=error.to_response_error())
+                return JsonRPCNotification(method=method, jsonrpc=_HANDLED, params=None)
+            if specific is None:  # an unknown method: params are optional in JSON-RPC
+                return self._converter.structure({"params": None, **data}, _generic_type(data))
+            return self._converter.structure(data, specific)
+        except Exception as exc:
+            reason = _one_line(exc)
+            if "id" not in data:
+                log.warning("ignored a malformed %s notification: %s", method, reason)
+            else:
+                log.warning("refused a malformed %s request: %s", method, reason)
+                invalid = JsonRpcInvalidParams(f"{method}: the params do not match the LSP type")
+                self._send_response(data["id"], error=invalid.to_response_error())
+            return JsonRPCNotification(method=method, jsonrpc=_HANDLED, params=None)
+
+    def _structure_response(self, data: dict[str, Any]) -> Any:
+        """A reply to one of the server's requests; one that does not fit the request's result
+        type fails the request (pygls logged a traceback and left it pending forever)."""
+        msg_id: Any = data.get("id")
+        known = _hashable(msg_id)
+        result_type = self._result_types.pop(msg_id, None) if known else None
+        try:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            return self._converter.structure(data, result_type or JsonRPCResponseMessage)
+        except Exception as exc:
+            reason = _one_line(exc)
+            log.warning("the client's reply to request %s could not be read: %s", msg_id, reason)
+            future = self._request_futures.pop(msg_id, None) if known else None
+            if future is not None and not future.done():
+                future.set_exception(
+                    JsonRpcInternalError(f"the client's reply could not be read: {reason}")
+                )
+            return JsonRPCNotification(method="", jsonrpc=_HANDLED, params=None)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """shutdown: pygls' own, iterating over a copy of the pending requests (cancelling one
+        runs callbacks that change the dict: "dictionary changed size during iteration")."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch a message; refuse what is not a JSON-RPC 2.0 message, in one log line."""
+        version = getattr(message, "jsonrpc", None)
+        if version == _HANDLED:
+            return
+        if isinstance(message, list) and message:
+            # A JSON-RPC batch (LSP has none): each message is handled, each answer sent alone.
+            for item in message:
+                self.handle_message(item)
+            return
+        if version != JsonRPCProtocol.VERSION:
+            log.warning("ignored a message that is not JSON-RPC 2.0: %.200r", message)
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
+                error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
+                self._send_response(msg_id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+    # The server keeps its own documents (lsp.documents); pygls' workspace copy is not kept,
+    # which also saves re-splitting every document on every keystroke.
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._server.documents.open(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        started = time.perf_counter()
+        self._server.documents.change(params)
+        self._server.timings.record("didChange", time.perf_counter() - started)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._server.documents.close(params)
+
+
+def _generic_type(data: dict[str, Any]) -> type[Any]:
+    return JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, int | str | float | bool) or value is None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+class _OneLine(logging.Filter):
+    """pygls logs a full traceback for a message body that is not JSON: one line is enough."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.getMessage() == "Unable to handle message":
+            reason = _one_line(record.exc_info[1] or Exception())
+            record.msg = f"ignored a message that could not be read: {reason}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+class PatchedLanguageServer(LanguageServer):
+    """pygls' server with the message-loop fixes (the state lives in the subclass)."""
+
+    def __init__(self, name: str, version: str) -> None:
+        super().__init__(
+            name,
+            version,
+            protocol_cls=FasteditProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        pygls_log = logging.getLogger("pygls.server")
+        if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
+            pygls_log.addFilter(_OneLine())
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """An error outside any request (a message that could not be read): log it in one line.
+
+        pygls would show the user "Error in server" for what is the editor's (or a script's)
+        malformed message.
+        """
+        if source is JsonRpcException or source is FeatureRequestError:
+            # A message that could not be read (pygls logged it: one line, see _OneLine), or a
+            # request that already got its error as the answer.
+            return
+        log.warning("%s: %s", getattr(source, "__name__", source), _one_line(error))
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls' stdio loop, reading stdin on the event loop instead of through threads."""
+        stop = self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_stdio(stdin or sys.stdin.buffer, stop))
+        except BrokenPipeError:
+            _PYGLS_LOG.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    async def _serve_stdio(self, stdin: BinaryIO, stop: threading.Event) -> None:
+        from pygls.io_ import StdinAsyncReader, run_async
+
+        from .stdio import pipe_reader
+
+        reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
+        await run_async(
+            stop_event=stop,
+            reader=reader,
+            protocol=self.protocol,
+            logger=_PYGLS_LOG,
+            error_handler=self.report_server_error,
+        )
+
+
+def send_request(
+    server: LanguageServer, method: str, params: Any
+) -> tuple[str, asyncio.Future[Any]]:
+    """Send a request to the client: its id and the future of its reply."""
+    import uuid
+
+    msg_id = str(uuid.uuid4())
+    future = server.protocol.send_request(method, params, msg_id=msg_id)
+    return msg_id, asyncio.wrap_future(future)
+
+
+def forget_request(server: LanguageServer, msg_id: str) -> None:
+    """Forget a request the server stopped waiting for (a late reply is then only logged)."""
+    server.protocol._request_futures.pop(msg_id, None)
+    server.protocol._result_types.pop(msg_id, None)
+
+
+def pending_requests(server: LanguageServer) -> int:
+    """Requests in both directions still waiting for an answer."""
+    return len(server.protocol._request_futures)
+
+
+def forget_progress(server: LanguageServer, token: str) -> None:
+    """pygls never forgets a progress token: forget one whose progress ended."""
+    server.work_done_progress.tokens.pop(token, None)

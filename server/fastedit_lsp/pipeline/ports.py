@@ -1,0 +1,108 @@
+"""What the job pipeline needs of the world: one narrow port, :class:`JobHost`.
+
+Pure: no pygls, no httpx. The language server implements the port over its document store,
+client channel and backend factory (``lsp.host``); unit tests implement it with a fake editor
+and fake models (``tests/unit/test_pipeline.py``), so failover, escalation, refinement, breakers
+and cancellation are tested in milliseconds, without a process or a socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from ..backends.base import Backend
+from ..core.document import Document
+from ..core.jobs import Job, TestModule
+from ..core.tracking import RegionTracker, SentEdit
+
+if TYPE_CHECKING:
+    from ..settings import Mode, ResolvedProfile, Settings
+
+
+class Models(Protocol):
+    """The backend factory as the pipeline sees it: model backends and their circuit breakers."""
+
+    async def backend(self, profile: ResolvedProfile) -> Backend:
+        """The profile's backend (its model id asked from ``/v1/models`` once, if unset).
+
+        Raises :class:`~fastedit_lsp.backends.base.NoModelError` when none is listed.
+        """
+        ...
+
+    def allow(self, key: tuple[str, str], now: float) -> float | None:
+        """None when ``(baseUrl, model)`` may be called; else seconds until its breaker closes."""
+        ...
+
+    def failure(self, key: tuple[str, str], now: float) -> None: ...
+
+    def success(self, key: tuple[str, str]) -> None: ...
+
+
+class JobHost(Protocol):
+    """Everything a job may touch outside itself."""
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def models(self) -> Models: ...
+
+    def profile(self, route: str, *, announce: bool) -> ResolvedProfile:
+        """A profile resolved now; ``announce``: tell the user once when it falls back offline."""
+        ...
+
+    async def excluded(self, uri: str) -> str | None:
+        """The ``context.exclude`` pattern a document matches (waiting for git's answer)."""
+        ...
+
+    def other_texts(self, uri: str) -> Sequence[str]:
+        """The text of every other open document (offline lookup)."""
+        ...
+
+    async def apply_edit(
+        self,
+        uri: str,
+        edit: SentEdit,
+        *,
+        document: Document,
+        unreported: Sequence[SentEdit] = (),
+        also: Sequence[SentEdit] = (),
+    ) -> bool:
+        """Send one edit and wait for the editor's answer (whether it applied it)."""
+        ...
+
+    async def wait_reported(self, tracker: RegionTracker, seconds: float) -> bool:
+        """Wait until the editor reported the job's edits (or a conflict shows)."""
+        ...
+
+    def status(self, job: Job, *, streaming: bool = False) -> None:
+        """Tell the editor about the job (throttled while streaming) and report progress."""
+        ...
+
+    async def begin(self, job: Job) -> None:
+        """Show the job's progress (the pipeline runs this beside the job)."""
+        ...
+
+    def end(self, job: Job) -> None:
+        """End the job's progress; show a failure."""
+        ...
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        """Find (or create) the test module for a test-writing job on ``source``; the editor's
+        document of it, or None when the editor cannot open it (the tests are then written
+        to the file)."""
+        ...
+
+    async def append_to_file(self, path: str, text: str) -> None:
+        """Append to a file on disk (a test module the editor cannot open)."""
+        ...
+
+    async def check_tests(
+        self, destination: TestModule, module_text: str, *, run: bool
+    ) -> tuple[bool, str]:
+        """Collect (or run) a generated test module with pytest, on a copy (opt-in)."""
+        ...

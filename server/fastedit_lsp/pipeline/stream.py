@@ -1,0 +1,66 @@
+"""A model's answer on its way to the buffer: asked for, capped, filtered, counted.
+
+Pure asyncio: no pygls, no httpx (the backend is a :class:`~fastedit_lsp.backends.base.Backend`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+from ..actions.base import Draft
+from ..backends.base import Backend, BackendError, ChatRequest, StreamInfo
+from ..core.jobs import Job
+
+#: A model that ignores ``max_tokens`` is cut off: at most this many text deltas beyond it, and
+#: this many characters per requested token (generous: a token is a few characters, rarely 20).
+OUTPUT_SLACK_DELTAS = 16
+OUTPUT_CHARS_PER_TOKEN = 64
+
+
+def ask(backend: Backend, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+    """The backend's stream for ``request`` (the backend makes the text sendable: lone
+    surrogates from an editor go to the model as U+FFFD)."""
+    return backend.stream(request, info)
+
+
+async def filtered(
+    stream: AsyncIterator[str], draft: Draft, job: Job, info: StreamInfo
+) -> AsyncIterator[str]:
+    """The backend's deltas through the action's filters, counting tokens as they arrive.
+
+    The answer is capped (tokens and characters) whatever the model does with ``max_tokens``.
+    """
+    pipeline = draft.pipeline
+    whole: list[str] = []
+    max_tokens = draft.request.max_tokens if draft.request is not None else 1024
+    max_deltas = max_tokens + OUTPUT_SLACK_DELTAS
+    max_chars = max_tokens * OUTPUT_CHARS_PER_TOKEN
+    received = 0
+    try:
+        async for delta in stream:
+            received += len(delta)
+            if info.deltas > max_deltas or received > max_chars:
+                raise BackendError(
+                    "protocol",
+                    f"{job.model} sent more than its maxTokens ({max_tokens}) allows "
+                    f"({info.deltas} deltas, {received:,} characters so far): the answer was "
+                    "cut off there. Check the profile's model and maxTokens.",
+                )
+            if job.metrics.first_token_at is None:
+                job.metrics.first_token_at = info.first_delta_at or time.monotonic()
+            job.metrics.tokens = info.completion_tokens or info.deltas
+            if text := pipeline.feed(delta):
+                if draft.transform is None:
+                    yield text
+                else:
+                    whole.append(text)
+        tail = pipeline.finish()
+        if draft.transform is not None:
+            yield draft.transform("".join(whole) + tail)
+        elif tail:
+            yield tail
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()

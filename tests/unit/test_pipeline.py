@@ -1,0 +1,395 @@
+"""The job pipeline behind its port, with a fake host: no process, no socket, milliseconds.
+
+The fake host is an editor that applies every edit at once and reports it back (as the document
+store would), and models that answer from a script. What is pinned here was tested only through
+the real server before: failover order, escalation deleting only the job's own text, the refine
+loop, circuit breakers, cancellation, and an action added to the registry at run time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from fastedit_lsp.actions.base import (
+    ActionInput,
+    CommandInput,
+    Draft,
+    Offer,
+    OfferView,
+    Start,
+    Verification,
+)
+from fastedit_lsp.actions.registry import ActionSpec, Registry
+from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+from fastedit_lsp.backends.breaker import CircuitBreakers
+from fastedit_lsp.core.document import Change, Document, Point
+from fastedit_lsp.core.jobs import Inputs, Job, JobRegistry, TestModule
+from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
+from fastedit_lsp.pipeline.route_stats import RouteStats
+from fastedit_lsp.pipeline.runner import JobRunner
+from fastedit_lsp.prompting.filters import Pipeline
+from fastedit_lsp.settings import Mode, ResolvedProfile, Settings, load
+
+
+class Script:
+    """One model: each call takes the next answer (text, or an error raised before any text)."""
+
+    def __init__(self, name: str, *answers: str | BackendError) -> None:
+        self.provider = "openai-compatible"
+        self.model = name
+        self.answers = list(answers)
+        self.requests: list[ChatRequest] = []
+        #: Set to hold the stream after its first piece (a model still streaming).
+        self.hold: asyncio.Event | None = None
+        self.closed = 0
+
+    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+        self.requests.append(request)
+        answer = self.answers.pop(0) if self.answers else ""
+        if isinstance(answer, BackendError):
+            raise answer
+        try:
+            for index in range(0, len(answer), 3):
+                info.deltas += 1
+                yield answer[index : index + 3]
+                if self.hold is not None:
+                    await self.hold.wait()
+        finally:
+            self.closed += 1
+
+
+@dataclass
+class FakeModels:
+    """The backend factory: scripted models per profile, and the real circuit breakers."""
+
+    scripts: dict[str, Script]
+    breakers: CircuitBreakers = field(default_factory=CircuitBreakers)
+
+    async def backend(self, profile: ResolvedProfile) -> Script:
+        return self.scripts[profile.name]
+
+    def allow(self, key: tuple[str, str], now: float) -> float | None:
+        return self.breakers.allow(key, now)
+
+    def failure(self, key: tuple[str, str], now: float) -> None:
+        self.breakers.failure(key, now)
+
+    def success(self, key: tuple[str, str]) -> None:
+        self.breakers.success(key)
+
+
+class FakeHost:
+    """An editor that applies and reports every edit at once, around one document."""
+
+    def __init__(
+        self, document: Document, models: FakeModels, *, mode: Mode = "fast", **settings: object
+    ) -> None:
+        self.document = document
+        self.jobs = JobRegistry()
+        self._mode: Mode = mode
+        self._settings = load({}, {"streaming": "live", **settings}).settings
+        self._models = models
+        #: Every edit the editor applied: (start, end, text, the text it replaced).
+        self.edits: list[tuple[Point, Point, str, str]] = []
+        self.statuses: list[str] = []
+        #: Set once the editor applied an edit.
+        self.applied = asyncio.Event()
+        self.ended: list[str] = []
+
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def models(self) -> FakeModels:
+        return self._models
+
+    def profile(self, route: str, *, announce: bool) -> ResolvedProfile:
+        name = "fast" if route == "fast" else "standard"
+        own = getattr(self._settings.profiles, name)
+        return ResolvedProfile(
+            name, "openai-compatible", f"http://{name}.test/v1", f"{name}-model", None, None, own
+        )
+
+    async def excluded(self, uri: str) -> str | None:
+        return None
+
+    def other_texts(self, uri: str) -> Sequence[str]:
+        return ()
+
+    async def apply_edit(
+        self,
+        uri: str,
+        edit: SentEdit,
+        *,
+        document: Document,
+        unreported: Sequence[SentEdit] = (),
+        also: Sequence[SentEdit] = (),
+    ) -> bool:
+        await asyncio.sleep(0)  # the editor answers on a later turn of the loop
+        for one in (edit, *also):
+            replaced = document.get_text(one.start, one.end)
+            self.edits.append((one.start, one.end, one.text, replaced))
+            trackers = [(j.tracker, not j.is_finished and not j.settling) for j in self.jobs]
+            apply_change(document, trackers, Change(one.start, one.end, one.text))
+        self.applied.set()
+        return True
+
+    async def wait_reported(self, tracker: RegionTracker, seconds: float) -> bool:
+        return not tracker.pending
+
+    def status(self, job: Job, *, streaming: bool = False) -> None:
+        self.statuses.append(job.state)
+
+    async def begin(self, job: Job) -> None:
+        return None
+
+    def end(self, job: Job) -> None:
+        self.ended.append(job.state)
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        raise AssertionError("no test-writing job here")
+
+    async def append_to_file(self, path: str, text: str) -> None:
+        raise AssertionError("no test-writing job here")
+
+    async def check_tests(
+        self, destination: TestModule, module_text: str, *, run: bool
+    ) -> tuple[bool, str]:
+        raise AssertionError("no test-writing job here")
+
+
+async def _run(
+    host: FakeHost, kind: str, start: Point, end: Point, actions: Registry | None = None
+) -> Job:
+    """Place a job as its command would, run it to the end, return its record's job."""
+    registry = actions or Registry()
+    spec = registry.get(kind)
+    assert spec is not None
+    document = host.document
+    placed = spec.load().start(document, CommandInput(start, end))
+    job = Job(
+        id=host.jobs.new_id(),
+        kind=kind,
+        uri=document.uri,
+        range=(document.to_client(placed.start), document.to_client(placed.end)),
+        tracker=RegionTracker(
+            placed.start, placed.end, document.get_text(placed.start, placed.end)
+        ),
+        inputs=placed.inputs,
+    )
+    host.jobs.add(job)
+    runner = JobRunner(host, registry, RouteStats())  # type: ignore[arg-type]
+    job.task = asyncio.ensure_future(runner.run(job, document))
+    await job.task
+    return job
+
+
+def _doc(text: str) -> Document:
+    return Document("file:///w/t.py", text, language_id="python")
+
+
+REGEX = "# regex: year\n# match: 2024\n# match: 1999\n# reject: 24\nx = 1\n"
+
+
+def _end(text: str) -> Point:
+    lines = text.split("\n")
+    return Point(len(lines) - 1, len(lines[-1]))
+
+
+# -- failover ------------------------------------------------------------------------------------
+
+
+async def test_a_fast_model_that_is_down_hands_the_job_to_standard_before_any_edit() -> None:
+    fast = Script("fast-model", BackendError("server", "fast is down (503)"))
+    standard = Script("standard-model", "42")
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": standard}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "done" and (job.route, job.model) == ("standard", "standard-model")
+    assert host.document.text == "x = 42\n"
+    assert [(a.route, a.error) for a in job.attempts] == [
+        ("fast", "fast is down (503)"),
+        ("standard", None),
+    ]
+    assert "fast server → failover to standard" in job.reason
+    assert len(fast.requests) == 1 and len(standard.requests) == 1
+
+
+async def test_when_every_model_is_down_the_offline_engine_answers_last() -> None:
+    fast = Script("fast-model", BackendError("connect", "no route to fast"))
+    standard = Script("standard-model", BackendError("timeout", "standard timed out"))
+    host = FakeHost(_doc(REGEX), FakeModels({"fast": fast, "standard": standard}))
+    job = await _run(host, "generateRegex", Point(0, 0), Point(0, 0))
+    assert job.state == "done" and job.route == "local"
+    assert [a.route for a in job.attempts] == ["fast", "standard", "local"]
+    assert "failover to standard" in job.reason and "failover to offline engine" in job.reason
+    assert job.verification["ok"] is True
+    assert "YEAR = re.compile(" in host.document.text
+
+
+async def test_a_model_that_fails_after_its_first_edit_fails_the_job_without_failover() -> None:
+    class Dropping(Script):
+        async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+            self.requests.append(request)
+            info.deltas += 1
+            yield "1 + "
+            await asyncio.sleep(0.01)  # the first edit goes out
+            raise BackendError("dropped", "the connection closed mid-stream")
+
+    fast, standard = Dropping("fast-model"), Script("standard-model", "2")
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": standard}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "failed" and job.error == "the connection closed mid-stream"
+    assert standard.requests == []  # text had landed: a second model would write over it
+    assert host.document.text == "x = 1 + \n"
+    assert host.ended == ["failed"]
+
+
+# -- the refine loop and escalation ----------------------------------------------------------------
+
+
+async def test_a_rejected_regex_is_asked_again_with_what_failed_and_only_the_pass_lands() -> None:
+    fast = Script("fast-model", r"\d+", r"\d{4}")
+    host = FakeHost(_doc(REGEX), FakeModels({"fast": fast, "standard": Script("s")}))
+    job = await _run(host, "generateRegex", Point(0, 0), Point(0, 0))
+    assert job.state == "done" and job.route == "fast"
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    follow_up = fast.requests[1].messages[-1].content
+    assert "A previous attempt failed" in follow_up and "'24'" in follow_up
+    assert 'YEAR = re.compile(r"\\d{4}")' in host.document.text
+    assert r"\d+" not in host.document.text  # the rejected answer never touched the buffer
+
+
+async def test_rejected_fast_answers_in_auto_mode_escalate_to_standard() -> None:
+    fast = Script("fast-model", r"\d+", r"\w+")
+    standard = Script("standard-model", r"\d{4}")
+    host = FakeHost(_doc(REGEX), FakeModels({"fast": fast, "standard": standard}), mode="auto")
+    job = await _run(host, "generateRegex", Point(0, 0), Point(0, 0))
+    assert job.state == "done" and job.route == "standard" and job.escalated
+    assert "fast answers failed verification → escalated to standard" in job.reason
+    assert len(fast.requests) == 2 and len(standard.requests) == 1
+
+
+def _checked_action(accept: str) -> ActionSpec:
+    """A run-time action (as user-defined ones will be): inserts at the cursor, and its verifier
+    accepts only ``accept``; no refine, so a failing draft lands and auto mode escalates. It
+    asks for the fast profile, as a retry on fast does (routing sends kinds it does not know,
+    which ``fastKinds`` cannot list, to standard)."""
+
+    class Checked:
+        def start(self, document: Document, command: CommandInput) -> Start:
+            return Start(command.start, command.end, Inputs(profile="fast"))
+
+        def offers(self, view: OfferView) -> Sequence[Offer]:
+            return ()
+
+        def prepare(self, data: ActionInput) -> Draft:
+            def verify(text: str) -> Verification:
+                ok = text == accept
+                return {"ok": ok, "details": "as asked" if ok else f"{text!r} is not {accept!r}"}
+
+            request = ChatRequest((ChatMessage("user", "answer"),), max_tokens=64)
+            return Draft(request=request, pipeline=Pipeline(), verify=verify)
+
+    return ActionSpec(
+        "checked", "Checked", "checked", "fastedit.checked", "position", implementation=Checked
+    )
+
+
+async def test_escalation_deletes_only_the_fast_drafts_own_text() -> None:
+    text = "before = 1\nvalue = \nafter = 2\n"
+    fast = Script("fast-model", "wrong()")
+    standard = Script("standard-model", "right()")
+    host = FakeHost(_doc(text), FakeModels({"fast": fast, "standard": standard}), mode="auto")
+    actions = Registry()
+    actions.add(_checked_action("right()"))
+    job = await _run(host, "checked", Point(1, 8), Point(1, 8), actions)
+    assert job.state == "done" and job.escalated and job.route == "standard"
+    assert "fast draft failed verification" in job.reason
+    assert host.document.text == "before = 1\nvalue = right()\nafter = 2\n"
+    deleted = [replaced for _, _, _, replaced in host.edits if replaced]
+    assert deleted == ["wrong()"]  # the one deletion: the fast draft, nothing of the user's
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    assert job.metrics.edits >= 2
+
+
+async def test_a_failing_draft_outside_auto_mode_lands_flagged() -> None:
+    host = FakeHost(
+        _doc("value = \n"),
+        FakeModels({"fast": Script("fast-model", "wrong()"), "standard": Script("s")}),
+    )
+    actions = Registry()
+    actions.add(_checked_action("right()"))
+    job = await _run(host, "checked", Point(0, 8), Point(0, 8), actions)
+    assert job.state == "done" and not job.escalated
+    assert job.verification == {"ok": False, "details": "'wrong()' is not 'right()'"}
+    assert host.document.text == "value = wrong()\n"
+
+
+def test_a_run_time_entry_cannot_take_a_built_in_kind_or_command() -> None:
+    actions = Registry()
+    taken = ActionSpec("completeRest", "Mine", "mine", "fastedit.mine", "position")
+    with pytest.raises(ValueError, match="already registered"):
+        actions.add(taken)
+    assert actions.get("completeRest") is not taken
+
+
+# -- circuit breakers ------------------------------------------------------------------------------
+
+
+async def test_a_model_failing_repeatedly_is_not_called_while_its_breaker_is_open() -> None:
+    down = [BackendError("server", f"503 #{i}") for i in range(3)]
+    fast = Script("fast-model", *down)
+    standard = Script("standard-model", "1", "2", "3", "4")
+    models = FakeModels({"fast": fast, "standard": standard})
+    for _ in range(3):
+        host = FakeHost(_doc("x = \n"), models)
+        job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+        assert job.route == "standard"
+    assert len(fast.requests) == 3
+    host = FakeHost(_doc("x = \n"), models)
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert len(fast.requests) == 3  # the breaker is open: fast was not called
+    assert job.state == "done" and job.route == "standard"
+    assert "fast blocked → failover to standard" in job.reason
+    assert "circuit open" in (job.attempts[0].error or "")
+
+
+# -- cancellation ---------------------------------------------------------------------------------
+
+
+async def test_cancel_mid_stream_closes_the_model_stream_and_keeps_what_the_editor_applied() -> (
+    None
+):
+    fast = Script("fast-model", "first second third")
+    fast.hold = asyncio.Event()
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": Script("s")}))
+    spec = Registry().get("completeRest")
+    assert spec is not None
+    job = Job(
+        id="job-1",
+        kind="completeRest",
+        uri=host.document.uri,
+        range=((0, 4), (0, 4)),
+        tracker=RegionTracker(Point(0, 4), Point(0, 4), ""),
+    )
+    host.jobs.add(job)
+    job.task = asyncio.ensure_future(
+        JobRunner(host, Registry(), RouteStats()).run(job, host.document)  # type: ignore[arg-type]
+    )
+    await host.applied.wait()
+    job.stop(None)
+    await job.task
+    assert job.state == "cancelled" and job.error is None
+    assert fast.closed == 1
+    applied = "".join(text for _, _, text, _ in host.edits)
+    assert host.document.text == f"x = {applied}\n" and applied == "fir"
+    assert host.ended == ["cancelled"]

@@ -351,6 +351,7 @@ async def start_editor(
     server_args: tuple[str, ...] = (),
     root_uri: str | None = None,
     inline: bool = False,
+    opens_documents: bool = True,
 ) -> Editor:
     """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
     config = ClientServerConfig(
@@ -393,7 +394,9 @@ async def start_editor(
         general=types.GeneralClientCapabilities(position_encodings=[encoding]),
         window=types.WindowClientCapabilities(
             work_done_progress=progress,
-            show_document=types.ShowDocumentClientCapabilities(support=True),
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+            if opens_documents
+            else None,
         ),
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,

@@ -198,6 +198,49 @@ async def test_tests_are_written_beside_the_module_and_pass(
     assert " passed" in result.stdout and " failed" not in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("existing", ["", "import pytest\n"], ids=["new-module", "existing"])
+async def test_an_editor_that_cannot_open_the_test_module_gets_it_written_on_disk(
+    make_editor: MakeEditor, tmp_path: Path, existing: str
+) -> None:
+    editor = await make_editor(model=False, opens_documents=False)
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    test_file = tmp_path / "test_geometry.py"
+    if existing:
+        test_file.write_text(existing)
+    editor.open(_uri(module), GEOMETRY)
+    line = GEOMETRY.splitlines().index("def clamp(value: int, low: int, high: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 4}}
+    )
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is True, record
+    assert f"written to {test_file}" in record["reason"], record
+    written = test_file.read_text()
+    assert written.startswith(existing) and "clamp(5, 0, 3) == 3" in written
+    assert editor.text(_uri(module)) == GEOMETRY
+
+
+async def test_a_test_module_the_editor_cannot_open_is_not_left_empty_when_the_job_fails(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    # No offline engine in the failover chain: a model's tests cannot stream into a module the
+    # editor does not show, so the job fails, and leaves nothing behind.
+    editor = await make_editor(
+        opens_documents=False, init_options={"fastedit": {"failover": ["fast", "standard"]}}
+    )
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    editor.open(_uri(module), GEOMETRY)
+    line = GEOMETRY.splitlines().index("def clamp(value: int, low: int, high: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 4}}
+    )
+    assert record["state"] == "failed", record
+    assert "cannot open" in record["error"] and "test_geometry.py" in record["error"]
+    assert not (tmp_path / "test_geometry.py").exists()
+
+
 async def test_an_existing_test_file_is_never_overwritten(
     make_editor: MakeEditor, tmp_path: Path
 ) -> None:

@@ -117,13 +117,14 @@ class ServerHost:
         uri = from_fs_path(placement.path) or placement.path
         created = False
         document = server.documents.get(uri)
-        if document is None:
+        # An editor that cannot open the module gets it written on disk at the end, whole: no
+        # empty file is created for it first (one left behind if the job failed).
+        if document is None and server.client.supports("window.show_document.support"):
             created = await asyncio.to_thread(create_exclusive, placement.path)
-            if server.client.supports("window.show_document.support"):
-                opened = server.documents.next_open(uri)
-                await server.client.show_document(uri)
-                await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
-                document = server.documents.get(uri)
+            opened = server.documents.next_open(uri)
+            await server.client.show_document(uri)
+            await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
+            document = server.documents.get(uri)
         existing = (
             document.text
             if document is not None
@@ -141,10 +142,16 @@ class ServerHost:
         )
         return destination, document
 
-    async def append_to_file(self, path: str, text: str) -> None:
-        from ..project.tests_layout import append_text
+    async def write_tests(self, destination: TestModule, text: str) -> None:
+        from ..project.tests_layout import write_tests
 
-        await asyncio.to_thread(append_text, path, text)
+        try:
+            await asyncio.to_thread(write_tests, destination.path, text)
+        except FileExistsError:
+            raise _job_failed(
+                f"{os.path.basename(destination.path)} appeared while the tests were written: "
+                "it was not overwritten; run the action again"
+            ) from None
 
     async def check_tests(
         self, destination: TestModule, module_text: str, *, run: bool

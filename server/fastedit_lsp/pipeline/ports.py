@@ -97,8 +97,9 @@ class JobHost(Protocol):
         to the file)."""
         ...
 
-    async def append_to_file(self, path: str, text: str) -> None:
-        """Append to a file on disk (a test module the editor cannot open)."""
+    async def write_tests(self, destination: TestModule, text: str) -> None:
+        """Write to a test module on disk that the editor cannot open: a new one in one
+        exclusive create, an existing one appended to (never overwritten)."""
         ...
 
     async def check_tests(

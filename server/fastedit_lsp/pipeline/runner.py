@@ -337,22 +337,31 @@ class JobRunner:
                 "details": f"{job.verification.get('details')}; {details}",
             }
 
-    def _prepare(self, job: Job, document: Document, path: str, profile: ResolvedProfile) -> Draft:
-        """The action's draft for this job (JobFailedError: it cannot run here)."""
+    def _prepare(
+        self,
+        job: Job,
+        document: Document,
+        path: str,
+        profile: ResolvedProfile,
+        *,
+        region: tuple[Point, Point] | None = None,
+    ) -> Draft:
+        """The action's draft for this job, on its region or ``region`` (JobFailedError: it
+        cannot run here)."""
         settings = self.host.settings
-        tracker = job.tracker
+        start, end = region or (job.tracker.start, job.tracker.end)
         spec = self.actions.get(job.kind)
         if spec is None:
             raise JobFailedError(f"{job.kind} is not available")
         host = self.host
         data = ActionInput(
             document=document,
-            start=tracker.start,
-            end=tracker.end,
+            start=start,
+            end=end,
             ctx=context.around(
                 document,
-                tracker.start,
-                tracker.end,
+                start,
+                end,
                 budget_tokens=settings.context.budget_tokens,
                 path=path,
             ),
@@ -435,12 +444,18 @@ class JobRunner:
     async def _write_tests_on_disk(
         self, job: Job, destination: TestModule, profile: ResolvedProfile
     ) -> None:
-        """For an editor that cannot open documents: append the tests to the file on disk."""
+        """For an editor that cannot open documents: the offline engine's tests written to the
+        file on disk (a new module in one exclusive create; an existing one appended to)."""
         path = destination.path
-        document = Document(destination.uri, destination.existing, language_id="python")
-        draft = self._prepare(job, document, path, profile)
         if not profile.is_local:
-            raise JobFailedError("this editor cannot open the test module; use the offline engine")
+            raise JobFailedError(
+                f"this editor cannot open {os.path.basename(path)} (it does not support "
+                "window/showDocument), so a model's tests cannot stream into it; nothing was "
+                "written. Open the file and run again, or use the offline engine."
+            )
+        document = Document(destination.uri, destination.existing, language_id="python")
+        end = document.end
+        draft = self._prepare(job, document, path, profile, region=(end, end))
         if draft.offline is None:
             raise JobFailedError(NEEDS_MODEL)
         answer = await draft.offline()
@@ -448,7 +463,7 @@ class JobRunner:
             job.reason += f"; {draft.no_suggestion}"
             return
         job.route, job.model = "local", MODEL
-        await self.host.append_to_file(path, answer.text)
+        await self.host.write_tests(destination, answer.text)
         job.metrics.edits = 1
         if draft.verify is not None:
             job.verification = draft.verify(answer.text)

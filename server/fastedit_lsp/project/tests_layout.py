@@ -105,10 +105,16 @@ def module_reader(root: str) -> Callable[[str], str | None]:
 
 
 def read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    """A file's text; empty when it does not exist."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
-def append_text(path: str, text: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
+def write_tests(path: str, text: str) -> None:
+    """A new test module in one exclusive create (FileExistsError if one appeared meanwhile), or
+    ``text`` appended to an existing one: never an overwrite."""
+    with open(path, "a" if os.path.exists(path) else "x", encoding="utf-8") as f:
         f.write(text)

@@ -158,7 +158,7 @@ class FakeHost:
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         raise AssertionError("no test-writing job here")
 
-    async def append_to_file(self, path: str, text: str) -> None:
+    async def write_tests(self, destination: TestModule, text: str) -> None:
         raise AssertionError("no test-writing job here")
 
     async def check_tests(

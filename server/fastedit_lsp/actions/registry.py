@@ -43,6 +43,8 @@ class ActionSpec:
     writes: Literal["document", "test_module"] = "document"
     #: For entries built at run time: makes the implementation (instead of ``module``).
     implementation: Callable[[], Action] | None = None
+    #: The job rewrites its region: streamed as the minimal diff against the region's text.
+    rewrite: bool = False
 
     def load(self) -> Action:
         """The implementation (importing its module the first time)."""
@@ -57,7 +59,15 @@ BUILTIN: tuple[ActionSpec, ...] = (
     ActionSpec(
         "generateRegex", "Generate regex", "regex", "fastedit.generateRegex", "range", "regex"
     ),
-    ActionSpec("fixSyntax", "Fix syntax", "syntax fix", "fastedit.fixSyntax", "range", "syntax"),
+    ActionSpec(
+        "fixSyntax",
+        "Fix syntax",
+        "syntax fix",
+        "fastedit.fixSyntax",
+        "range",
+        "syntax",
+        rewrite=True,
+    ),
     ActionSpec(
         "generateTests",
         "Write tests",
@@ -82,6 +92,7 @@ BUILTIN: tuple[ActionSpec, ...] = (
         "fastedit.editSelection",
         "selection",
         "edit_selection",
+        rewrite=True,
     ),
 )
 #: The built-in kinds (what ``routing.fastKinds`` may list).

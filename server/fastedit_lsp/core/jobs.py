@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .rewrite_tracking import RewriteTracker
 from .tracking import RegionTracker
 
 #: An action's kind as the job record names it (``completeRest``...): the action registry's keys.
@@ -198,6 +199,8 @@ class Job:
         }
         if self.error is not None:
             out["error"] = self.error
+        if isinstance(self.tracker, RewriteTracker) and self.tracker.hunks:
+            out["hunks"] = self.tracker.hunk_records()
         return out
 
 

@@ -19,6 +19,7 @@ from ..actions.registry import Registry
 from ..backends.base import Backend, BackendError, ChatRequest, NoModelError, StreamInfo
 from ..core.document import Document, Point
 from ..core.jobs import NOTHING_TO_VERIFY, Attempt, InstructionInputs, Job, TestModule
+from ..core.rewrite_tracking import RewriteTracker
 from ..core.tracking import RegionTracker, SentEdit
 from ..core.uris import to_fs_path
 from ..prompting import context
@@ -27,6 +28,7 @@ from ..settings import ResolvedProfile
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
 from .ports import JobHost
+from .rewrite import RewriteSession
 from .route_stats import RouteStats
 from .routing import Decision, Signals, choose, count_definitions
 from .stream import ask, filtered
@@ -97,6 +99,9 @@ class JobRunner:
     async def _execute(self, job: Job, document: Document) -> None:
         host = self.host
         settings = host.settings
+        kind = self.actions.get(job.kind)
+        if kind is not None and kind.rewrite and not isinstance(job.tracker, RewriteTracker):
+            job.tracker = RewriteTracker.from_region(job.tracker)
         forced = job.inputs.profile
         if forced is not None:
             decision = Decision(forced, f"retry with {forced}")
@@ -237,7 +242,8 @@ class JobRunner:
         """An edit session streaming into the job's region of ``document``."""
         settings = self.host.settings
         host = self.host
-        return EditSession(
+        session = RewriteSession if isinstance(job.tracker, RewriteTracker) else EditSession
+        return session(
             document,
             job.tracker,
             lambda edit: host.apply_edit(

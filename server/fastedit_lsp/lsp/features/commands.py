@@ -259,7 +259,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",
         }
-    if reason := tracker.verify(document):
+    if reason := tracker.verify(document) or tracker.revert_blocker():
         return {"reverted": False, "reason": f"the region changed since the job: {reason}"}
     if job.metrics.edits == 0 or not tracker.replaced:
         return {"reverted": False, "reason": "the job made no edit"}

@@ -123,13 +123,13 @@ class RewriteTracker(RegionTracker):
     def next_edit(self, text: str) -> SentEdit:
         raise RuntimeError("a rewrite sends the edits of its diff (RewriteTracker.plan)")
 
-    def plan(self, ops: list[Op]) -> Iterator[SentEdit]:
-        """The edits that carry out ``ops``, one at a time: the state moves as each is taken
-        (send it before taking the next).
+    def plan(self, ops: list[Op]) -> Iterator[list[Insert | Delete]]:
+        """The runs of ``ops`` that need an edit, one at a time (kept lines between them move
+        the state at once): turn each into its edit with :meth:`take` and send it before
+        asking for the next.
 
-        Raises ``ValueError`` (with the reason) when the region no longer holds what the
-        tracker expects, or an op would delete or split lines the user edited: the stream must
-        stop, the typing stays.
+        Raises ``ValueError`` (with the reason, also set as the conflict) when an op would
+        split lines the user joined.
         """
         run: list[Insert | Delete] = []
         for op in [*ops, None]:
@@ -137,11 +137,19 @@ class RewriteTracker(RegionTracker):
                 run.append(op)
                 continue
             if run:
-                self._check()
-                yield self._run(run)
+                yield run
                 run = []
             if isinstance(op, Keep):
                 self._keep(op.line)
+
+    def take(self, run: list[Insert | Delete]) -> SentEdit:
+        """The edit carrying out ``run``; the state moves as if it were applied.
+
+        Raises ``ValueError`` (the reason, also set as the conflict) when the region no longer
+        holds what the tracker expects or the run would delete a line the user edited.
+        """
+        self._check()
+        return self._run(run)
 
     def _check(self) -> None:
         if self._document is not None and (reason := self.verify(self._document)):
@@ -173,7 +181,7 @@ class RewriteTracker(RegionTracker):
         if first is None or first.first != line:
             raise RuntimeError(f"keep of line {line} out of order")
         if first.last != line + 1:
-            raise ValueError("you joined lines that the rewrite is still deciding")
+            raise ValueError(self._fail("you joined lines that the rewrite is still deciding"))
         self.remaining.pop(0)
         self.out += first.text
 
@@ -196,7 +204,7 @@ class RewriteTracker(RegionTracker):
         while self.remaining and self.remaining[0].first < last:
             segment = self.remaining[0]
             if segment.dirty or segment.last > last:
-                raise ValueError("the rewrite replaces a line you edited")
+                raise ValueError(self._fail("the rewrite replaces a line you edited"))
             taken += self.remaining.pop(0).text
         return taken
 

@@ -11,17 +11,33 @@ only the region's original text; typing between hunks survives.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
-from ..core.diff import Op
+from ..core.diff import Delete, Op
 from ..core.rewrite_tracking import RewriteTracker
+from ..core.tracking import RegionTracker
 from .edits import ConflictError, EditSession
+
+#: How long a deleting edit waits for the editor to report the job's earlier edits (eglot
+#: reports after 0.5 s idle); after that it is sent anyway and an editor holding unseen
+#: changes refuses it.
+REPORT_WAIT = 2.0
 
 
 class RewriteSession(EditSession):
     """Stream a rewrite into a :class:`RewriteTracker`'s region, touching only what changed."""
 
     tracker: RewriteTracker
+
+    def __init__(
+        self,
+        *args: Any,
+        wait_reported: Callable[[RegionTracker, float], Awaitable[bool]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._wait_reported = wait_reported
 
     #: The whole rewrite fed so far (what the region holds once the stream ends).
     rewrite = ""
@@ -43,8 +59,13 @@ class RewriteSession(EditSession):
         if reason := self.tracker.verify(self.document):
             raise ConflictError(reason)
         try:
-            for edit in self.tracker.plan(ops):
-                await self._deliver(edit)
+            for run in self.tracker.plan(ops):
+                if any(isinstance(op, Delete) for op in run) and self.tracker.pending:
+                    # A deleting edit carries the document version the server knows, so that
+                    # an editor holding typing the server has not seen refuses it instead of
+                    # deleting the wrong text: it goes once the job's own edits are reported.
+                    await self._wait_reported(self.tracker, REPORT_WAIT)
+                await self._deliver(self.tracker.take(run))
         except ValueError as exc:
             if self.tracker.conflict is None:
                 self.tracker.conflict = str(exc)

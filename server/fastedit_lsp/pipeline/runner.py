@@ -12,7 +12,8 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any
 
 from ..actions.base import ActionError, ActionInput, Draft, Verification
 from ..actions.registry import Registry
@@ -242,17 +243,21 @@ class JobRunner:
         """An edit session streaming into the job's region of ``document``."""
         settings = self.host.settings
         host = self.host
-        session = RewriteSession if isinstance(job.tracker, RewriteTracker) else EditSession
-        return session(
-            document,
-            job.tracker,
-            lambda edit: host.apply_edit(
-                job.uri, edit, document=document, unreported=job.tracker.unreported_before(edit)
-            ),
-            max_edits_per_second=settings.max_edits_per_second,
-            streaming=settings.streaming,
-            on_edit=lambda n: self._on_edit(job, edits_before + n),
-        )
+
+        def apply(edit: SentEdit) -> Awaitable[bool]:
+            unreported = job.tracker.unreported_before(edit)
+            return host.apply_edit(job.uri, edit, document=document, unreported=unreported)
+
+        options: dict[str, Any] = {
+            "max_edits_per_second": settings.max_edits_per_second,
+            "streaming": settings.streaming,
+            "on_edit": lambda n: self._on_edit(job, edits_before + n),
+        }
+        if isinstance(job.tracker, RewriteTracker):
+            return RewriteSession(
+                document, job.tracker, apply, wait_reported=host.wait_reported, **options
+            )
+        return EditSession(document, job.tracker, apply, **options)
 
     def _on_edit(self, job: Job, edits: int) -> None:
         job.metrics.edits = edits

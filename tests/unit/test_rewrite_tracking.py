@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fastedit_lsp.core.diff import Delete, Insert
@@ -174,6 +174,13 @@ def _drive(sim: Sim, steps: list[tuple[str, object]]) -> None:
     rewrite=TEXTS,
     cuts=st.lists(st.integers(0, 200), max_size=6),
     steps=STEPS,
+)
+@example(  # typing reported after a deletion's echo, with an insertion in flight
+    head="",
+    original="a = 1\na = 1\nb = 2\nb = 2\na = 1\nb = 2\n",
+    rewrite="a = 1\na = 1\na = 1\nb = 2\na = 1\n",
+    cuts=[],
+    steps=[("step", None), ("deliver", None), ("type", (0.5, "Z"))],
 )
 def test_typing_during_a_rewrite_is_never_lost(
     head: str, original: str, rewrite: str, cuts: list[int], steps: list[tuple[str, object]]

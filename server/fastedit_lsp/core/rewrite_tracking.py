@@ -87,14 +87,13 @@ class RewriteTracker(RegionTracker):
         self.out = ""
         self.remaining = [Segment(i, i + 1, line) for i, line in enumerate(diff_lines_of(base))]
         self._open: tuple[int, str] | None = None  # region offset of an open hunk, its original
-        self._reported_end = self.end
         self._sync()
+        #: The region's end in the reported document (behind ``end`` while edits are in flight).
+        self._reported_end = self.end
 
     def _sync(self) -> None:
         self.text = self.out + "".join(s.text for s in self.remaining)
         self.end = advance(self.start, self.text)
-        if not self.pending:
-            self._reported_end = self.end
 
     @property
     def boundary(self) -> Point:
@@ -264,6 +263,7 @@ class RewriteTracker(RegionTracker):
         if change.end <= self.start and not (change.end == self.start and self.text == ""):
             self.start = rebase(self.start, change)
             self._sync()
+            self._reported_end = self.end
             return
         if change.start >= self.end:
             if live and change.start == change.end == self.end == self.boundary:
@@ -291,6 +291,7 @@ class RewriteTracker(RegionTracker):
             return
         self.user_edited = True
         self._region_change(x, y, change.text)
+        self._reported_end = self.end
 
     def _region_change(self, x: int, y: int, text: str, keep: HunkState | None = None) -> None:
         """Region text ``[x, y)`` became ``text``: move the boundary, segments and hunks."""

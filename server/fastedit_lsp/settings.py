@@ -245,6 +245,11 @@ class Settings(_Model):
     )
     tests: TestsSettings = TestsSettings()
     context: ContextSettings = ContextSettings()
+    review: Literal["off", "hunks"] = Field(
+        "off",
+        description="hunks: highlight a rewrite's changed hunks (hint diagnostics) until Keep all "
+        "or Revert all.",
+    )
 
 
 # -- sources -------------------------------------------------------------------------------------

@@ -157,6 +157,8 @@ class Job:
     progress_token: str | None = None
     #: A line the job added outside its region (``import re``), for revert to remove again.
     added_line: str | None = None
+    #: A rewrite's hunks are highlighted for review (setting ``review: hunks``).
+    review: bool = False
 
     @property
     def is_finished(self) -> bool:

@@ -91,6 +91,9 @@ class ServerHost:
         if job.state == "failed" and job.error:
             client.show_message(f"fastedit: {job.error}", types.MessageType.Error)
         client.end_progress(job)
+        from . import review
+
+        review.job_finished(self._server, job)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find, open or create the test module.

@@ -93,6 +93,10 @@ class JobIdArgs(Args):
     jobId: str = Field(min_length=1)  # noqa: N815 - the wire name
 
 
+class RevertHunkArgs(JobIdArgs):
+    hunk: int = Field(ge=0)
+
+
 class WaitArgs(JobIdArgs):
     timeoutMs: int = Field(5000, ge=0, le=3_600_000)  # noqa: N815
 

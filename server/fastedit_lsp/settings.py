@@ -91,6 +91,12 @@ class ProfileSettings(_Model):
         "(at the server root: baseUrl without its trailing /v1); mistral: Codestral's "
         "/v1/fim/completions.",
     )
+    prediction: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Send a rewrite's original text as the predicted output (faster where "
+        "supported). auto: for providers and models known to accept it (Cerebras gpt-oss-120b "
+        "and zai-glm-4.7, OpenAI gpt-4o and gpt-4.1).",
+    )
 
 
 class FastProfileSettings(ProfileSettings):

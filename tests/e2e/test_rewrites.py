@@ -174,3 +174,64 @@ async def _until(editor: Editor, done: Any) -> None:
 async def test_revert_hunk_names_a_bad_argument(editor: Editor, bad: dict[str, Any]) -> None:
     with pytest.raises(Exception, match="hunk"):
         await editor.command("fastedit.revertHunk", bad)
+
+
+def _both(prediction: str) -> dict[str, Any]:
+    return {
+        "mode": "fast",
+        "profiles": {"fast": {"prediction": prediction}, "standard": {"prediction": prediction}},
+    }
+
+
+async def test_prediction_is_sent_where_the_setting_says_and_reported(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options=_both("on"))
+    editor.open(URI, HEAD + BODY + TAIL)
+    rewrite = _three_hunks()
+    stub.script(Answer(text=rewrite, tps=2000))
+    record = await _rewrite(editor, rewrite)
+    assert record["state"] == "done", record
+    assert stub.requests[-1].body["prediction"] == {"type": "content", "content": BODY}
+    metrics = record["metrics"]
+    assert metrics["acceptedPredictionTokens"] > 0
+    assert metrics["rejectedPredictionTokens"] >= 0
+    assert editor.text(URI) == HEAD + rewrite + TAIL
+
+
+@pytest.mark.parametrize("setting", ["auto", "off"])
+async def test_prediction_is_not_sent_when_off_or_unknown_to_support_it(
+    make_editor: MakeEditor, stub: StubModelServer, setting: str
+) -> None:
+    editor = await make_editor(init_options=_both(setting))
+    editor.open(URI, HEAD + BODY + TAIL)
+    stub.script(Answer(text=_three_hunks(), tps=2000))
+    record = await _rewrite(editor, _three_hunks())
+    assert record["state"] == "done", record
+    assert "prediction" not in stub.requests[-1].body
+    assert "acceptedPredictionTokens" not in record["metrics"]
+
+
+async def test_a_400_naming_prediction_retries_without_it_and_is_remembered(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options=_both("on"))
+    editor.open(URI, HEAD + BODY + TAIL)
+    rewrite = _three_hunks()
+    stub.script(
+        Answer(status=400, error_message="Unrecognized request argument supplied: prediction"),
+        Answer(text=rewrite, tps=2000),
+        Answer(text=BODY, tps=2000),
+    )
+    record = await _rewrite(editor, rewrite)
+    assert record["state"] == "done", record
+    assert editor.text(URI) == HEAD + rewrite + TAIL
+    assert "refused prediction" in record["reason"]
+    sent = [("prediction" in r.body) for r in stub.requests if r.path.endswith("/completions")]
+    assert sent == [True, False]
+    # The next rewrite on the same (baseUrl, model) does not send it again.
+    assert (await editor.command("fastedit.revert", {"jobId": record["jobId"]}))["reverted"]
+    again = await _rewrite(editor, BODY)
+    assert again["state"] == "done", again
+    sent = [("prediction" in r.body) for r in stub.requests if r.path.endswith("/completions")]
+    assert sent == [True, False, False]

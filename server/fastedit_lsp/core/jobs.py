@@ -106,6 +106,9 @@ class Metrics:
     edits: int = 0
     #: Time the model spent between its first and last token (for tokens per second).
     stream_seconds: float = 0.0
+    #: Predicted-output tokens the provider accepted / rejected (a rewrite sent with one).
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
 
     def record(self) -> dict[str, Any]:
         end = self.finished_at or time.monotonic()
@@ -121,7 +124,14 @@ class Metrics:
             "tokensPerSecond": tps,
             "edits": self.edits,
             "elapsedMs": round((end - self.started_at) * 1000, 1),
-        }
+        } | (
+            {
+                "acceptedPredictionTokens": self.accepted_prediction_tokens,
+                "rejectedPredictionTokens": self.rejected_prediction_tokens or 0,
+            }
+            if self.accepted_prediction_tokens is not None
+            else {}
+        )
 
 
 @dataclass

@@ -9,6 +9,7 @@ Pure asyncio: the world (the editor, the models, the file system) is reached onl
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
@@ -26,6 +27,7 @@ from ..core.uris import to_fs_path
 from ..prompting import context
 from ..prompting.context import CHARS_PER_TOKEN
 from ..settings import ResolvedProfile
+from . import prediction
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
 from .ports import JobHost
@@ -66,6 +68,8 @@ class JobRunner:
         self.host = host
         self.actions = actions
         self.stats = stats
+        #: (baseUrl, model)s that answered 400 to ``prediction``: never sent it again.
+        self.no_prediction: set[tuple[str, str]] = set()
 
     async def run(self, job: Job, document: Document) -> None:
         """Run ``job`` on ``document`` and record how it ended."""
@@ -288,6 +292,7 @@ class JobRunner:
             _retarget(job, document, *draft.region)
         info = StreamInfo(pace=session.pace)
         source: AsyncIterator[str] | None
+        backend: Backend | None = None
         key: tuple[str, str] | None = None
         if profile.is_local or draft.request is None:
             # No model configured, or nothing to ask one (the file parses...): the offline answer.
@@ -303,14 +308,34 @@ class JobRunner:
                     f"{backend.model} at {profile.base_url} failed repeatedly: not called for "
                     f"another {wait:.0f} s (circuit open)",
                 )
-            if draft.refine is not None:
-                source = _verified(backend, draft, job, info)
-            else:
-                source = filtered(ask(backend, draft.request, info), draft, job, info)
+            if (
+                isinstance(job.tracker, RewriteTracker)
+                and key not in self.no_prediction
+                and prediction.wanted(profile.settings.prediction, profile.provider, backend.model)
+            ):
+                draft.request = dataclasses.replace(draft.request, prediction=job.tracker.base)
+            source = self._model_source(backend, draft, job, info)
         host.status(job)
         try:
             if source is not None:
-                await session.run(source)
+                try:
+                    await session.run(source)
+                except BackendError as exc:
+                    request = draft.request
+                    if (
+                        key is None
+                        or backend is None
+                        or request is None
+                        or request.prediction is None
+                        or session.edits
+                        or not prediction.refused(exc)
+                    ):
+                        raise
+                    # Refused by name: once more without it, and never again for this model.
+                    self.no_prediction.add(key)
+                    job.reason += "; the provider refused prediction: sent without it"
+                    draft.request = dataclasses.replace(request, prediction=None)
+                    await session.run(self._model_source(backend, draft, job, info))
         except BackendError as exc:
             if key is not None and exc.kind in BREAKER_KINDS:
                 host.models.failure(key, time.monotonic())
@@ -318,6 +343,9 @@ class JobRunner:
         finally:
             job.metrics.edits = session.edits
             job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
+            if info.accepted_prediction_tokens is not None:
+                job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
+                job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
             if job.metrics.first_token_at is not None:
                 job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
         if key is not None:
@@ -347,6 +375,15 @@ class JobRunner:
                 "ok": ok,
                 "details": f"{job.verification.get('details')}; {details}",
             }
+
+    @staticmethod
+    def _model_source(
+        backend: Backend, draft: Draft, job: Job, info: StreamInfo
+    ) -> AsyncIterator[str]:
+        assert draft.request is not None
+        if draft.refine is not None:
+            return _verified(backend, draft, job, info)
+        return filtered(ask(backend, draft.request, info), draft, job, info)
 
     def _prepare(
         self,

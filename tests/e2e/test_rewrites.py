@@ -235,3 +235,85 @@ async def test_a_400_naming_prediction_retries_without_it_and_is_remembered(
     assert again["state"] == "done", again
     sent = [("prediction" in r.body) for r in stub.requests if r.path.endswith("/completions")]
     assert sent == [True, False, False]
+
+
+SHOUT = {
+    "id": "shout",
+    "title": "Shout the strings",
+    "instruction": "Make every string literal upper case",
+    "target": "selection",
+    "route": "standard",
+}
+SOURCE = 'def greet(name):\n    return "hello " + name\n\n\nprint(greet("bob"))\n'
+
+
+async def _code_actions(editor: Editor, start: int, end: int) -> list[types.CodeAction]:
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=types.Range(
+                start=types.Position(**editor.pos(URI, start)),
+                end=types.Position(**editor.pos(URI, end)),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return [a for a in actions or [] if isinstance(a, types.CodeAction)]
+
+
+async def test_a_user_action_from_settings_is_a_code_action_and_runs_with_its_route(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(init_options={"actions": [SHOUT]})
+    editor.open(URI, SOURCE)
+    start, end = 0, SOURCE.index("\n\n")
+    actions = await _code_actions(editor, start, end)
+    [shout] = [a for a in actions if a.title == "Shout the strings (fastedit)"]
+    assert shout.command is not None and shout.command.command == "fastedit.run"
+    [argument] = shout.command.arguments or []
+    assert argument["action"] == "shout" and argument["uri"] == URI
+    rewrite = 'def greet(name):\n    return "HELLO " + name'
+    stub.script(Answer(text=rewrite, tps=2000))
+    record = await editor.run("fastedit.run", argument)
+    assert record["state"] == "done", record
+    assert (record["kind"], record["action"], record["route"]) == ("run", "shout", "standard")
+    assert record["model"] == "stub-strong"
+    assert (
+        "Make every string literal upper case" in stub.requests[-1].body["messages"][-1]["content"]
+    )
+    assert editor.text(URI) == SOURCE.replace("hello", "HELLO")
+    assert record["verification"]["ok"] is True
+    # Nothing selected: a selection action is not offered.
+    assert not [a for a in await _code_actions(editor, 3, 3) if a.title.startswith("Shout")]
+
+
+async def test_the_docstring_preset_rewrites_the_function_at_the_cursor(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, SOURCE)
+    inside = SOURCE.index("return")
+    titles = [a.title for a in await _code_actions(editor, inside, inside)]
+    assert "Add a docstring (fastedit)" in titles and "Add type hints (fastedit)" in titles
+    outside = SOURCE.index("print")
+    assert "Add a docstring (fastedit)" not in [
+        a.title for a in await _code_actions(editor, outside, outside)
+    ]
+    function = SOURCE[: SOURCE.index("\n\n") + 1]
+    documented = function.replace(":\n", ':\n    """Greet someone."""\n', 1)
+    stub.script(Answer(text=documented, tps=2000))
+    record = await editor.run(
+        "fastedit.run", {"action": "docstring", "uri": URI, "position": editor.pos(URI, inside)}
+    )
+    assert record["state"] == "done", record
+    assert editor.text(URI) == documented + SOURCE[len(function) :]
+    # Only the docstring line was inserted: nothing of the function was deleted.
+    assert sum(end - start for _, start, end, _ in editor.applied) == 0
+    assert record["hunks"][0]["original"] == ""
+
+
+async def test_an_unknown_action_is_refused_naming_it(editor: Editor) -> None:
+    editor.open(URI, SOURCE)
+    with pytest.raises(Exception, match="no action 'nope'"):
+        await editor.command(
+            "fastedit.run", {"action": "nope", "uri": URI, "position": editor.pos(URI, 0)}
+        )

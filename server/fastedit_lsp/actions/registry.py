@@ -109,11 +109,28 @@ class Registry:
             self.add(spec)
 
     def add(self, spec: ActionSpec) -> None:
-        """Add an entry; a kind or command already taken is refused (ValueError)."""
-        if spec.kind in self._by_kind or spec.command in self._by_command:
+        """Add an entry; a kind or command already taken is refused (ValueError).
+
+        Run-time entries (``implementation`` set) share one command (``fastedit.run`` names
+        the action in its argument), so only built-in entries are found by command.
+        """
+        runtime = spec.implementation is not None
+        if spec.kind in self._by_kind or (not runtime and spec.command in self._by_command):
             raise ValueError(f"action {spec.kind} ({spec.command}) is already registered")
         self._by_kind[spec.kind] = spec
-        self._by_command[spec.command] = spec
+        if not runtime:
+            self._by_command[spec.command] = spec
+
+    def set_runtime(self, specs: Iterable[ActionSpec]) -> None:
+        """Replace every run-time entry with ``specs`` (the settings changed)."""
+        for kind in [k for k, s in self._by_kind.items() if s.implementation is not None]:
+            del self._by_kind[kind]
+        for spec in specs:
+            self.add(spec)
+
+    def runtime(self) -> list[ActionSpec]:
+        """The entries added at run time."""
+        return [s for s in self._by_kind.values() if s.implementation is not None]
 
     def get(self, kind: str) -> ActionSpec | None:
         return self._by_kind.get(kind)

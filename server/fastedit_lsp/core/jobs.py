@@ -53,6 +53,13 @@ class InstructionInputs(Inputs):
 
 
 @dataclass(frozen=True)
+class RunInputs(InstructionInputs):
+    """Inputs of a user-defined action (``fastedit.run``): its id, its instruction and route."""
+
+    action: str = ""
+
+
+@dataclass(frozen=True)
 class TestModule:
     """Where a test-writing job writes: the test module, found (or created) by the host.
 
@@ -211,6 +218,8 @@ class Job:
         }
         if self.error is not None:
             out["error"] = self.error
+        if isinstance(self.inputs, RunInputs):
+            out["kind"], out["action"] = "run", self.inputs.action
         if isinstance(self.tracker, RewriteTracker) and self.tracker.hunks:
             out["hunks"] = self.tracker.hunk_records()
         return out

@@ -20,7 +20,14 @@ from ..actions.base import ActionError, ActionInput, Draft, Verification
 from ..actions.registry import Registry
 from ..backends.base import Backend, BackendError, ChatRequest, NoModelError, StreamInfo
 from ..core.document import Document, Point
-from ..core.jobs import NOTHING_TO_VERIFY, Attempt, InstructionInputs, Job, TestModule
+from ..core.jobs import (
+    NOTHING_TO_VERIFY,
+    Attempt,
+    InstructionInputs,
+    Job,
+    RunInputs,
+    TestModule,
+)
 from ..core.rewrite_tracking import RewriteTracker
 from ..core.tracking import RegionTracker, SentEdit
 from ..core.uris import to_fs_path
@@ -109,7 +116,13 @@ class JobRunner:
             job.tracker = RewriteTracker.from_region(job.tracker)
         forced = job.inputs.profile
         if forced is not None:
-            decision = Decision(forced, f"retry with {forced}")
+            inputs = job.inputs
+            decision = Decision(
+                forced,
+                f"action {inputs.action}: route {forced}"
+                if isinstance(inputs, RunInputs)
+                else f"retry with {forced}",
+            )
         else:
             decision = choose(
                 host.mode,

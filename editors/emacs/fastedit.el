@@ -111,6 +111,7 @@ punctuation to minor modes.  No mode shipped with Emacs binds
     (define-key map (kbd "t") #'fastedit-generate-tests)
     (define-key map (kbd "s") #'fastedit-fix-syntax)
     (define-key map (kbd "e") #'fastedit-edit-selection)
+    (define-key map (kbd "a") #'fastedit-run)
     (define-key map (kbd "k") #'fastedit-cancel)
     (define-key map (kbd "u") #'fastedit-revert)
     (define-key map (kbd "?") #'fastedit-status)
@@ -371,6 +372,32 @@ Interactively, the region, and an instruction read with `read-string'."
   (fastedit--start "fastedit.editSelection"
                    (list :range (fastedit--range beg end)
                          :instruction instruction)))
+
+(defconst fastedit-preset-actions '("docstring" "typeHints")
+  "The user actions the server has built in.")
+
+(defun fastedit--action-ids ()
+  "The ids of the actions in `fastedit-settings' (:actions), then the presets."
+  (let ((ids (delq nil (mapcar (lambda (action) (plist-get action :id))
+                               (append (plist-get fastedit-settings :actions) nil)))))
+    (append ids (seq-remove (lambda (id) (member id ids)) fastedit-preset-actions))))
+
+;;;###autoload
+(defun fastedit-run (action)
+  "Run the user-defined ACTION (an id) on the region, else at point.
+Interactively, ACTION is read with `completing-read' from the actions in
+`fastedit-settings' and the presets.  Bind a key to one action with
+  (keymap-set fastedit-command-map \"d\"
+              (lambda () (interactive) (fastedit-run \"docstring\")))"
+  (interactive
+   (list (completing-read "fastedit action: " (fastedit--action-ids) nil nil)))
+  (when (string-empty-p (string-trim action))
+    (user-error "No action"))
+  (fastedit--start "fastedit.run"
+                   (append (list :action action)
+                           (if (use-region-p)
+                               (list :range (fastedit--range (region-beginning) (region-end)))
+                             (list :position (fastedit--position))))))
 
 ;;;###autoload
 (defun fastedit-toggle-fast-mode ()

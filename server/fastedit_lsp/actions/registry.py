@@ -112,6 +112,7 @@ class Registry:
     def __init__(self, specs: Iterable[ActionSpec] = BUILTIN) -> None:
         self._by_kind: dict[str, ActionSpec] = {}
         self._by_command: dict[str, ActionSpec] = {}
+        self._runtime_source: object = None
         for spec in specs:
             self.add(spec)
 
@@ -128,8 +129,12 @@ class Registry:
         if not runtime:
             self._by_command[spec.command] = spec
 
-    def set_runtime(self, specs: Iterable[ActionSpec]) -> None:
-        """Replace every run-time entry with ``specs`` (the settings changed)."""
+    def set_runtime(self, specs: Iterable[ActionSpec], source: object = None) -> None:
+        """Replace every run-time entry with ``specs`` (the settings changed); nothing to do
+        when ``source`` (what they were made from) is the one of the current entries."""
+        if source is not None and source == self._runtime_source:
+            return
+        self._runtime_source = source
         for kind in [k for k, s in self._by_kind.items() if s.implementation is not None]:
             del self._by_kind[kind]
         for spec in specs:

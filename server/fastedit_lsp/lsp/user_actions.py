@@ -28,5 +28,6 @@ def sync(ls: FasteditServer) -> tuple[user.UserAction, ...]:
     actions = configured(ls)
     ids = {a.id for a in actions}
     wanted = [*actions, *(p for p in user.PRESETS if p.id not in ids)]
-    ls.actions.set_runtime(user.spec(a) for a in wanted)
+    # Code actions call this on every request: the entries are rebuilt only when they change.
+    ls.actions.set_runtime((user.spec(a) for a in wanted), source=tuple(wanted))
     return actions

@@ -112,6 +112,7 @@ punctuation to minor modes.  No mode shipped with Emacs binds
     (define-key map (kbd "s") #'fastedit-fix-syntax)
     (define-key map (kbd "e") #'fastedit-edit-selection)
     (define-key map (kbd "a") #'fastedit-run)
+    (define-key map (kbd "h") #'fastedit-revert-hunk)
     (define-key map (kbd "k") #'fastedit-cancel)
     (define-key map (kbd "u") #'fastedit-revert)
     (define-key map (kbd "?") #'fastedit-status)
@@ -460,6 +461,41 @@ Interactively, ACTION is read with `completing-read' from the actions in
         (message "fastedit: reverted")
       (message "fastedit: not reverted: %s" (plist-get reply :reason)))
     reply))
+
+(defun fastedit--hunk-at (hunks line)
+  "The index of the applied hunk among HUNKS that covers LINE (0-based)."
+  (seq-position hunks line
+                (lambda (hunk line)
+                  (let* ((range (plist-get hunk :range))
+                         (start (plist-get (plist-get range :start) :line))
+                         (end (plist-get (plist-get range :end) :line)))
+                    (and (equal (plist-get hunk :state) "applied")
+                         (<= start line)
+                         (or (< line end) (= start end line)))))))
+
+;;;###autoload
+(defun fastedit-revert-hunk ()
+  "Restore the original text of the change at point.
+The change is a hunk of this buffer's last rewrite (an edited selection,
+a syntax fix, a user action); the other changes stay."
+  (interactive)
+  (let* ((uri (fastedit--uri))
+         (jobs (reverse (append (plist-get (fastedit--execute "fastedit.status") :jobs)
+                                nil)))
+         (job (seq-find (lambda (j) (and (equal (plist-get j :uri) uri)
+                                         (plist-get j :hunks)))
+                        jobs))
+         (index (and job (fastedit--hunk-at (append (plist-get job :hunks) nil)
+                                            (1- (line-number-at-pos))))))
+    (unless index
+      (user-error "No fastedit change at point"))
+    (let ((reply (fastedit--execute "fastedit.revertHunk"
+                                    (list :jobId (plist-get job :jobId) :hunk index))))
+      (fastedit--settle)
+      (if (eq (plist-get reply :reverted) t)
+          (message "fastedit: change reverted")
+        (message "fastedit: not reverted: %s" (plist-get reply :reason)))
+      reply)))
 
 ;;;###autoload
 (defun fastedit-status ()

@@ -326,3 +326,25 @@ def test_cancel_command_stops_a_running_stream(
     assert streamed and answer.startswith(streamed) and streamed != answer
     request = stub_model.requests[-1]
     wait(lambda: request.client_closed, "the model stream to be closed")
+
+
+def test_a_user_action_picked_from_the_quick_pick_rewrites_the_function(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    source = "def add(a, b):\n    return a + b\n\n\nprint(add(1, 2))\n"
+    _open(workbench, "action.py", source)
+    function = source[: source.index("\n\n") + 1]
+    documented = function.replace(":\n", ':\n    """Add two numbers."""\n', 1)
+    stub_model.script(_stream(documented, tps=80))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 5)
+    workbench.run_command(
+        "Fast Edit: Run an Action", asks="Fast Edit: run an action", answer="Add a docstring"
+    )
+    job_id = _new_job(workbench, "/action.py", seen)
+    record = _finished(workbench, job_id)
+    assert (record["state"], record["kind"], record["action"]) == ("done", "run", "docstring")
+    workbench.wait_text(equals=documented + source[len(function) :])
+    # Only the docstring line went in: the function's lines were never deleted and retyped.
+    assert [h["original"] for h in record["hunks"]] == [""]

@@ -9,22 +9,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..actions import user
-
 if TYPE_CHECKING:
+    from ..actions.user import UserAction
     from .server import FasteditServer
 
 
-def configured(ls: FasteditServer) -> tuple[user.UserAction, ...]:
+def configured(ls: FasteditServer) -> tuple[UserAction, ...]:
     """The actions of the settings, as the actions layer sees them."""
+    # Imported on first use: start-up imports only what the initialize reply needs.
+    from ..actions import user
+
     return tuple(
         user.UserAction(a.id, a.title, a.instruction, a.target, a.route, a.verify)
         for a in ls.config.resolved.settings.actions
     )
 
 
-def sync(ls: FasteditServer) -> tuple[user.UserAction, ...]:
+def sync(ls: FasteditServer) -> tuple[UserAction, ...]:
     """Make the registry's run-time entries those of the settings (and the presets)."""
+    from ..actions import user
+
     actions = configured(ls)
     ids = {a.id for a in actions}
     wanted = [*actions, *(p for p in user.PRESETS if p.id not in ids)]

@@ -33,19 +33,31 @@ def nvim_path() -> str:
     return require_editor("Neovim >= 0.11", nvim_session.nvim_binary(), HINT)
 
 
-@pytest.fixture
-def session(
-    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _session(
+    nvim_path: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stub: StubModelServer | None,
+    *,
+    swap_files: bool = False,
 ) -> Iterator[Session]:
-    """Neovim with the plugin set up as a user would, the server pointed at the stub model."""
+    """Neovim with the plugin set up as a user would; the server pointed at the stub model, or
+    at no model at all (``stub=None``: the offline engine answers)."""
     for name in list(os.environ):
         if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name)
+    models = (
+        {
+            "FASTEDIT_FAST_BASE_URL": stub.base_url,
+            "FASTEDIT_FAST_MODEL": "stub-fast",
+            "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
+            "FASTEDIT_STANDARD_MODEL": "stub-strong",
+        }
+        if stub is not None
+        else {}
+    )
     for name, value in {
-        "FASTEDIT_FAST_BASE_URL": stub.base_url,
-        "FASTEDIT_FAST_MODEL": "stub-fast",
-        "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
-        "FASTEDIT_STANDARD_MODEL": "stub-strong",
+        **models,
         # Neovim's state, data and config stay in the test's directory.
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -55,12 +67,28 @@ def session(
     workdir = tmp_path / "project"
     workdir.mkdir()
     setup = {"cmd": [sys.executable, "-m", "fastedit_lsp"], "filetypes": ["python"]}
-    s = nvim_session.start(nvim_path, workdir, setup)
+    s = nvim_session.start(nvim_path, workdir, setup, swap_files=swap_files)
     try:
         yield s
         s.check_no_prompt()
     finally:
         nvim_session.stop(s)
+
+
+@pytest.fixture
+def session(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Session]:
+    """Neovim with the plugin set up as a user would, the server pointed at the stub model."""
+    yield from _session(nvim_path, tmp_path, monkeypatch, stub)
+
+
+@pytest.fixture
+def offline_session(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Session]:
+    """Neovim with the plugin and no model configured: the offline engine answers."""
+    yield from _session(nvim_path, tmp_path, monkeypatch, None)
 
 
 def _open(session: Session, name: str, text: str) -> Path:
@@ -402,3 +430,117 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         session.check_no_prompt()
     finally:
         nvim_session.stop(session)
+
+
+GEOMETRY = '''def clamp(value: int, low: int, high: int) -> int:
+    """Clamp value into [low, high].
+
+    >>> clamp(5, 0, 3)
+    3
+    >>> clamp(-1, 0, 3)
+    0
+    """
+    return max(low, min(high, value))
+'''
+
+MODEL_TESTS = """from geometry import clamp
+
+
+def test_clamp_keeps_values_in_range() -> None:
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("engine", "existing"),
+    [("offline", None), ("model", None), ("offline", "import pytest\n")],
+    ids=["offline-new-module", "model-new-module", "offline-existing-module"],
+)
+def test_write_tests_key_fills_the_test_module_and_one_undo_removes_the_text(
+    engine: str,
+    existing: str | None,
+    nvim_path: str,
+    stub: StubModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Neovim reports the new, empty module as one empty line ("\n"): the job's text used to go
+    # after that line, so the module began with a blank line, and Neovim reported the first edit
+    # as a change before the job's text: the job ended "cancelled" although all of it landed.
+    sessions = _session(nvim_path, tmp_path, monkeypatch, stub if engine == "model" else None)
+    session = next(sessions)
+    try:
+        if engine == "model":
+            stub.script(_stream(MODEL_TESTS, tps=200))
+        source = _open(session, "geometry.py", GEOMETRY)
+        module = source.with_name("test_geometry.py")
+        if existing is not None:
+            module.write_text(existing)  # on disk, not open: the job opens it
+        session.nvim.current.window.cursor = (1, 4)
+        session.press(session.key("generate_tests"))
+        record = session.wait_job(session.last_job())
+        assert record["state"] == "done", (record.get("error"), record["metrics"])
+        assert record["uri"] == module.as_uri()
+        assert record["verification"]["ok"] is True, record["verification"]
+        if engine == "offline":
+            assert record["metrics"]["edits"] >= 2, record
+        lines = session.wait(lambda: session.buffer_lines(module), "the new module's buffer")
+        text = "\n".join(lines) + "\n"
+        if engine == "model":
+            assert text == MODEL_TESTS
+        elif existing is None:
+            assert lines[0].startswith('"""Tests for geometry'), lines[:3]
+        else:
+            assert text.startswith(existing) and lines[1] == "", lines[:3]
+        if engine == "offline":
+            assert "    assert clamp(5, 0, 3) == 3" in lines
+        assert lines[-1] != "", lines[-3:]  # no blank line at the end either
+        # The source is as it was, and still the current window (the module opened beside it).
+        assert session.text() == GEOMETRY
+        session.wait(lambda: "Write tests done" in session.messages(), "the job's message")
+        assert "Stopped" not in session.messages()
+        # One undo in the module removes the job's text: it is as it was (a new one empty).
+        session.focus(module)
+        session.undo()
+        assert session.buffer_lines(module) == (existing or "\n").splitlines()
+        assert source.read_text() == GEOMETRY
+        session.check_no_prompt()
+    finally:
+        sessions.close()
+
+
+def test_write_tests_when_neovim_refuses_the_new_module_for_a_swap_file(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another Neovim edits test_geometry.py (not saved yet): its swap file makes this Neovim
+    # refuse to show the module (E325 ATTENTION). The job names the file and the refusal, writes
+    # nothing, and leaves no empty module behind; no prompt, no "internal error".
+    sessions = _session(nvim_path, tmp_path, monkeypatch, None, swap_files=True)
+    session = next(sessions)
+    other = None
+    try:
+        source = _open(session, "geometry.py", GEOMETRY)
+        module = source.with_name("test_geometry.py")
+        other = nvim_session.start(
+            nvim_path, source.parent, {"cmd": ["false"], "filetypes": []}, swap_files=True
+        )
+        other.nvim.command(f"edit {module}")
+        other.press("iimport pytest<Esc>")
+        swap = Path(other.nvim.eval("swapname('%')"))
+        session.wait(lambda: swap.is_file(), "the other Neovim's swap file")
+        session.nvim.current.window.cursor = (1, 4)
+        session.press(session.key("generate_tests"))
+        record = session.wait_job(session.last_job())
+        assert record["state"] == "failed", record
+        error = record["error"]
+        assert "did not open test_geometry.py" in error and "swap file" in error, error
+        assert "E325" in error and "internal error" not in error, error
+        assert not module.exists()
+        assert session.text() == GEOMETRY
+        session.wait(lambda: "no tests written" in session.messages(), "the message")
+        session.check_no_prompt()
+    finally:
+        if other is not None:
+            nvim_session.stop(other)
+        sessions.close()

@@ -66,6 +66,39 @@ function M.notify(msg, level)
   end)
 end
 
+--- LSP MessageType -> vim.log.levels.
+local LEVELS = {
+  [1] = vim.log.levels.ERROR,
+  [2] = vim.log.levels.WARN,
+  [3] = vim.log.levels.INFO,
+  [4] = vim.log.levels.DEBUG,
+}
+
+--- The server's last messages, whole (the echo area shows one line of each).
+--- @type string[]
+M.messages = {}
+
+--- The `window/showMessage` handler of the fastedit client. Neovim 0.11's own handler echoes
+--- the message with a line break after it, so every message stopped at "Press ENTER" (the
+--- one-time "using the offline engine" notice on a first action): here it is one line through
+--- vim.notify, like the plugin's own messages; :FasteditStatus lists the last ones whole.
+--- @param params lsp.ShowMessageParams
+function M.show_message(_, params, _)
+  if type(params) ~= 'table' or type(params.message) ~= 'string' then
+    return vim.NIL
+  end
+  table.insert(M.messages, params.message)
+  if #M.messages > 10 then
+    table.remove(M.messages, 1)
+  end
+  local message = params.message
+  if not vim.startswith(message, 'fastedit') then
+    message = 'fastedit: ' .. message
+  end
+  M.notify(message, LEVELS[params.type] or vim.log.levels.INFO)
+  return vim.NIL
+end
+
 --- @param job table a job record
 --- @return string
 local function job_summary(job)
@@ -234,6 +267,13 @@ function M.report(reply)
   end
   if #jobs == 0 then
     lines[#lines + 1] = '  (none yet)'
+  end
+  if #M.messages > 0 then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = "the server's messages (newest last):"
+    for _, message in ipairs(M.messages) do
+      lines[#lines + 1] = '  ' .. message:gsub('%s*\n%s*', ' ')
+    end
   end
   return lines
 end

@@ -1,4 +1,7 @@
-"""Where a test-writing job's text goes in the test module (``actions.write_tests.placed``).
+"""Text that a job adds at the end of a document goes in before its last line break.
+
+``actions.write_tests.placed`` (the test module) and ``actions.regex`` (a pattern below an
+example block that ends the file).
 
 Neovim keeps a line break at the end of every buffer and reports an empty file as "\\n"; an
 insertion after a module's last line break becomes a line of its own there (a blank first line
@@ -12,7 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fastedit_lsp.actions.regex import insertion, target
 from fastedit_lsp.actions.write_tests import placed
+from fastedit_lsp.core.document import Document, Point
 
 GENERATED = (
     '"""Tests for geometry."""\n\nfrom geometry import clamp\n\n\n'
@@ -80,3 +85,24 @@ def test_neovim_holds_what_the_server_computes(existing: str, added: str) -> Non
     assert _neovim(existing, added) == module
     # A module of line breaks only gets the tests at its top (its line breaks after them).
     assert module == (existing + added if existing.strip("\n") else added + existing[1:])
+
+
+@pytest.mark.parametrize(
+    "tail", ["", "\n", "\nprint(1)\n"], ids=["no-line-break", "last", "not-last"]
+)
+def test_a_pattern_below_a_block_at_the_end_goes_before_the_last_line_break(tail: str) -> None:
+    text = "# regex: year\n# match: 2024\n# reject: 24" + tail
+    document = Document("file:///w/y.py", text, language_id="python")
+    t = target(document, Point(0, 0), Point(0, 0))
+    inserted = insertion(t, "\\d{4}")
+    offset = document.offset_of(t.start)
+    assert t.start == t.end
+    if tail == "\n":
+        assert offset < len(text)  # not after the document's last line break
+        assert inserted.startswith("\n") and not inserted.endswith("\n")
+    spliced = text[:offset] + inserted + text[offset:]
+    line = 'YEAR = re.compile(r"\\d{4}")'
+    if tail == "":  # the pattern's line is a line of its own
+        assert spliced == text + "\n" + line, spliced
+    else:
+        assert spliced == text.replace("# reject: 24\n", f"# reject: 24\n{line}\n"), spliced

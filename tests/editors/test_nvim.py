@@ -544,3 +544,55 @@ def test_write_tests_when_neovim_refuses_the_new_module_for_a_swap_file(
         if other is not None:
             nvim_session.stop(other)
         sessions.close()
+
+
+BROKEN = "x = 1\nif x\n    print(x)\n"
+
+
+def test_fix_syntax_key_on_a_selection_lands_and_undoes_in_one_step(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "broken.py", BROKEN)
+    stub.script(_stream("x = 1\nif x:\n    print(x)", tps=80))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("VG" + session.key("fix_syntax"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["verification"])
+    assert record["verification"]["ok"] is True
+    session.wait(lambda: session.text() == BROKEN.replace("if x\n", "if x:\n"), "the fix")
+    session.undo()
+    assert session.text() == BROKEN
+
+
+def test_cancel_and_revert_keys(session: Session, stub: StubModelServer) -> None:
+    _open(session, "calc.py", SOURCE)
+    answer = "a + b  # " + "x" * 300
+    stub.script(_stream(answer, tps=30))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    job_id = session.last_job()
+    session.wait(lambda: session.lines()[1] != "    return ", "the first streamed edit")
+    session.press(session.key("cancel"))
+    record = session.wait_job(job_id)
+    assert record["state"] == "cancelled", record
+    inserted = session.lines()[1][len("    return ") :]
+    assert inserted and answer.startswith(inserted) and len(inserted) < len(answer)
+    # The revert key restores the original text of the buffer's last job, in one edit.
+    session.press(session.key("revert"))
+    session.wait(lambda: session.text() == SOURCE, "the revert")
+    assert session.job(job_id)["state"] == "reverted"
+    assert "not reverted" not in session.messages()
+
+
+def test_mode_key_picks_a_mode_from_a_list(session: Session) -> None:
+    _open(session, "calc.py", SOURCE)
+    assert session.status()["mode"] == "auto"
+    session.press(session.key("mode"))
+    # vim.ui.select without a picker plugin: Neovim's inputlist ("Type number and <Enter>").
+    session.wait(lambda: session.mode() == "r" or session.mode().startswith("c"), "the list")
+    session.nvim.input("2<CR>")  # 1: fast, 2: standard, 3: auto
+    session.wait(lambda: session.status()["mode"] == "standard", "standard mode on the server")
+    session.wait(
+        lambda: session.lua("return require('fastedit').statusline()").startswith("◆ standard"),
+        "the statusline to show standard mode",
+    )

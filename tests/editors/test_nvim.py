@@ -596,3 +596,23 @@ def test_mode_key_picks_a_mode_from_a_list(session: Session) -> None:
         lambda: session.lua("return require('fastedit').statusline()").startswith("◆ standard"),
         "the statusline to show standard mode",
     )
+
+
+def test_write_tests_again_adds_nothing_when_the_module_has_those_tests(
+    offline_session: Session,
+) -> None:
+    session = offline_session
+    source = _open(session, "geometry.py", GEOMETRY)
+    module = source.with_name("test_geometry.py")
+    session.nvim.current.window.cursor = (1, 4)
+    session.press(session.key("generate_tests"))
+    first = session.wait_job(session.last_job())
+    assert first["state"] == "done", first.get("error")
+    written = session.wait(lambda: session.buffer_lines(module), "the module's buffer")
+    session.press(session.key("generate_tests"))
+    second = session.wait(lambda: (j := session.last_job()) != first["jobId"] and j, "a second job")
+    record = session.wait_job(second)
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
+    assert "no suggestion" in record["reason"], record["reason"]
+    assert session.buffer_lines(module) == written  # not even a blank line added
+    session.wait(lambda: session.messages().count("Write tests done") == 2, "its message")

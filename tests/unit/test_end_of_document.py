@@ -65,6 +65,12 @@ def test_the_module_ends_up_as_the_existing_text_and_the_tests(
     assert _spliced(existing, GENERATED) == expected
 
 
+def test_nothing_new_to_add_inserts_nothing() -> None:
+    # A second run on a module with the same tests: no blank line added, "no suggestion".
+    assert placed("import pytest\n", "") == (len("import pytest"), "")
+    assert placed("\n", "")[1] == ""
+
+
 def test_nothing_is_inserted_after_the_modules_last_line_break() -> None:
     for existing in ["\n", "import pytest\n", "x = 1\r\n"]:
         offset, _ = placed(existing, GENERATED)

@@ -104,10 +104,12 @@ def placed(existing: str, text: str) -> tuple[int, str]:
     newline = "\r\n" if existing.endswith("\r\n") else "\n" if existing.endswith("\n") else ""
     if not newline:
         return len(existing), text
+    empty = not existing.strip("\r\n")
+    offset = 0 if empty else len(existing) - len(newline)
+    if not text:  # nothing to add (the module has these tests already)
+        return offset, ""
     body = text.removesuffix(newline)
-    if not existing.strip("\r\n"):
-        return 0, body
-    return len(existing) - len(newline), newline + body
+    return offset, body if empty else newline + body
 
 
 def check(

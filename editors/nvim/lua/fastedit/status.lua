@@ -99,6 +99,19 @@ function M.show_message(_, params, _)
   return vim.NIL
 end
 
+--- Why a job made no edit: the last part of its reason (the route comes first, and a long
+--- reason is cut at the screen's width).
+--- @param job table a job record
+--- @return string?
+local function why_nothing(job)
+  local metrics = job.metrics or {}
+  if job.state ~= 'done' or (metrics.edits or 0) ~= 0 or type(job.reason) ~= 'string' then
+    return nil
+  end
+  local parts = vim.split(job.reason, '; ', { plain = true })
+  return parts[#parts]
+end
+
 --- @param job table a job record
 --- @return string
 local function job_summary(job)
@@ -119,8 +132,8 @@ local function job_summary(job)
   end
   if job.error and job.error ~= vim.NIL then
     parts[#parts + 1] = tostring(job.error)
-  elseif job.state == 'done' and (metrics.edits or 0) == 0 and job.reason and job.reason ~= vim.NIL then
-    parts[#parts + 1] = tostring(job.reason)
+  elseif why_nothing(job) then
+    parts[#parts + 1] = why_nothing(job)
   end
   return table.concat(parts, ' · ')
 end
@@ -234,13 +247,10 @@ function M.report(reply)
   for _, name in ipairs({ 'fast', 'standard' }) do
     local p = (reply.profiles or {})[name]
     if type(p) == 'table' then
-      local line = string.format(
-        '  %-9s %s · %s · %s',
-        name,
-        tostring(p.provider),
-        tostring(p.model),
-        tostring(p.baseUrl)
-      )
+      local line = string.format('  %-9s %s · %s', name, tostring(p.provider), tostring(p.model))
+      if type(p.baseUrl) == 'string' then
+        line = line .. ' · ' .. p.baseUrl
+      end
       if p.note and p.note ~= vim.NIL then
         line = line .. ' (' .. tostring(p.note) .. ')'
       end
@@ -262,7 +272,9 @@ function M.report(reply)
       tostring(j.model),
       tostring(m.edits),
       type(m.tokensPerSecond) == 'number' and thousands(m.tokensPerSecond) or '-',
-      (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error)) or ''
+      (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error))
+        or (why_nothing(j) and (' · ' .. why_nothing(j)))
+        or ''
     )
   end
   if #jobs == 0 then

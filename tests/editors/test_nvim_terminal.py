@@ -107,7 +107,7 @@ class Terminal:
         self.tmux("send-keys", "-t", "nvim", "-l", text.replace("<leader>", "\\"))
 
     def press(self, *keys: str) -> None:
-        """Press named keys (``Enter``, ``Escape``)."""
+        """Press keys at once, as typed quickly: named ones (``Enter``, ``Escape``) and text."""
         self.tmux("send-keys", "-t", "nvim", *keys)
 
     def check(self) -> None:
@@ -247,6 +247,11 @@ def test_a_first_session_without_a_model_runs_every_offline_action_without_a_pro
         _figures(terminal, "auto")
         terminal.type("u")
         terminal.wait(lambda s: re.search(r"^if x\s*$", s, re.M) is not None, "the undo")
+        # Two failures in a row (edit selection needs a model): two error messages, no prompt.
+        terminal.press(":FasteditEditSelection a", "Enter", ":FasteditEditSelection b", "Enter")
+        terminal.wait_for("Edit selection needs a model")
+        terminal.type("<leader>Fq")
+        terminal.wait_for("fastedit: no running job")
 
 
 def _stream(text: str, tps: float) -> Answer:

@@ -56,13 +56,31 @@ local function one_line(msg)
   return msg
 end
 
+--- Whether vim.notify is Neovim's own (no notification plugin replaced it).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and info.source:find('vim/_editor.lua', 1, true) ~= nil
+end
+
+local HIGHLIGHTS = {
+  [vim.log.levels.ERROR] = 'ErrorMsg',
+  [vim.log.levels.WARN] = 'WarningMsg',
+}
+
 --- vim.notify, one line, from its own event-loop turn: two messages in one turn make Neovim
---- ask "Press ENTER" (measured).
+--- ask "Press ENTER" (measured). Neovim's own vim.notify writes an error with
+--- nvim_err_writeln, and a second error while the first is shown asks "Press ENTER" too
+--- (measured: two failed jobs in a row); so with it, errors are echoed in ErrorMsg instead.
 --- @param msg string
 --- @param level integer?
 function M.notify(msg, level)
+  level = level or vim.log.levels.INFO
   vim.schedule(function()
-    vim.notify(one_line(msg), level or vim.log.levels.INFO, { title = 'fastedit' })
+    if builtin_notify() then
+      vim.api.nvim_echo({ { one_line(msg), HIGHLIGHTS[level] } }, true, {})
+    else
+      vim.notify(one_line(msg), level, { title = 'fastedit' })
+    end
   end)
 end
 

@@ -220,6 +220,6 @@ def start(
 
 
 def stop(session: Session) -> None:
-    # A blocking qa! raises EOFError in pynvim 0.6 (notes/editors-nvim-emacs.md).
+    # A blocking qa! raises EOFError in pynvim 0.6 (the process exits before it answers).
     session.nvim.command("qa!", async_=True)
     session.nvim.close()

@@ -757,24 +757,91 @@ def test_type_hints_infer_strategies(annotation: str, strategy: str) -> None:
 def test_property_checks_the_return_type_and_allows_raised_exceptions() -> None:
     out = gen(
         """
-        def ratio(a: int, b: int, *, digits: int = 2) -> float:
+        def spread(a: int, b: int, *, digits: int = 2) -> float:
             if b == 0:
                 raise ZeroDivisionError("b is zero")
             if a < 0:
                 raise ValueError("negative")
-            return round(a / b, digits)
+            return a * b + digits
         """,
-        "def ratio",
+        "def spread",
     )
-    assert function(out, "test_ratio_property") == (
+    assert function(out, "test_spread_property") == (
         "@given(a=st.integers(), b=st.integers())\n"
-        "def test_ratio_property(a: int, b: int) -> None:\n"
+        "def test_spread_property(a: int, b: int) -> None:\n"
         "    try:\n"
-        "        result = ratio(a, b)\n"
+        "        result = spread(a, b)\n"
         "    except (ValueError, ZeroDivisionError):\n"
-        "        return  # raised on purpose by ratio\n"
+        "        return  # raised on purpose by spread\n"
         "    assert isinstance(result, (int, float))"
     )
+
+
+def test_a_property_over_a_function_that_is_not_total_treats_exceptions_as_its_answer() -> None:
+    """parse_price calls float(): most text is outside its domain, which the hint `str` does
+    not show. The property must not fail at once on ``text=""``."""
+    out = gen(
+        """
+        def parse_price(text: str) -> float:
+            return float(text.strip().lstrip("$"))
+        """,
+        "def parse_price",
+    )
+    assert function(out, "test_parse_price_property") == (
+        "@given(text=st.text())\n"
+        "def test_parse_price_property(text: str) -> None:\n"
+        "    try:\n"
+        "        result = parse_price(text)\n"
+        "    except Exception:\n"
+        "        return  # outside the domain the hints show: the exception is its answer\n"
+        "    assert isinstance(result, (int, float))"
+    )
+    namespace: dict[str, object] = {}
+    exec(  # the generated test, run: it passes on the code it characterises
+        "from hypothesis import given, settings\nfrom hypothesis import strategies as st\n"
+        "def parse_price(text: str) -> float:\n    return float(text.strip().lstrip('$'))\n"
+        + function(out, "test_parse_price_property"),
+        namespace,
+    )
+    test = namespace["test_parse_price_property"]
+    assert callable(test)
+    test()
+
+
+def test_declared_raises_are_answers_and_a_path_returning_none_is_allowed() -> None:
+    out = gen(
+        """
+        def pick(flag: bool) -> str:
+            \"\"\"Pick.
+
+            Raises:
+                KeyError: when the flag is unknown.
+                    (a continuation line, not a name)
+            \"\"\"
+            if flag:
+                return "yes"
+        """,
+        "def pick",
+    )
+    assert function(out, "test_pick_property").endswith(
+        "    except KeyError:\n"
+        "        return  # raised on purpose by pick\n"
+        "    assert result is None or isinstance(result, str)"
+    )
+
+
+def test_no_property_for_a_function_that_changes_module_state() -> None:
+    out = gen(
+        """
+        RULES = []
+
+
+        def add_rule(rule: str) -> None:
+            RULES.insert(0, rule)
+        """,
+        "def add_rule",
+    )
+    assert "@given" not in out
 
 
 @pytest.mark.parametrize(

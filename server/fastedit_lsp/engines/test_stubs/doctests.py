@@ -10,6 +10,7 @@ import ast
 import builtins
 import doctest
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -294,9 +295,34 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
                     test.body.append("capsys.readouterr()")
             test.body += lines
             ctx.need(used - local - _BUILTIN_NAMES)
+            shown = [example, *(examples[:index] if replay else [])]
+            for missing in _optional_imports(ctx, shown):
+                test.body.insert(0, f"pytest.importorskip({_quote(missing)})")
             tests.append(test)
         bound_before |= _bound_names(example.tree)
     return tests
+
+
+def _optional_imports(ctx: _Context, examples: list[_Example]) -> list[str]:
+    """Third-party modules the examples import that the module itself does not: an example
+    shows them, the tested code does not need them, so a test skips where they are missing."""
+    own = ctx.info.module.split(".")[0]
+    imported = {b.module.split(".")[0] or b.name.split(".")[0] for b in ctx.info.names.values()}
+    found: list[str] = []
+    for example in examples:
+        for node in ast.walk(example.tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            for name in names:
+                root = name.split(".")[0]
+                if root in (own, *sys.stdlib_module_names) or root in imported:
+                    continue
+                if root not in found:
+                    found.append(root)
+    return sorted(found, reverse=True)
 
 
 def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:

@@ -88,7 +88,7 @@ def cases(modules: list[str]) -> list[Case]:
 
 
 def kind_of(name: str) -> str:
-    for kind in ("todo", "example", "raises", "property"):
+    for kind in ("todo", "example", "returns", "raises", "property"):
         if f"_{kind}" in name:
             return kind
     return "other"

@@ -151,8 +151,18 @@ def _sites(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[i
         "arithmetic swap": [],
         "constant change": [],
     }
+    # Annotations and decorators are not the function's behaviour.
+    skipped = {
+        id(n)
+        for part in [
+            *fn.decorator_list,
+            *([fn.returns] if fn.returns else []),
+            *(a.annotation for a in ast.walk(fn.args) if isinstance(a, ast.arg) and a.annotation),
+        ]
+        for n in ast.walk(part)
+    }
     for index, node in enumerate(nodes):
-        if node is fn:
+        if node is fn or id(node) in skipped:
             continue
         if (
             isinstance(node, ast.stmt)
@@ -259,7 +269,7 @@ def _original(module: types.ModuleType, qualname: str) -> tuple[types.FunctionTy
 
 def _compile(
     mutated: ast.AST, classes: list[str], module: types.ModuleType, name: str
-) -> types.CodeType:
+) -> types.FunctionType:
     body: ast.stmt = mutated  # type: ignore[assignment]
     assert isinstance(body, ast.FunctionDef | ast.AsyncFunctionDef)
     body.decorator_list = []
@@ -275,7 +285,7 @@ def _compile(
         obj = vars(obj)[cls]
     if classes:
         obj = vars(obj)[name]
-    return obj.__code__  # type: ignore[no-any-return]
+    return obj  # type: ignore[no-any-return]
 
 
 def _find_def(tree: ast.Module, qualname: str, lineno: int) -> tuple[ast.AST, list[str]]:
@@ -319,18 +329,21 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         return result
     assert isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
     saved = original.__code__
+    saved_defaults, saved_kwdefaults = original.__defaults__, original.__kwdefaults__
     settings.load_profile("mutants")
     for kind, sites in _sites(fn).items():
         for site in _spread(sites, PER_KIND):
             try:
-                code = _compile(_mutate(fn, kind, site), classes, module, fn.name)
-                if code.co_freevars != saved.co_freevars:
+                mutant = _compile(_mutate(fn, kind, site), classes, module, fn.name)
+                if mutant.__code__.co_freevars != saved.co_freevars:
                     continue
             except Exception:
                 continue
             line = list(_walk(fn))[site[0]]
             killed_by = ""
-            original.__code__ = code
+            original.__code__ = mutant.__code__
+            original.__defaults__ = mutant.__defaults__
+            original.__kwdefaults__ = mutant.__kwdefaults__
             try:
                 for cache in caches:
                     cache.cache_clear()
@@ -341,6 +354,8 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
                         break
             finally:
                 original.__code__ = saved
+                original.__defaults__ = saved_defaults
+                original.__kwdefaults__ = saved_kwdefaults
                 for cache in caches:
                     cache.cache_clear()
             mutants.append(

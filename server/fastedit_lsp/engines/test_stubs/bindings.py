@@ -67,6 +67,8 @@ class _ModuleInfo:
                         info.names[bound] = _Binding(stmt.module, alias.name, alias.asname)
         for d in _all_classes(tree.body, ""):
             info.classes[d[0]] = d[1]
+        for name in _changed_names(tree):
+            info.constants.pop(name, None)
         return info
 
     def binding(self, name: str) -> _Binding | None:
@@ -74,6 +76,45 @@ class _ModuleInfo:
         if found is not None and found.module == self.module and found.name == "":
             return _Binding(self.module, name)
         return found
+
+
+_MUTATORS = frozenset(
+    "append extend insert pop popitem remove clear update add discard setdefault sort reverse "
+    "__setitem__ __delitem__".split()
+)
+
+
+def _changed_names(tree: ast.Module) -> set[str]:
+    """Module-level names whose literal value may not be the one they hold when a test runs:
+    bound more than once at module level, declared ``global`` somewhere, or changed in place."""
+    counts: dict[str, int] = {}
+    for stmt in _nested_statements(tree.body):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        counts[node.id] = counts.get(node.id, 0) + 1
+                    if isinstance(stmt, ast.AugAssign) and isinstance(node, ast.Name):
+                        counts[node.id] += 1
+    changed = {name for name, count in counts.items() if count > 1}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            changed.update(node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            changed.add(node.func.value.id)
+        elif (
+            isinstance(node, ast.Subscript | ast.Attribute)
+            and isinstance(node.ctx, ast.Store | ast.Del)
+            and isinstance(node.value, ast.Name)
+        ):
+            changed.add(node.value.id)
+    return changed
 
 
 def _all_classes(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.ClassDef]]:

@@ -58,7 +58,8 @@ def _typed_candidates(
     if base == "int":
         return _dedupe([1, 0, -1, *ints])
     if base == "float":
-        return _dedupe([1.0, 0.0, -1.0, *floats, *(float(i) for i in ints)])
+        specials = [math.inf, -math.inf, math.nan]
+        return _dedupe([1.0, 0.0, -1.0, *floats, *(float(i) for i in ints), *specials])
     if base == "str":
         return _dedupe(["a", "", *strs])
     if base == "bool":
@@ -297,28 +298,66 @@ _MAX_RUNS = 1500
 _TOTAL_STEPS = 200_000
 
 
+@dataclass
+class _Run:
+    """One evaluated call: its arguments, what it returned, the statements it went through."""
+
+    values: list[object]
+    result: object
+    covered: frozenset[int]
+
+
+@dataclass
+class _Exploration:
+    #: For each reachable ``raise`` (by node id), argument values that reach it.
+    raises: dict[int, list[object]]
+    #: Calls that returned a value the evaluator computed exactly, in the order found.
+    returns: list[_Run]
+
+
 def _reach_raises(
     ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
 ) -> dict[int, list[object]]:
-    """For each reachable ``raise`` (by node id), argument values that reach it.
+    """For each reachable ``raise`` (by node id), argument values that reach it."""
+    return _explore(ctx, params, has_varargs).raises
+
+
+def _explore(
+    ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
+) -> _Exploration:
+    """Arguments that reach each ``raise``, and calls whose return value is known exactly.
 
     The search starts from the most ordinary arguments and changes one parameter at a time;
-    arguments that get further (to a new ``raise``, or through the whole function) become new
-    starting points, since they pass the guards before it. What remains of the budget then
-    goes to combinations by increasing distance from the ordinary arguments.
+    arguments that get further (to a new ``raise``, or through statements no run went through
+    before) become new starting points, since they pass the guards before it. What remains of
+    the budget then goes to combinations by increasing distance from the ordinary arguments.
+    The result is kept on the context: raise tests and return tests share one search.
     """
+    cached = ctx.cache.get("explore")
+    if isinstance(cached, _Exploration):
+        return cached
+    explored = _search(ctx, params, has_varargs)
+    ctx.cache["explore"] = explored
+    return explored
+
+
+def _search(
+    ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
+) -> _Exploration:
     fn = ctx.target.node
     wanted = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.Raise) and n.exc is not None}
     candidates = _candidates(fn, params, ctx.info)
-    if not wanted or candidates is None:
-        return {}
+    nothing = _Exploration({}, [])
+    if candidates is None:
+        return nothing
     decorators = {_dotted(d) for d in fn.decorator_list}
     self_value: _Instance | None = None
     if _takes_self(ctx.target) and "classmethod" not in decorators:
         if not ctx.instantiable:
-            return {}
+            return nothing
         self_value = _initial_self(ctx)
     evaluator = _Evaluator(ctx.info)
+    returns: list[_Run] = []
 
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
@@ -335,26 +374,34 @@ def _reach_raises(
         if has_varargs[1] and fn.args.kwarg:
             env[fn.args.kwarg.arg] = {}
         evaluator.steps = 0
+        evaluator.depth = 0
+        evaluator.inexact = False
+        evaluator.covered = set()
+        result: object = None
         try:
             evaluator.run(fn.body, env)
         except _Raised as raised:
             return id(raised.node) if raised.node is not None else None
-        except _Return:
-            return 0
+        except _Return as returned:
+            result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
             return None
+        if not evaluator.inexact and result is not _UNKNOWN and _safe(result):
+            returns.append(_Run(values, result, frozenset(evaluator.covered)))
         return 0
 
     found: dict[int, list[object]] = {}
     tried: set[str] = set()
+    seen: set[int] = set()
     runs = 0
     steps = 0
 
-    def attempt(values: list[object]) -> int | None:
+    def attempt(values: list[object]) -> tuple[int | None, bool]:
+        """The outcome, and whether the run went through a statement none did before."""
         nonlocal runs, steps
         key = repr(values)
         if key in tried:
-            return None
+            return None, False
         tried.add(key)
         runs += 1
         result = outcome(values)
@@ -363,28 +410,29 @@ def _reach_raises(
             runs = _MAX_RUNS  # spent: stop searching
         if result and result in wanted and result not in found:
             found[result] = values
-        return result
+        fresh = not evaluator.covered <= seen
+        seen.update(evaluator.covered)
+        return result, fresh
 
     bases = [[c[0] for c in candidates]]
-    returned = 0
     attempt(bases[0])
-    while bases and runs < _MAX_RUNS and len(found) < len(wanted):
+    while bases and runs < _MAX_RUNS:
         base = bases.pop(0)
         for index, options in enumerate(candidates):
             for option in options[1:]:
                 values = [*base[:index], option, *base[index + 1 :]]
                 before = len(found)
-                result = attempt(values)
-                if len(found) > before or (result == 0 and returned < 3):
-                    returned += result == 0
+                _, fresh = attempt(values)
+                if len(found) > before or fresh:
                     bases.append(values)
-                if runs >= _MAX_RUNS or len(found) == len(wanted):
-                    return found
-    for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
-        attempt([candidates[i][j] for i, j in enumerate(combo)])
-        if len(found) == len(wanted) or runs >= _MAX_RUNS:
-            break
-    return found
+                if runs >= _MAX_RUNS:
+                    return _Exploration(found, returns)
+    if len(found) < len(wanted):
+        for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
+            attempt([candidates[i][j] for i, j in enumerate(combo)])
+            if len(found) == len(wanted) or runs >= _MAX_RUNS:
+                break
+    return _Exploration(found, returns)
 
 
 def _initial_self(ctx: _Context) -> _Instance:

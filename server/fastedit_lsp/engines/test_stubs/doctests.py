@@ -179,6 +179,8 @@ class _Context:
     call_prefix: str  # "f", "Cls().m", "Cls.m"
     instantiable: bool
     exception_types: set[str] = field(default_factory=set)  # rendered names, for property stubs
+    #: Results later modules share (the argument search of ``candidates``).
+    cache: dict[str, object] = field(default_factory=dict)
 
     def need(self, names: set[str]) -> None:
         package, _, own = self.info.module.rpartition(".")

@@ -1,5 +1,6 @@
 """Generate: :func:`generate` builds the complete pytest module for a target from its own code:
-its doctest examples, its ``raise`` statements, its type hints, and for the rest a test marked
+its doctest examples, the values it returns (where the evaluator computes them exactly), its
+``raise`` statements, its type hints, and for the rest a test marked
 ``# TODO`` (a raise it could not reach, hints without a strategy, a method whose class needs
 constructor arguments, or a function that shows nothing at all). ``<name>`` in the test names is
 the snake-cased qualname (``Parser.parse`` -> ``parser_parse``). The output is deterministic and
@@ -17,6 +18,7 @@ from .evaluator import _dotted
 from .imports import _Imports
 from .properties import _property_tests
 from .raises import _raise_tests
+from .returns import _return_tests
 from .render import _snake, _Test, _todo
 from .targets import Target, _find_def, _parse
 
@@ -56,6 +58,8 @@ def generate(source: str, target: Target, module: str) -> str:
             )
         )
     raise_tests = _raise_tests(ctx, prefix, examples, tests)
+    shown = {line.strip() for t in tests for line in t.body}
+    tests += _return_tests(ctx, prefix, shown)
     tests += [t for t in raise_tests if t.kind == "raises"]
     todos += [t for t in raise_tests if t.kind == "todo"]
     properties = _property_tests(ctx, prefix)

@@ -8,6 +8,7 @@ budget.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,7 +38,18 @@ class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
 
 
 class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
-    pass
+    """A ``return`` statement, with the value it returns."""
+
+    def __init__(self, value: object = None) -> None:
+        super().__init__()
+        self.value = value
+
+
+@dataclass
+class _UserFunc:
+    """A plain function of the user's module: the evaluator walks its body in turn."""
+
+    node: ast.FunctionDef
 
 
 class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -78,6 +90,37 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "chr": chr,
     "repr": repr,
 }
+_SAFE_FUNCS.update({"callable": callable, "divmod": divmod})
+# Pure functions of the standard library's ``math`` (no factorial, comb or perm: unbounded).
+_SAFE_FUNCS.update(
+    {
+        f"math.{name}": getattr(math, name)
+        for name in (
+            "isnan isinf isfinite floor ceil trunc fabs sqrt log log10 log2 exp pow copysign "
+            "fmod modf frexp ldexp hypot gcd isclose degrees radians sin cos tan atan atan2"
+        ).split()
+    }
+)
+_SAFE_CONSTANTS: dict[str, object] = {
+    f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf", "nan")
+}
+#: Builtins whose result the evaluator iterates at once (in ``for`` and comprehensions only:
+#: elsewhere they are lazy objects it does not model).
+_LAZY_FUNCS: dict[str, Callable[..., object]] = {
+    "enumerate": enumerate,
+    "zip": zip,
+    "reversed": reversed,
+    "range": range,
+}
+
+
+@dataclass(frozen=True)
+class _ModuleRef:
+    """A standard library module the evaluator models (``math``)."""
+
+    name: str
+
+
 _TYPE_NAMES: dict[str, type] = {
     "int": int,
     "float": float,
@@ -99,7 +142,7 @@ def _words(text: str) -> frozenset[str]:
 
 _SAFE_METHODS: dict[type, frozenset[str]] = {
     str: _words(
-        "strip lstrip rstrip lower upper casefold title capitalize startswith endswith isdigit "
+        "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith isdigit "
         "isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle split "
         "rsplit splitlines partition rpartition replace count find rfind index rindex join "
         "removeprefix removesuffix encode"

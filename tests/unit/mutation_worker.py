@@ -2,9 +2,9 @@
 
 Run as a script in a subprocess (``python mutation_worker.py JOB.json``), never imported by the
 test process: it imports third-party code and swaps function bodies. ``JOB.json`` lists cases
-(``module``, ``qualname``, ``lineno``, ``test_file``); the answer (JSON, written to the job's ``output`` file)
-gives, per case, each generated test's outcome on the unchanged code, and per mutant whether the
-tests that passed on the unchanged code killed it.
+(``module``, ``qualname``, ``lineno``, ``test_file``); the answer (JSON, written to the job's
+``output`` file) gives, per case, each generated test's outcome on the unchanged code, and per
+mutant whether the tests that passed on the unchanged code killed it.
 
 A mutant replaces the ``__code__`` of the function object itself, so every reference to it (the
 test module's import, a re-export, a decorator's wrapper) runs the mutant. Mutants (of the
@@ -300,7 +300,8 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"module": case["module"], "qualname": case["qualname"]}
     try:
         module = importlib.import_module(case["module"])
-        spec = importlib.util.spec_from_file_location(Path(case["test_file"]).stem, case["test_file"])
+        path = case["test_file"]
+        spec = importlib.util.spec_from_file_location(Path(path).stem, path)
         assert spec is not None and spec.loader is not None
         tests_module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(tests_module)

@@ -79,8 +79,10 @@ class _ModuleInfo:
 
 
 _MUTATORS = frozenset(
-    "append extend insert pop popitem remove clear update add discard setdefault sort reverse "
-    "__setitem__ __delitem__".split()
+    {
+        *("append", "extend", "insert", "pop", "popitem", "remove", "clear", "update"),
+        *("add", "discard", "setdefault", "sort", "reverse", "__setitem__", "__delitem__"),
+    }
 )
 
 

@@ -322,9 +322,7 @@ def _reach_raises(
     return _explore(ctx, params, has_varargs).raises
 
 
-def _explore(
-    ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
-) -> _Exploration:
+def _explore(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
     """Arguments that reach each ``raise``, and calls whose return value is known exactly.
 
     The search starts from the most ordinary arguments and changes one parameter at a time;
@@ -341,9 +339,7 @@ def _explore(
     return explored
 
 
-def _search(
-    ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
-) -> _Exploration:
+def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
     fn = ctx.target.node
     wanted = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.Raise) and n.exc is not None}
     candidates = _candidates(fn, params, ctx.info)

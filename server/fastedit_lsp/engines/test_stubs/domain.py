@@ -19,10 +19,13 @@ from .targets import _FunctionNode
 # Builtins that return for every argument of a hinted type (no ValueError, no TypeError).
 _TOTAL_CALLS = frozenset({"isinstance", "len", "str", "repr", "bool", "abs", "type", "id", "hash"})
 _TOTAL_METHODS = frozenset(
-    "strip lstrip rstrip lower upper casefold title capitalize swapcase startswith endswith "
-    "isdigit isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle "
-    "split rsplit splitlines replace count find rfind join removeprefix removesuffix "
-    "copy keys values items get".split()
+    {
+        *("strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"),
+        *("swapcase", "startswith", "endswith", "isdigit", "isdecimal", "isnumeric"),
+        *("isalpha", "isalnum", "isspace", "isidentifier", "islower", "isupper", "istitle"),
+        *("split", "rsplit", "splitlines", "replace", "count", "find", "rfind", "join"),
+        *("removeprefix", "removesuffix", "copy", "keys", "values", "items", "get"),
+    }
 )
 _PARTIAL_OPS = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
 
@@ -163,8 +166,10 @@ def _ends(body: list[ast.stmt]) -> bool:
 
 
 _MUTATORS = frozenset(
-    "append extend insert pop popitem remove clear update add discard setdefault sort "
-    "reverse".split()
+    {
+        *("append", "extend", "insert", "pop", "popitem", "remove", "clear", "update"),
+        *("add", "discard", "setdefault", "sort", "reverse"),
+    }
 )
 
 

@@ -21,7 +21,9 @@ from .bindings import _ModuleInfo
 from .values import (
     _BINOPS,
     _CMPOPS,
+    _LAZY_FUNCS,
     _MAX_SIZE,
+    _SAFE_CONSTANTS,
     _SAFE_FUNCS,
     _SAFE_METHODS,
     _STEPS,
@@ -33,10 +35,8 @@ from .values import (
     _Func,
     _Instance,
     _Method,
-    _Raised,
-    _LAZY_FUNCS,
-    _SAFE_CONSTANTS,
     _ModuleRef,
+    _Raised,
     _Return,
     _safe,
     _UserFunc,
@@ -404,9 +404,9 @@ class _Evaluator:
         name = func.name
         receiver = func.value if isinstance(func, _Method) else None
         ordered = [*args, *kwargs.values(), receiver]
-        if any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered) and not (
-            name in (_ORDER_FREE_METHODS if isinstance(func, _Method) else _ORDER_FREE)
-        ):
+        order_free = _ORDER_FREE_METHODS if isinstance(func, _Method) else _ORDER_FREE
+        shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
+        if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
@@ -584,13 +584,13 @@ class _Evaluator:
             if not all(_safe(a) for a in args):
                 return _UNKNOWN
             if node.func.id == "range" and not all(isinstance(a, int) for a in args):
-                return self._guarded(lambda: range(*args))  # type: ignore[arg-type]
+                return self._guarded(lambda: range(*args))  # type: ignore[call-overload]
             if node.func.id == "range":
-                size = self._guarded(lambda: len(range(*args)))  # type: ignore[arg-type]
+                size = self._guarded(lambda: len(range(*args)))  # type: ignore[call-overload]
                 if not isinstance(size, int) or size > _MAX_SIZE:
                     return _UNKNOWN
             lazy = _LAZY_FUNCS[node.func.id]
-            return self._guarded(lambda: list(lazy(*args)))
+            return self._guarded(lambda: list(lazy(*args)))  # type: ignore[call-overload]
         return self.value(node, env)
 
     def _for(self, stmt: ast.For | ast.AsyncFor, env: dict[str, object]) -> None:

@@ -18,8 +18,8 @@ from .evaluator import _dotted
 from .imports import _Imports
 from .properties import _property_tests
 from .raises import _raise_tests
-from .returns import _return_tests
 from .render import _snake, _Test, _todo
+from .returns import _return_tests
 from .targets import Target, _find_def, _parse
 
 

@@ -35,9 +35,7 @@ def _eligible(ctx: _Context) -> bool:
             return False
     if _takes_self(ctx.target):
         cls = ctx.target.classes[-1]
-        plain_class = not cls.decorator_list and all(
-            _dotted(b) == "object" for b in cls.bases
-        )
+        plain_class = not cls.decorator_list and all(_dotted(b) == "object" for b in cls.bases)
         if not (ctx.instantiable and plain_class and not cls.keywords):
             return False
     return not mutates_module_state(fn, set(ctx.info.names))

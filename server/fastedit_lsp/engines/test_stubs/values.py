@@ -67,6 +67,15 @@ class _Instance:
         self.attrs = attrs
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Pure functions of the standard library's ``math`` (no factorial, comb or perm: unbounded).
+_MATH_FUNCS = _words(
+    "isnan isinf isfinite floor ceil trunc fabs sqrt log log10 log2 exp pow copysign "
+    "fmod modf frexp ldexp hypot gcd isclose degrees radians sin cos tan atan atan2"
+)
 _SAFE_TYPES = (str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None))
 _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "len": len,
@@ -89,18 +98,10 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "ord": ord,
     "chr": chr,
     "repr": repr,
+    "callable": callable,
+    "divmod": divmod,
+    **{f"math.{name}": getattr(math, name) for name in sorted(_MATH_FUNCS)},
 }
-_SAFE_FUNCS.update({"callable": callable, "divmod": divmod})
-# Pure functions of the standard library's ``math`` (no factorial, comb or perm: unbounded).
-_SAFE_FUNCS.update(
-    {
-        f"math.{name}": getattr(math, name)
-        for name in (
-            "isnan isinf isfinite floor ceil trunc fabs sqrt log log10 log2 exp pow copysign "
-            "fmod modf frexp ldexp hypot gcd isclose degrees radians sin cos tan atan atan2"
-        ).split()
-    }
-)
 _SAFE_CONSTANTS: dict[str, object] = {
     f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf", "nan")
 }
@@ -136,15 +137,11 @@ _TYPE_NAMES: dict[str, type] = {
 }
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _SAFE_METHODS: dict[type, frozenset[str]] = {
     str: _words(
-        "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith isdigit "
-        "isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle split "
-        "rsplit splitlines partition rpartition replace count find rfind index rindex join "
+        "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith "
+        "isdigit isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle "
+        "split rsplit splitlines partition rpartition replace count find rfind index rindex join "
         "removeprefix removesuffix encode"
     ),
     bytes: _words("decode startswith endswith strip split count find"),

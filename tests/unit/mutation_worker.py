@@ -23,6 +23,7 @@ import importlib.util
 import inspect
 import io
 import json
+import resource
 import signal
 import sys
 import time
@@ -38,6 +39,7 @@ BASELINE_EXAMPLES = 100
 MUTANT_EXAMPLES = 20
 TEST_SECONDS = 10.0
 MUTANT_TEST_SECONDS = 1.0
+MEMORY_LIMIT = 3 * 1024**3
 
 settings.register_profile(
     "baseline",
@@ -372,6 +374,8 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    # A test or a mutant that asks for gigabytes gets a MemoryError, not the machine's memory.
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     sys.path.insert(0, job["tests_dir"])
     signal.signal(signal.SIGALRM, _alarm)

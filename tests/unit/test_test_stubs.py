@@ -761,7 +761,7 @@ def test_property_checks_the_return_type_and_allows_raised_exceptions() -> None:
                 raise ZeroDivisionError("b is zero")
             if a < 0:
                 raise ValueError("negative")
-            return a * b + digits
+            return a - b + digits
         """,
         "def spread",
     )

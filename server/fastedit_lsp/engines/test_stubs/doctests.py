@@ -165,7 +165,12 @@ def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]
             broken.append((line, f"the example at line {line} is not valid Python"))
             continue
         want = "\n".join("" if w == "<BLANKLINE>" else w for w in ex.want.split("\n"))
-        examples.append(_Example(ex.source, tree, want, ex.exc_msg, dict(ex.options), line))
+        options = dict(ex.options)
+        if "..." in want + (ex.exc_msg or "") and doctest.ELLIPSIS not in options:
+            # An elided output: projects turn ELLIPSIS on in their doctest settings (without
+            # it, doctest itself fails such an example).
+            options[doctest.ELLIPSIS] = True
+        examples.append(_Example(ex.source, tree, want, ex.exc_msg, options, line))
     return examples, broken
 
 

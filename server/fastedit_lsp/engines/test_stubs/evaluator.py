@@ -115,6 +115,8 @@ class _Evaluator:
                 return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
+            if _safe(base) and not hasattr(base, node.attr):
+                raise _Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
             return _UNKNOWN
         if isinstance(node, ast.Subscript):
             base = self.value(node.value, env)

@@ -30,6 +30,16 @@ from .render import _fit, _render, _Test, _todo
 from .values import _TYPE_NAMES
 
 _HASHABLE = {"int", "str", "bool", "bytes", "float", "None"}
+_BOUNDED_INTEGERS = "st.integers(min_value=-1000, max_value=1000)"
+
+
+def _scales(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body multiplies, raises to a power or shifts: sizes grow with its arguments."""
+    return any(
+        isinstance(n, ast.BinOp | ast.AugAssign)
+        and isinstance(n.op, ast.Mult | ast.Pow | ast.LShift)
+        for n in ast.walk(fn)
+    )
 
 
 def _strategy(node: ast.expr | None, depth: int = 0, hashable: bool = False) -> str | None:
@@ -187,6 +197,13 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
         return []  # random inputs would change what the module's other functions see
     name = f"test_{prefix}_property"
     strategies = {p.name: _strategy(p.annotation) for p in required}
+    if not is_total(fn) or _scales(fn):
+        # An integer may be a size, a count or an exponent: unbounded, it can ask for
+        # gigabytes (``"-" * width``) before the function answers.
+        strategies = {
+            n: s.replace("st.integers()", _BOUNDED_INTEGERS) if s else s
+            for n, s in strategies.items()
+        }
     missing = [n for n, s in strategies.items() if s is None]
     if ctx.target.classes and not ctx.instantiable and _takes_self(ctx.target):
         cls = ctx.target.classes[-1].name

@@ -11,7 +11,7 @@ the function, its docstring and its imports. The user's code is never imported o
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -136,6 +136,53 @@ def check(
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
     )
     return {"ok": True, "details": f"parses; imports resolve; {tests} test functions"}
+
+
+def test_names(text: str) -> list[str]:
+    """The test functions ``text`` defines at its top level, in order."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+
+
+def without_tests(text: str, names: Collection[str]) -> str:
+    """``text`` (tests appended to a module) without the top-level test functions ``names``,
+    and without the import lines only they used; "" when no test is left."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    drop: set[int] = set()  # 0-based lines
+    kept_tests = 0
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if node.name not in names:
+            kept_tests += node.name.startswith("test")
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        last = node.end_lineno or node.lineno
+        # The blank lines that separated it from what came before go with it.
+        while first > 0 and not lines[first - 1].strip():
+            first -= 1
+        drop.update(range(first, last))
+    if not kept_tests:
+        return ""
+    kept = "".join(line for i, line in enumerate(lines) if i not in drop)
+    used = {n.id for n in ast.walk(ast.parse(kept)) if isinstance(n, ast.Name)}
+    unused: set[int] = set()
+    for node in ast.parse(kept).body:
+        if isinstance(node, ast.Import | ast.ImportFrom) and not any(
+            (a.asname or a.name.split(".")[0]) in used for a in node.names
+        ):
+            unused.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    kept_lines = kept.splitlines(keepends=True)
+    result = "".join(line for i, line in enumerate(kept_lines) if i not in unused)
+    return result if result.endswith("\n") else result + "\n"
 
 
 def _top_level_names(source: str) -> set[str]:

@@ -26,6 +26,7 @@ from ..prompting.context import CHARS_PER_TOKEN
 from ..settings import ResolvedProfile
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
+from .passing_tests import keep_passing, passing_only
 from .ports import JobHost
 from .route_stats import RouteStats
 from .routing import Decision, Signals, choose, count_definitions
@@ -297,6 +298,9 @@ class JobRunner:
             else:
                 source = filtered(ask(backend, draft.request, info), draft, job, info)
         host.status(job)
+        ran: Verification = {}  # tests.run: what pytest said of the generated tests
+        if source is not None and job.destination is not None and host.settings.tests.run:
+            source = passing_only(host, job.destination, source, ran)
         try:
             if source is not None:
                 await session.run(source)
@@ -313,7 +317,7 @@ class JobRunner:
             host.models.success(key)
         await self._settle(job)
         if session.edits == 0:
-            job.reason += f"; {draft.no_suggestion}"
+            job.reason += f"; {ran['details']}" if ran else f"; {draft.no_suggestion}"
             # A verified answer that put nothing in the buffer verified nothing in it.
             job.verification = dict(NOTHING_TO_VERIFY)
         elif draft.verify is not None:
@@ -323,7 +327,12 @@ class JobRunner:
         if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
             await self._extra_insertion(job, document, *draft.extra)
         tests = host.settings.tests
-        if (
+        if ran and session.edits and job.verification.get("ok") is True:
+            job.verification = {
+                "ok": ran["ok"],
+                "details": f"{job.verification.get('details')}; {ran['details']}",
+            }
+        elif (
             job.destination is not None
             and session.edits
             and job.verification.get("ok") is True
@@ -463,10 +472,19 @@ class JobRunner:
             job.reason += f"; {draft.no_suggestion}"
             return
         job.route, job.model = "local", MODEL
-        await self.host.write_tests(destination, answer.text)
+        text = answer.text
+        ran: Verification = {}
+        if self.host.settings.tests.run:
+            text, ran = await keep_passing(self.host, destination, text)
+            if not text:
+                job.reason += f"; {ran['details']}"
+                return
+        await self.host.write_tests(destination, text)
         job.metrics.edits = 1
         if draft.verify is not None:
-            job.verification = draft.verify(answer.text)
+            job.verification = draft.verify(text)
+        if ran and job.verification.get("ok") is True:
+            job.verification["details"] += f"; {ran['details']}"
         job.reason += f"; written to {path}"
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 

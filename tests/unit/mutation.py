@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,8 +120,6 @@ def measure(all_cases: list[Case], timeout: float = 600) -> Report:
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        import time
-
         started = time.monotonic()
         done = subprocess.run(
             [sys.executable, str(WORKER), str(job)],

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,21 @@ def module_file(module: str) -> Path:
     return Path(spec.origin)
 
 
+def _reader(module: str) -> Callable[[str], str | None]:
+    """The project's other modules, as the server reads a workspace: the same top package."""
+    top = module.split(".")[0]
+
+    def read(dotted: str) -> str | None:
+        if dotted.split(".")[0] != top:
+            return None
+        try:
+            return module_file(dotted).read_text(encoding="utf-8")
+        except (AssertionError, ImportError, ValueError, OSError):
+            return None
+
+    return read
+
+
 def cases(modules: list[str]) -> list[Case]:
     """Every top-level function (not dunder) of each module, in source order."""
     out: list[Case] = []
@@ -85,7 +101,7 @@ def cases(modules: list[str]) -> list[Case]:
             ):
                 continue  # dunders; typing stubs of an overloaded function
             target = stubs.find_target(source, node.lineno - 1)
-            generated = stubs.generate(source, target, module)
+            generated = stubs.generate(source, target, module, _reader(module))
             out.append(Case(module, target.qualname, node.lineno, generated))
     return out
 

@@ -219,7 +219,7 @@ def prepare(data: ActionInput) -> Draft:
     async def offline() -> OfflineAnswer | None:
         from ..engines.test_stubs import generate
 
-        return OfflineAnswer(appended(existing, generate(source, target, module)))
+        return OfflineAnswer(appended(existing, generate(source, target, module, read_module)))
 
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))

@@ -22,6 +22,10 @@ class _Binding:
     alias: str | None = None
 
 
+#: The source of another module of the project by dotted name (None: not one, or unreadable).
+ModuleReader = Callable[[str], str | None]
+
+
 @dataclass
 class _ModuleInfo:
     module: str
@@ -29,10 +33,34 @@ class _ModuleInfo:
     names: dict[str, _Binding] = field(default_factory=dict)
     constants: dict[str, object] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # by qualname
+    #: Where an imported name comes from: (absolute module, name); a relative import's module
+    #: is given for both places its package can be (the module is a package, or is in one).
+    origins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    reader: ModuleReader | None = None
+    #: Other modules of the project, parsed once (shared by every module read through this one).
+    others: dict[str, _ModuleInfo | None] = field(default_factory=dict)
+
+    def other(self, dotted: str) -> _ModuleInfo | None:
+        """Another module of the project, if the reader has it."""
+        if dotted == self.module:
+            return self
+        if dotted not in self.others:
+            self.others[dotted] = None  # an import cycle ends here
+            source = self.reader(dotted) if self.reader is not None else None
+            if source is not None:
+                try:
+                    tree = ast.parse(source)
+                except (SyntaxError, ValueError):
+                    tree = None
+                if tree is not None:
+                    found = _ModuleInfo.of(tree, dotted, self.reader)
+                    found.others = self.others
+                    self.others[dotted] = found
+        return self.others[dotted]
 
     @classmethod
-    def of(cls, tree: ast.Module, module: str) -> _ModuleInfo:
-        info = cls(module, tree)
+    def of(cls, tree: ast.Module, module: str, reader: ModuleReader | None = None) -> _ModuleInfo:
+        info = cls(module, tree, reader=reader)
         own = _Binding(module, "")
         for stmt in _nested_statements(tree.body):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -61,6 +89,9 @@ class _ModuleInfo:
                     bound = alias.asname or alias.name
                     if alias.name == "*":
                         continue
+                    info.origins[bound] = [
+                        (base, alias.name) for base in _absolute(module, stmt.level, stmt.module)
+                    ]
                     if stmt.level or not stmt.module:
                         info.names[bound] = own  # relative: the name is in the module's namespace
                     else:
@@ -117,6 +148,15 @@ def _changed_names(tree: ast.Module) -> set[str]:
         ):
             changed.add(node.value.id)
     return changed
+
+
+def _absolute(module: str, level: int, name: str | None) -> list[str]:
+    """The modules ``from <level dots><name> import ...`` may mean in ``module``."""
+    if not level:
+        return [name] if name else []
+    parts = module.split(".")
+    bases = [".".join(parts[: len(parts) - level + 1]), ".".join(parts[: len(parts) - level])]
+    return [f"{b}.{name}" if b and name else (b or name or "") for b in bases if b or name]
 
 
 def _all_classes(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.ClassDef]]:

@@ -245,7 +245,8 @@ def _candidates(
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
-        if param.annotation is not None:
+        # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
+        if _annotation_base(param.annotation)[0] not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
         elif param.name in sized:
             # Measured, iterated or indexed: a sequence first, then the rest.
@@ -354,6 +355,7 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         self_value = _initial_self(ctx)
     evaluator = _Evaluator(ctx.info)
     returns: list[_Run] = []
+    generator = isinstance(fn, ast.FunctionDef) and _is_generator(fn)
 
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
@@ -373,6 +375,7 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         evaluator.depth = 0
         evaluator.inexact = False
         evaluator.covered = set()
+        evaluator.yielded = [] if generator else None
         result: object = None
         try:
             evaluator.run(fn.body, env)
@@ -382,6 +385,8 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
             result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
             return None
+        if evaluator.yielded is not None:
+            result = list(evaluator.yielded)  # what list() of the generator returns
         if not evaluator.inexact and result is not _UNKNOWN and _safe(result):
             returns.append(_Run(values, result, frozenset(evaluator.covered)))
         return 0

@@ -68,7 +68,9 @@ class _Evaluator:
         self.depth = 0
         self.covered: set[int] = set()
         self.inexact = False
-        self._functions: dict[str, ast.FunctionDef] | None = None
+        #: What a generator yielded so far (None: the function is not walked as a generator).
+        self.yielded: list[object] | None = None
+        self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
         # Per loop statement: whether it can leave the function, and the names it may change.
         self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
 
@@ -109,10 +111,7 @@ class _Evaluator:
             if isinstance(base, _Instance):
                 return base.attrs.get(node.attr, _UNKNOWN)
             if isinstance(base, _ModuleRef):
-                dotted = f"{base.name}.{node.attr}"
-                if dotted in _SAFE_FUNCS:
-                    return _Func(dotted)
-                return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)
+                return self._resolve(base.name, node.attr, 0)
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
             if _safe(base) and not hasattr(base, node.attr):
@@ -153,6 +152,8 @@ class _Evaluator:
             return self.value(node.body if self.truth(node.test, env) else node.orelse, env)
         if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
             return self._comprehension(node, env)
+        if isinstance(node, ast.Yield | ast.YieldFrom) and self.yielded is not None:
+            return self._yield(node, env)
         if isinstance(node, ast.NamedExpr):
             result = self.value(node.value, env)
             env[node.target.id] = result
@@ -160,6 +161,24 @@ class _Evaluator:
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, env)
         return _UNKNOWN
+
+    def _yield(self, node: ast.Yield | ast.YieldFrom, env: dict[str, object]) -> object:
+        """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
+        assert self.yielded is not None
+        if self.depth:
+            raise _Abort  # only the target's own yields
+        value = self.value(node.value, env) if node.value is not None else None
+        if isinstance(node, ast.YieldFrom):
+            if isinstance(value, dict):
+                value = list(value)
+            if not isinstance(value, str | bytes | list | tuple) or not _safe(value):
+                raise _Abort
+            self.yielded.extend(value)
+        else:
+            self.yielded.append(value)
+        if len(self.yielded) > _MAX_SIZE:
+            raise _Abort
+        return None
 
     def _fstring(self, node: ast.JoinedStr, env: dict[str, object]) -> object:
         parts: list[str] = []
@@ -226,9 +245,13 @@ class _Evaluator:
             return env[name]
         if name in self.info.constants:
             return copy.deepcopy(self.info.constants[name])
-        function = self._module_functions().get(name)
+        function = self._module_functions(self.info).get(name)
         if function is not None:
-            return _UserFunc(function)
+            return _UserFunc(function, self.info)
+        for module, attr in self.info.origins.get(name, []):
+            found = self._resolve(module, attr, 0)
+            if found is not _UNKNOWN:
+                return found
         binding = self.info.names.get(name)
         if binding is not None:
             if binding.module == self.info.module:
@@ -239,14 +262,37 @@ class _Evaluator:
             return _Func(name)
         return _UNKNOWN
 
-    def _module_functions(self) -> dict[str, ast.FunctionDef]:
-        """The module's plain top-level functions (no decorator, not generators), bound once."""
-        if self._functions is None:
+    def _resolve(self, module: str, attr: str, depth: int) -> object:
+        """``module.attr`` for another module of the project the reader has: a plain function,
+        a constant, a submodule, or what that module imported under the name."""
+        if depth > 4:
+            return _UNKNOWN
+        if module == "math":
+            return _imported(ast.ImportFrom("math", [], 0), ast.alias(attr))
+        info = self.info.other(module)
+        if info is None:
+            return _UNKNOWN
+        function = self._module_functions(info).get(attr)
+        if function is not None:
+            return _UserFunc(function, info)
+        if attr in info.constants:
+            return copy.deepcopy(info.constants[attr])
+        for origin, name in info.origins.get(attr, []):
+            found = self._resolve(origin, name, depth + 1)
+            if found is not _UNKNOWN:
+                return found
+        if attr not in info.names and info.other(f"{module}.{attr}") is not None:
+            return _ModuleRef(f"{module}.{attr}")
+        return _UNKNOWN
+
+    def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
+        """A module's plain top-level functions (no decorator, not generators), bound once."""
+        if id(info) not in self._functions:
             defined: dict[str, list[ast.stmt]] = {}
-            for stmt in self.info.tree.body:
+            for stmt in info.tree.body:
                 for name in _assigned_names(stmt):
                     defined.setdefault(name, []).append(stmt)
-            self._functions = {
+            self._functions[id(info)] = {
                 name: stmts[0]
                 for name, stmts in defined.items()
                 if len(stmts) == 1
@@ -257,14 +303,24 @@ class _Evaluator:
                     for n in ast.walk(stmts[0])
                 )
             }
-        return self._functions
+        return self._functions[id(info)]
 
-    def _user_call(
-        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object]
-    ) -> object:
-        """Walk a module function's body with these arguments: its return value."""
+    def _user_call(self, func: _UserFunc, args: list[object], kwargs: dict[str, object]) -> object:
+        """Walk a project function's body with these arguments (in its own module): its return
+        value."""
         if self.depth >= _MAX_DEPTH:
             return _UNKNOWN
+        caller = self.info
+        if isinstance(func.module, _ModuleInfo):
+            self.info = func.module
+        try:
+            return self._walk_call(func.node, args, kwargs)
+        finally:
+            self.info = caller
+
+    def _walk_call(
+        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object]
+    ) -> object:
         spec = fn.args
         positional = [*spec.posonlyargs, *spec.args]
         if len(args) > len(positional) and spec.vararg is None:
@@ -395,7 +451,7 @@ class _Evaluator:
         if not all(_safe(a) for a in [*args, *kwargs.values()]):
             return _UNKNOWN
         if isinstance(func, _UserFunc):
-            return self._user_call(func.node, args, kwargs)
+            return self._user_call(func, args, kwargs)
         if (
             isinstance(func, _Method)
             and func.name == "format"
@@ -486,6 +542,8 @@ class _Evaluator:
         elif isinstance(stmt, ast.Raise):
             self._raise(stmt, env)
         elif isinstance(stmt, ast.Return):
+            if isinstance(stmt.value, ast.GeneratorExp):
+                self.inexact = True  # a generator, modelled as the tuple it would produce
             raise _Return(self.value(stmt.value, env) if stmt.value is not None else None)
         elif isinstance(stmt, ast.Assert):
             if not self.truth(stmt.test, env):
@@ -554,6 +612,11 @@ class _Evaluator:
             if isinstance(current, _Raised):
                 raise current
             raise _Abort
+        if isinstance(stmt.exc, ast.Call):
+            # Building the message can fail first (``"bad " + name`` with an int name).
+            for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]:
+                if not isinstance(arg, ast.Starred):
+                    self.value(arg, env)
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         dotted = _dotted(exc)
         if dotted is not None and dotted.split(".")[0] in env:
@@ -765,9 +828,8 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
 def _imported(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> object:
     """The value an import binds, for the modules the evaluator models (else unknown)."""
     if isinstance(stmt, ast.Import):
-        if alias.name in ("math",) and (alias.asname or "." not in alias.name):
-            return _ModuleRef(alias.name)
-        return _UNKNOWN
+        # A module: its attributes are resolved when read (math, or the project's modules).
+        return _ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
     if stmt.module == "math" and not stmt.level:
         dotted = f"math.{alias.name}"
         if dotted in _SAFE_FUNCS:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from .bindings import _ModuleInfo
+from .bindings import ModuleReader, _ModuleInfo
 from .classes import _instantiable
 from .doctests import _Context, _example_tests, _examples, _used_names
 from .evaluator import _dotted
@@ -23,11 +23,17 @@ from .returns import _return_tests
 from .targets import Target, _find_def, _parse
 
 
-def generate(source: str, target: Target, module: str) -> str:
-    """A complete pytest module testing ``target`` of the module importable as ``module``."""
+def generate(
+    source: str, target: Target, module: str, read_module: ModuleReader | None = None
+) -> str:
+    """A complete pytest module testing ``target`` of the module importable as ``module``.
+
+    ``read_module`` gives the source of the project's other modules by dotted name (None for
+    the rest): the functions ``target`` calls there are followed as its own are.
+    """
     tree = _parse(source)
     found = _find_def(tree, target)
-    info = _ModuleInfo.of(tree, module)
+    info = _ModuleInfo.of(tree, module, read_module)
     imports = _Imports(module.split(".")[0])
     imports.plain("pytest")
     prefix = "_".join(_snake(part) for part in found.qualname.split("."))

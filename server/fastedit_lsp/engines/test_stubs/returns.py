@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import ast
 
-from .candidates import _call_text, _explore, _is_generator, _params, _Run, _takes_self
+from .candidates import (
+    _annotation_base,
+    _call_text,
+    _explore,
+    _is_generator,
+    _params,
+    _Run,
+    _takes_self,
+)
 from .doctests import _Context, _own_nodes
 from .domain import mutates_module_state
 from .evaluator import _dotted
@@ -27,7 +35,7 @@ _TRANSPARENT = frozenset(
 
 def _eligible(ctx: _Context) -> bool:
     fn = ctx.target.node
-    if _is_generator(fn):
+    if isinstance(fn, ast.AsyncFunctionDef) and _is_generator(fn):
         return False
     for decorator in fn.decorator_list:
         name = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
@@ -58,7 +66,7 @@ def _chosen(fn_statements: set[int], runs: list[_Run], typed: bool) -> list[_Run
         chosen.append(best)
         covered |= best.covered
     shown = {repr(r.result) for r in chosen}
-    limit = min(MAX_RETURN_TESTS, len(chosen) + (MORE_RESULTS if typed else 0))
+    limit = min(MAX_RETURN_TESTS, len(chosen) + (MORE_RESULTS if typed else 1))
     for run in runs:
         if len(chosen) >= limit:
             break
@@ -87,7 +95,7 @@ def _return_tests(ctx: _Context, prefix: str, shown_calls: set[str]) -> list[_Te
     runs = _explore(ctx, params, (varargs, kwargs)).returns
     statements = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.stmt)}
     tests: list[_Test] = []
-    typed = all(p.annotation is not None for p in params)
+    typed = all(_annotation_base(p.annotation)[0] not in (None, "Any", "object") for p in params)
     for run in _chosen(statements, runs, typed):
         if _has_set(run.result) or _has_nan(run.result):
             continue  # a set's order varies; NaN equals nothing

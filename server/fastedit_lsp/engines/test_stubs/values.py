@@ -47,9 +47,11 @@ class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
 
 @dataclass
 class _UserFunc:
-    """A plain function of the user's module: the evaluator walks its body in turn."""
+    """A plain function of the user's project: the evaluator walks its body in turn, with
+    ``module`` (a ``_ModuleInfo``) as its globals."""
 
     node: ast.FunctionDef
+    module: object = None
 
 
 class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -100,6 +102,7 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "repr": repr,
     "callable": callable,
     "divmod": divmod,
+    "hasattr": hasattr,  # on builtin values only: no user code runs
     **{f"math.{name}": getattr(math, name) for name in sorted(_MATH_FUNCS)},
 }
 _SAFE_CONSTANTS: dict[str, object] = {

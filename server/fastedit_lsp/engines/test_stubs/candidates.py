@@ -14,11 +14,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .bindings import _literal, _ModuleInfo
-from .doctests import _Context, _is_call_to, _own_nodes
+from .doctests import _Context, _examples, _is_call_to, _own_nodes
 from .evaluator import _dotted, _Evaluator
 from .render import _has_set, _render
 from .targets import _Def, _FunctionNode
-from .values import _OMIT, _UNKNOWN, _Abort, _Break, _Continue, _Instance, _Raised, _Return, _safe
+from .values import (
+    _OMIT,
+    _UNKNOWN,
+    _Abort,
+    _Break,
+    _Continue,
+    _Func,
+    _Instance,
+    _Raised,
+    _Return,
+    _safe,
+)
 
 
 def _annotation_base(node: ast.expr | None) -> tuple[str | None, list[ast.expr]]:
@@ -157,6 +168,14 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
             take(node.value)
         elif isinstance(node, ast.Name) and node.id in info.constants:
             take(info.constants[node.id])
+    # The docstring's examples show realistic arguments.
+    for example in _examples(fn)[0]:
+        for node in ast.walk(example.tree):
+            if isinstance(node, ast.Call) and _is_call_to(node, fn.name):
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    value = _literal(arg)
+                    if value is not _UNKNOWN:
+                        take(value)
     # Combinations of the string pieces the function looks for ("@", "."): "a@a", "a@a.a".
     pieces = _dedupe([s for s in strs if s])[:8]
     combos: list[str] = []
@@ -236,17 +255,40 @@ def _sized_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+def _called_names(fn: _FunctionNode) -> set[str]:
+    """Names the function calls (``key(item)``) or passes as ``key=``: callables."""
+    names: set[str] = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                names.add(node.func.id)
+            names.update(
+                k.value.id
+                for k in node.keywords
+                if k.arg == "key" and isinstance(k.value, ast.Name)
+            )
+    return names
+
+
+#: For a parameter the function calls: builtins a test can pass, most ordinary first.
+_CALLABLES: list[object] = [_Func("len"), _Func("bool"), _Func("str"), _Func("abs")]
+
+
 def _candidates(
     fn: _FunctionNode, params: list[_Param], info: _ModuleInfo
 ) -> list[list[object]] | None:
     ints, floats, strs = _literals(fn, info)
     checked = _isinstance_names(fn)
     sized = _sized_names(fn)
+    called = _called_names(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
+        base = _annotation_base(param.annotation)[0]
+        if param.name in called and base in (None, "Any", "object", "Callable"):
+            values = [*_CALLABLES, None, 1, "a"]  # then what a guard may reject
         # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
-        if _annotation_base(param.annotation)[0] not in (None, "Any", "object"):
+        elif base not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
         elif param.name in sized:
             # Measured, iterated or indexed: a sequence first, then the rest.
@@ -471,6 +513,8 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
             keyword_only = True
             continue
         rendered = _render(value) if not _has_set(value) else None
+        if isinstance(value, _Func):
+            rendered = value.name  # a builtin function
         if rendered is None:
             if isinstance(value, set | frozenset):
                 items = [_render(v) for v in sorted(value, key=repr)]

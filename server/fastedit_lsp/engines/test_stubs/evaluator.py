@@ -400,6 +400,8 @@ class _Evaluator:
     def _guarded(self, compute: Callable[[], object]) -> object:
         try:
             result = compute()
+        except (_Abort, _Raised, _Return, _Break, _Continue):
+            raise
         except Exception as exc:  # a real exception of a builtin operation on our own values
             raise _Raised(type(exc).__name__) from None
         if isinstance(
@@ -466,6 +468,9 @@ class _Evaluator:
         shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
         if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
+        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``).
+        args = [_SAFE_FUNCS[a.name] if isinstance(a, _Func) else a for a in args]
+        kwargs = {k: _SAFE_FUNCS[v.name] if isinstance(v, _Func) else v for k, v in kwargs.items()}
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))

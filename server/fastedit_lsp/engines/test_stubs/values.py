@@ -161,6 +161,8 @@ _STEPS = 3000
 
 
 def _safe(value: object) -> bool:
+    if isinstance(value, _Func):
+        return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
     if type(value) not in _SAFE_TYPES:
         return False
     if isinstance(value, str | bytes):

@@ -272,8 +272,8 @@ class _Evaluator:
         info = self.info.other(module)
         if info is None:
             # A package whose ``__init__`` is not read (or a namespace package): a submodule?
-            found = self.info.other(f"{module}.{attr}")
-            return _ModuleRef(f"{module}.{attr}") if found is not None else _UNKNOWN
+            submodule = self.info.other(f"{module}.{attr}")
+            return _ModuleRef(f"{module}.{attr}") if submodule is not None else _UNKNOWN
         function = self._module_functions(info).get(attr)
         if function is not None:
             return _UserFunc(function, info)

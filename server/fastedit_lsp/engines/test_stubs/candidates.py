@@ -207,6 +207,8 @@ class _Param:
     default: object  # _OMIT-able when not _NO_DEFAULT
     annotation: ast.expr | None
     has_default: bool
+    #: The default's expression, for a default that is not a literal (``factory=dict``).
+    default_node: ast.expr | None = None
 
 
 def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bool]:
@@ -222,10 +224,12 @@ def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bo
             continue
         kind = "positional-only" if index < len(args.posonlyargs) else "positional"
         value = _literal(default) if default is not None else _UNKNOWN
-        params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None))
+        params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None, default))
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         value = _literal(kw_default) if kw_default is not None else _UNKNOWN
-        params.append(_Param(arg.arg, "keyword", value, arg.annotation, kw_default is not None))
+        params.append(
+            _Param(arg.arg, "keyword", value, arg.annotation, kw_default is not None, kw_default)
+        )
     return params, args.vararg is not None, args.kwarg is not None
 
 
@@ -408,7 +412,11 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                 _Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else _UNKNOWN
             )
         for param, value in zip(params, values, strict=True):
-            env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
+            if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
+                # Evaluated where the function is defined: builtins and module constants.
+                env[param.name] = evaluator.value(param.default_node, {})
+            else:
+                env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
         if has_varargs[0] and fn.args.vararg:
             env[fn.args.vararg.arg] = ()
         if has_varargs[1] and fn.args.kwarg:

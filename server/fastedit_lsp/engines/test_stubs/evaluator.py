@@ -34,6 +34,7 @@ from .values import (
     _Continue,
     _Func,
     _Instance,
+    _Lambda,
     _Method,
     _ModuleRef,
     _Raised,
@@ -160,7 +161,40 @@ class _Evaluator:
             return result
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, env)
+        if isinstance(node, ast.Lambda):
+            return _Lambda(node, env)
         return _UNKNOWN
+
+    def _call_lambda(self, func: _Lambda, args: list[object], kwargs: dict[str, object]) -> object:
+        spec = func.node.args
+        if (
+            kwargs
+            or spec.vararg
+            or spec.kwarg
+            or spec.kwonlyargs
+            or spec.defaults
+            or len(args) != len(spec.posonlyargs) + len(spec.args)
+        ):
+            raise _Abort
+        scope = dict(func.scope)
+        for param, arg in zip([*spec.posonlyargs, *spec.args], args, strict=True):
+            scope[param.arg] = arg
+        return self.value(func.node.body, scope)
+
+    def _callable(self, value: object) -> object:
+        """What a builtin gets for a function value: the real builtin, or the lambda walked."""
+        if isinstance(value, _Func):
+            return _SAFE_FUNCS[value.name]
+        if isinstance(value, _Lambda):
+
+            def walked(*args: object) -> object:
+                result = self._call_lambda(value, list(args), {})
+                if result is _UNKNOWN or not _safe(result):
+                    raise _Abort  # a builtin must not compare or hash what is not known
+                return result
+
+            return walked
+        return value
 
     def _yield(self, node: ast.Yield | ast.YieldFrom, env: dict[str, object]) -> object:
         """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
@@ -311,6 +345,7 @@ class _Evaluator:
         """Walk a project function's body with these arguments (in its own module): its return
         value."""
         if self.depth >= _MAX_DEPTH:
+            self.inexact = True  # it runs, unfollowed
             return _UNKNOWN
         caller = self.info
         if isinstance(func.module, _ModuleInfo):
@@ -442,20 +477,24 @@ class _Evaluator:
             and "isinstance" not in env
         ):
             return self._isinstance(node, env)
-        if not isinstance(func, _Func | _Method | _UserFunc):
+        if not isinstance(func, _Func | _Method | _UserFunc | _Lambda):
             # Other code ran: what it did (or raised) is not known.
             self.inexact = True
             return _UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
+            self.inexact = True  # a call that is not followed still runs
             return _UNKNOWN
         args = [self.value(a, env) for a in node.args]
         kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
         if not all(_safe(a) for a in [*args, *kwargs.values()]):
+            self.inexact = True
             return _UNKNOWN
         if isinstance(func, _UserFunc):
             return self._user_call(func, args, kwargs)
+        if isinstance(func, _Lambda):
+            return self._call_lambda(func, args, kwargs)
         if (
             isinstance(func, _Method)
             and func.name == "format"
@@ -471,8 +510,8 @@ class _Evaluator:
         if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
         # Builtins get the real functions a test would pass (``sorted(xs, key=len)``).
-        args = [_SAFE_FUNCS[a.name] if isinstance(a, _Func) else a for a in args]
-        kwargs = {k: _SAFE_FUNCS[v.name] if isinstance(v, _Func) else v for k, v in kwargs.items()}
+        args = [self._callable(a) for a in args]
+        kwargs = {k: self._callable(v) for k, v in kwargs.items()}
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))

@@ -97,6 +97,7 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "tuple": tuple,
     "set": set,
     "frozenset": frozenset,
+    "dict": dict,
     "ord": ord,
     "chr": chr,
     "repr": repr,
@@ -116,6 +117,17 @@ _LAZY_FUNCS: dict[str, Callable[..., object]] = {
     "reversed": reversed,
     "range": range,
 }
+
+
+@dataclass(eq=False)
+class _Lambda:
+    """A ``lambda`` of the walked code, with the scope it reads (late binding, as Python's)."""
+
+    node: ast.Lambda
+    scope: dict[str, object]
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Lambda:
+        return self  # it reads its scope, it does not own it
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,8 @@ _STEPS = 3000
 def _safe(value: object) -> bool:
     if isinstance(value, _Func):
         return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
+    if isinstance(value, _Lambda):
+        return True  # walked by the evaluator when called
     if type(value) not in _SAFE_TYPES:
         return False
     if isinstance(value, str | bytes):

@@ -1376,3 +1376,25 @@ def test_a_doctest_import_the_module_does_not_need_is_skipped_where_missing() ->
         "def f",
     )
     assert 'pytest.importorskip("dateutil")' in function(out, "test_f_example_1")
+
+
+def test_lambdas_builtin_defaults_and_computed_constants_are_followed() -> None:
+    source = dedent(
+        """
+        SIZES = [2**i for i in range(4)]
+
+
+        def pick(items: list[int], factory=dict) -> object:
+            table = factory()
+            for n in sorted(items, key=lambda n: -n):
+                table[n] = n in SIZES
+            return table
+        """
+    )
+    out = generate(source, find_target(source, line_of(source, "def pick")), "mod")
+    returns = [n for n in names_of(out) if "_returns_" in n]
+    assert returns, out
+    namespace: dict[str, object] = {}
+    exec(source, namespace)
+    for name in returns:
+        exec(dedent(function(out, name).split("\n", 1)[1]), namespace)

@@ -36,6 +36,9 @@ class _ModuleInfo:
     #: Where an imported name comes from: (absolute module, name); a relative import's module
     #: is given for both places its package can be (the module is a package, or is in one).
     origins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Module-level names bound once to an expression that is not a literal (the evaluator
+    #: computes them when it can: ``SIZES = [2**i for i in range(4)]``).
+    computed: dict[str, ast.expr] = field(default_factory=dict)
     reader: ModuleReader | None = None
     #: Other modules of the project, parsed once (shared by every module read through this one).
     others: dict[str, _ModuleInfo | None] = field(default_factory=dict)
@@ -80,6 +83,8 @@ class _ModuleInfo:
                     value = _literal(stmt.value)
                     if value is not _UNKNOWN:
                         info.constants[targets[0].id] = value
+                    else:
+                        info.computed[targets[0].id] = stmt.value
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     bound = alias.asname or alias.name.split(".")[0]
@@ -100,6 +105,7 @@ class _ModuleInfo:
             info.classes[d[0]] = d[1]
         for name in _changed_names(tree):
             info.constants.pop(name, None)
+            info.computed.pop(name, None)
         return info
 
     def binding(self, name: str) -> _Binding | None:

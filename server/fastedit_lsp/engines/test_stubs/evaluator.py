@@ -72,6 +72,7 @@ class _Evaluator:
         #: What a generator yielded so far (None: the function is not walked as a generator).
         self.yielded: list[object] | None = None
         self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
+        self._constants: dict[tuple[int, str], object] = {}
         # Per loop statement: whether it can leave the function, and the names it may change.
         self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
 
@@ -279,6 +280,8 @@ class _Evaluator:
             return env[name]
         if name in self.info.constants:
             return copy.deepcopy(self.info.constants[name])
+        if name in self.info.computed:
+            return self._computed(self.info, name)
         function = self._module_functions(self.info).get(name)
         if function is not None:
             return _UserFunc(function, self.info)
@@ -295,6 +298,24 @@ class _Evaluator:
         if name in _SAFE_FUNCS:
             return _Func(name)
         return _UNKNOWN
+
+    def _computed(self, info: _ModuleInfo, name: str) -> object:
+        """A module-level name bound once to an expression: its value when the evaluator
+        computes it exactly (once per module and name)."""
+        key = (id(info), name)
+        if key not in self._constants:
+            self._constants[key] = _UNKNOWN  # a cycle ends here
+            caller, inexact = self.info, self.inexact
+            self.info, self.inexact = info, False
+            try:
+                value = self.value(info.computed[name], {})
+            except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
+                value = _UNKNOWN
+            finally:
+                exact = not self.inexact
+                self.info, self.inexact = caller, inexact
+            self._constants[key] = value if exact and _safe(value) else _UNKNOWN
+        return copy.deepcopy(self._constants[key])
 
     def _resolve(self, module: str, attr: str, depth: int) -> object:
         """``module.attr`` for another module of the project the reader has: a plain function,
@@ -313,6 +334,8 @@ class _Evaluator:
             return _UserFunc(function, info)
         if attr in info.constants:
             return copy.deepcopy(info.constants[attr])
+        if attr in info.computed:
+            return self._computed(info, attr)
         for origin, name in info.origins.get(attr, []):
             found = self._resolve(origin, name, depth + 1)
             if found is not _UNKNOWN:

@@ -10,7 +10,7 @@ as a script: ``python tests/unit/mutation.py humanize.number inflection boltons.
 from __future__ import annotations
 
 import ast
-import importlib.util
+import importlib.machinery
 import json
 import os
 import subprocess
@@ -68,7 +68,13 @@ class Report:
 
 
 def module_file(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
+    """Where an installed module's source is, found without importing it (or its package)."""
+    path: list[str] | None = None
+    spec = None
+    for part in module.split("."):
+        spec = importlib.machinery.PathFinder.find_spec(part, path)
+        assert spec is not None, module
+        path = list(spec.submodule_search_locations or [])
     assert spec is not None and spec.origin is not None, module
     return Path(spec.origin)
 

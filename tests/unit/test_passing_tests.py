@@ -114,3 +114,11 @@ async def test_nothing_is_kept_when_pytest_cannot_run_the_module() -> None:
     assert kept == ""
     assert verification["ok"] is None
     assert verification["details"].startswith("pytest took longer than 60 s; dropped 3 generated")
+
+
+def test_without_tests_keeps_the_placement_of_an_insertion_before_the_last_line_break() -> None:
+    """Inserted before the module's last line break, the text starts with one and ends without
+    one: dropping its first test must keep both, or it would join the module's last line."""
+    inserted = "\n\n\ndef test_a() -> None:\n    assert False\n\n\ndef test_b() -> None:\n    pass"
+    kept = without_tests(inserted, {"test_a"})
+    assert kept == "\n\n\ndef test_b() -> None:\n    pass"

@@ -11,12 +11,13 @@ the function, its docstring and its imports. The user's code is never imported o
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
-from ..core.document import Document
+from ..core.document import Document, Point, advance
 from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
@@ -91,6 +92,27 @@ def appended(existing: str, generated: str) -> str:
     return merged[len(existing) :]
 
 
+def placed(existing: str, text: str) -> tuple[int, str]:
+    """Where ``text`` (appended to ``existing``) goes in the module, and what is inserted there.
+
+    Never after the module's last line break: Neovim keeps a line break at the end of every
+    buffer (an empty file is one empty line, reported as "\n"), so it applies an insertion
+    there as a line of its own. The module then began with a blank line, and Neovim reported the
+    edit as a change above the job's text: the job stopped ("an edit before the generated
+    text..."). The same text goes in before that line break instead, and so needs none at its
+    end; into an empty module (only line breaks) it goes at the top.
+    """
+    newline = "\r\n" if existing.endswith("\r\n") else "\n" if existing.endswith("\n") else ""
+    if not newline:
+        return len(existing), text
+    empty = not existing.strip("\r\n")
+    offset = 0 if empty else len(existing) - len(newline)
+    if not text:  # nothing to add (the module has these tests already)
+        return offset, ""
+    body = text.removesuffix(newline)
+    return offset, body if empty else newline + body
+
+
 def check(
     existing: str,
     text: str,
@@ -152,10 +174,12 @@ def test_names(text: str) -> list[str]:
 
 
 def without_tests(text: str, names: Collection[str]) -> str:
-    """``text`` (tests appended to a module) without the top-level test functions ``names``,
-    and without the import lines only they used; "" when no test is left."""
+    """``text`` (tests inserted into a module) without the top-level test functions ``names``,
+    and without the import lines only they used; "" when no test is left. Its leading line
+    breaks and whether it ends with one are kept (see :func:`placed`)."""
     tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
+    lead = len(lines) - len(list(itertools.dropwhile(lambda line: not line.strip(), lines)))
     drop: set[int] = set()  # 0-based lines
     kept_tests = 0
     for node in tree.body:
@@ -167,8 +191,13 @@ def without_tests(text: str, names: Collection[str]) -> str:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
         last = node.end_lineno or node.lineno
         # The blank lines that separated it from what came before go with it.
-        while first > 0 and not lines[first - 1].strip():
+        while first > lead and not lines[first - 1].strip():
             first -= 1
+        if first == lead:
+            # The first definition: the blank lines after it go instead (the leading ones place
+            # the text).
+            while last < len(lines) and not lines[last].strip():
+                last += 1
         drop.update(range(first, last))
     if not kept_tests:
         return ""
@@ -182,7 +211,8 @@ def without_tests(text: str, names: Collection[str]) -> str:
             unused.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     kept_lines = kept.splitlines(keepends=True)
     result = "".join(line for i, line in enumerate(kept_lines) if i not in unused)
-    return result if result.endswith("\n") else result + "\n"
+    ending = text[len(text.rstrip("\r\n")) :]
+    return result.rstrip("\r\n") + ending
 
 
 def _top_level_names(source: str) -> set[str]:
@@ -215,11 +245,17 @@ def prepare(data: ActionInput) -> Draft:
     module = destination.module
     existing = data.document.text
     read_module = destination.read_module
+    offset, _ = placed(existing, "")
+    at = advance(Point(0, 0), existing[:offset])
+    before, after = existing[:offset], existing[offset:]
+
+    def insertion(generated: str) -> str:
+        return placed(existing, appended(existing, generated))[1]
 
     async def offline() -> OfflineAnswer | None:
         from ..engines.test_stubs import generate
 
-        return OfflineAnswer(appended(existing, generate(source, target, module, read_module)))
+        return OfflineAnswer(insertion(generate(source, target, module, read_module)))
 
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
@@ -249,9 +285,9 @@ def prepare(data: ActionInput) -> Draft:
     return Draft(
         request=ask(),
         pipeline=Pipeline(FenceFilter()),
-        transform=lambda answer: appended(existing, answer),
+        transform=insertion,
         offline=offline,
-        verify=lambda text: check(existing, text, module, source, read_module),
+        verify=lambda text: check(before, text + after, module, source, read_module),
         # A module that does not parse never lands: the model is asked once more, then the
         # offline generator answers.
         refine=lambda _text, result: ask(
@@ -260,6 +296,7 @@ def prepare(data: ActionInput) -> Draft:
         ),
         rounds=2,
         no_suggestion="no suggestion",
+        region=(at, at),
     )
 
 

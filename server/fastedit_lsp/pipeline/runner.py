@@ -473,6 +473,13 @@ class JobRunner:
             return
         job.route, job.model = "local", MODEL
         text = answer.text
+        if draft.region is not None:
+            # Placed for an editor's buffer (before the module's last line break): on disk the
+            # module grows at its end by the same text.
+            document.replace(*draft.region, text)
+            grown = document.text
+            existing = destination.existing
+            text = grown[len(existing) :] if grown.startswith(existing) else grown
         ran: Verification = {}
         if self.host.settings.tests.run:
             text, ran = await keep_passing(self.host, destination, text)
@@ -482,7 +489,7 @@ class JobRunner:
         await self.host.write_tests(destination, text)
         job.metrics.edits = 1
         if draft.verify is not None:
-            job.verification = draft.verify(text)
+            job.verification = draft.verify(answer.text)
         if ran and job.verification.get("ok") is True:
             job.verification["details"] += f"; {ran['details']}"
         job.reason += f"; written to {path}"

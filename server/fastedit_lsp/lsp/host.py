@@ -202,3 +202,12 @@ class ServerHost:
         source_path = to_fs_path(destination.source_uri) or destination.path
         root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
         return await pytest_check(destination.path, source_path, root, module_text, run=run)
+
+    async def run_tests(
+        self, destination: TestModule, module_text: str
+    ) -> tuple[str, dict[str, str]]:
+        from ..project.pytest_check import run_tests
+
+        source_path = to_fs_path(destination.source_uri) or destination.path
+        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        return await run_tests(destination.path, source_path, root, module_text)

@@ -37,6 +37,7 @@ from ..settings import ResolvedProfile
 from . import prediction
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
+from .passing_tests import keep_passing, passing_only
 from .ports import JobHost
 from .rewrite import RewriteSession
 from .route_stats import RouteStats
@@ -329,6 +330,9 @@ class JobRunner:
                 draft.request = dataclasses.replace(draft.request, prediction=job.tracker.base)
             source = self._model_source(backend, draft, job, info)
         host.status(job)
+        ran: Verification = {}  # tests.run: what pytest said of the generated tests
+        if source is not None and job.destination is not None and host.settings.tests.run:
+            source = passing_only(host, job.destination, source, ran)
         try:
             if source is not None:
                 try:
@@ -365,7 +369,7 @@ class JobRunner:
             host.models.success(key)
         await self._settle(job)
         if session.edits == 0:
-            job.reason += f"; {draft.no_suggestion}"
+            job.reason += f"; {ran['details']}" if ran else f"; {draft.no_suggestion}"
             # A verified answer that put nothing in the buffer verified nothing in it.
             job.verification = dict(NOTHING_TO_VERIFY)
         elif draft.verify is not None:
@@ -375,7 +379,12 @@ class JobRunner:
         if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
             await self._extra_insertion(job, document, *draft.extra)
         tests = host.settings.tests
-        if (
+        if ran and session.edits and job.verification.get("ok") is True:
+            job.verification = {
+                "ok": ran["ok"],
+                "details": f"{job.verification.get('details')}; {ran['details']}",
+            }
+        elif (
             job.destination is not None
             and session.edits
             and job.verification.get("ok") is True
@@ -532,10 +541,18 @@ class JobRunner:
             grown = document.text
             existing = destination.existing
             text = grown[len(existing) :] if grown.startswith(existing) else grown
+        ran: Verification = {}
+        if self.host.settings.tests.run:
+            text, ran = await keep_passing(self.host, destination, text)
+            if not text:
+                job.reason += f"; {ran['details']}"
+                return
         await self.host.write_tests(destination, text)
         job.metrics.edits = 1
         if draft.verify is not None:
             job.verification = draft.verify(answer.text)
+        if ran and job.verification.get("ok") is True:
+            job.verification["details"] += f"; {ran['details']}"
         job.reason += f"; written to {path}"
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 

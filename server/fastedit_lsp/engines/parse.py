@@ -20,7 +20,6 @@ lines).
 
 from __future__ import annotations
 
-import bisect
 import functools
 import importlib
 import posixpath
@@ -190,8 +189,6 @@ class Parsed:
         self.text = text
         self.data = text.encode("utf-8", "surrogatepass")
         self.tree = tree if tree is not None else _parse(language, self.data)
-        #: Byte offset of each line's start (lines end at ``\n``, ``\r\n`` or ``\r``).
-        self.line_starts = _line_starts(self.data)
 
     @property
     def has_errors(self) -> bool:
@@ -211,8 +208,13 @@ class Parsed:
         """The UTF-8 byte offset of a code-point offset."""
         return len(self.text[:offset].encode("utf-8", "surrogatepass"))
 
+    def line_of(self, byte: int) -> int:
+        """The 0-based line of a byte offset (lines end at ``\\n``, as tree-sitter counts rows;
+        a ``\\r\\n`` ends with one)."""
+        return self.data.count(b"\n", 0, byte)
+
     def _problem(self, node: Node) -> SyntaxProblem:
-        line = bisect.bisect_right(self.line_starts, node.start_byte) - 1
+        line = self.line_of(node.start_byte)
         if node.is_missing:
             return SyntaxProblem("missing", node.start_byte, node.start_byte, line, node.type)
         snippet = self.data[node.start_byte : min(node.end_byte, node.start_byte + 200)]
@@ -221,25 +223,6 @@ class Parsed:
         if len(first) > 24:
             first = first[:24] + "…"
         return SyntaxProblem("error", node.start_byte, node.end_byte, line, first)
-
-
-def _line_starts(data: bytes) -> list[int]:
-    starts = [0]
-    i = 0
-    n = len(data)
-    while True:
-        j = data.find(b"\n", i)
-        k = data.find(b"\r", i)
-        if j < 0 and k < 0:
-            break
-        if k >= 0 and (j < 0 or k < j):
-            i = k + 2 if data[k + 1 : k + 2] == b"\n" else k + 1
-        else:
-            i = j + 1
-        if i > n:
-            break
-        starts.append(i)
-    return starts
 
 
 def _collect(cursor: TreeCursor, start: int, end: int, out: list[Node]) -> None:
@@ -299,21 +282,21 @@ def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
         start_byte=start_byte,
         old_end_byte=old_end_byte,
         new_end_byte=new_end_byte,
-        start_point=_point(before.line_starts, start_byte),
-        old_end_point=_point(before.line_starts, old_end_byte),
-        new_end_point=_point_after(before.line_starts, start_byte, inserted),
+        start_point=_point(data, start_byte),
+        old_end_point=_point(data, old_end_byte),
+        new_end_point=_point_after(data, start_byte, inserted),
     )
     new_tree = _parse(before.language, after_data, tree)
     return Parsed(before.language, after_text, new_tree)
 
 
-def _point(starts: list[int], byte: int) -> tuple[int, int]:
-    row = bisect.bisect_right(starts, byte) - 1
-    return row, byte - starts[row]
+def _point(data: bytes, byte: int) -> tuple[int, int]:
+    """tree-sitter's (row, byte column) of a byte offset."""
+    return data.count(b"\n", 0, byte), byte - (data.rfind(b"\n", 0, byte) + 1)
 
 
-def _point_after(starts: list[int], at: int, inserted: bytes) -> tuple[int, int]:
-    row, column = _point(starts, at)
+def _point_after(data: bytes, at: int, inserted: bytes) -> tuple[int, int]:
+    row, column = _point(data, at)
     breaks = inserted.count(b"\n")
     if not breaks:
         return row, column + len(inserted)
@@ -342,8 +325,8 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     name = DISPLAY.get(before.language, before.language)
     if not after.has_errors:
         return Verdict(True, f"{name} parses around the edit")
-    b_window = _window(before.line_starts, len(before.data), start, end)
-    a_window = _window(after.line_starts, len(after.data), start, new_end)
+    b_window = _window(before.data, start, end)
+    a_window = _window(after.data, start, new_end)
     old_all = before.problems()
     new_all = after.problems()
     old = [p for p in old_all if _overlaps(p, b_window)]
@@ -393,11 +376,19 @@ def _fresh(
     return out
 
 
-def _window(starts: list[int], size: int, start: int, end: int) -> tuple[int, int]:
-    """Bytes of the lines ``MARGIN`` above ``start`` to ``MARGIN`` below ``end``."""
-    first = max(0, bisect.bisect_right(starts, start) - 1 - MARGIN)
-    last = bisect.bisect_right(starts, end) - 1 + MARGIN + 1
-    return starts[first], starts[last] if last < len(starts) else size
+def _window(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Bytes of the lines from ``MARGIN`` above ``start`` to ``MARGIN`` below ``end``."""
+    first = start
+    for _ in range(MARGIN + 1):
+        first = data.rfind(b"\n", 0, first)
+        if first < 0:
+            break
+    last = end - 1
+    for _ in range(MARGIN + 1):
+        last = data.find(b"\n", last + 1)
+        if last < 0:
+            break
+    return first + 1, len(data) if last < 0 else last + 1
 
 
 def _coverage(problems: list[SyntaxProblem], window: tuple[int, int], start: int, end: int) -> int:

@@ -30,7 +30,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import hermetic_env
-from .helpers_errors import CURSOR, TEXT, URI, chat_requests, complete, everything_said
+from .helpers_errors import CURSOR, GOOD, TEXT, URI, chat_requests, complete, everything_said
 from .reliability import Recorder
 
 KEY = "sk-fastedit-FAKE-KEY-d3adb33f-0123456789abcdef"
@@ -117,7 +117,10 @@ async def test_model_output_is_only_ever_text_inside_the_target_range(
         assert text[:start] == TEXT[:start] and text[len(text) - tail :] == TEXT[end:], record
         assert record["state"] in ("done", "failed"), record
         spans = [(s, e) for uri, s, e, _ in editor.applied if uri == URI]
-        assert all(start <= s and e <= start + max(len(inserted), end - start) for s, e in spans)
+        # A draft that fails the parse check is replaced by a second answer: each edit stays
+        # within the longest text the job held.
+        held = max(len(inserted), len(answer), end - start)
+        assert all(start <= s and e <= start + held for s, e in spans)
         assert editor.text(other) == TEXT
         assert all(uri == URI for uri, *_ in editor.applied)
         assert _snapshot(workspace) == files
@@ -165,6 +168,7 @@ async def test_key_routing_settings_from_the_workspace_never_reach_another_port(
         editor.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"fastedit": hostile})
         )
+        stub.script(Answer(text=GOOD))  # one answer that parses: one request
         record = await complete(editor)
         assert record["state"] == "done", record
         assert elsewhere.requests == []

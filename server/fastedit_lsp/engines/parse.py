@@ -335,8 +335,13 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     first = fresh[0] if fresh else (new or new_all)[0]
     if len(new) > len(old):
         return Verdict(False, f"{name} syntax error: {first.message}")
-    outside = _coverage(new, a_window, start, new_end) > _coverage(old, b_window, start, end)
-    if outside or _inside(new, start, new_end) > _inside(old, start, end) + 1e-9:
+    outside = _coverage(new, after.data, a_window, start, new_end) > _coverage(
+        old, before.data, b_window, start, end
+    )
+    if (
+        outside
+        or _inside(new, after.data, start, new_end) > _inside(old, before.data, start, end) + 1e-9
+    ):
         return Verdict(False, f"{name} syntax error spreads: {first.message}")
     if len(new_all) - len(new) > len(old_all) - len(old) and any(
         not _overlaps(p, a_window) for p in fresh
@@ -391,22 +396,42 @@ def _window(data: bytes, start: int, end: int) -> tuple[int, int]:
     return first + 1, len(data) if last < 0 else last + 1
 
 
-def _coverage(problems: list[SyntaxProblem], window: tuple[int, int], start: int, end: int) -> int:
-    """Bytes of the window outside the region ``[start, end)`` covered by ERROR nodes."""
-    total = 0
+def _coverage(
+    problems: list[SyntaxProblem], data: bytes, window: tuple[int, int], start: int, end: int
+) -> int:
+    """How many lines of the window outside the region's lines ERROR nodes touch (lines, not
+    bytes: an error that now also takes the blank before the draft has not spread)."""
+    first_region = data.count(b"\n", 0, start)
+    last_region = first_region + data.count(b"\n", start, end)
+    first = data.count(b"\n", 0, window[0])
+    last = first + data.count(b"\n", window[0], window[1])
+    touched: set[int] = set()
     for p in problems:
-        if p.kind == "error":
-            for lo, hi in ((window[0], start), (end, window[1])):
-                total += max(0, min(p.end, hi) - max(p.start, lo))
-    return total
+        if p.kind != "error":
+            continue
+        a = max(p.start, window[0])
+        b = min(p.end, window[1])
+        if a > b:
+            continue
+        top = first + data.count(b"\n", window[0], a)
+        bottom = top + data.count(b"\n", a, b)
+        touched.update(
+            line
+            for line in range(max(top, first), min(bottom, last) + 1)
+            if not first_region <= line <= last_region
+        )
+    return len(touched)
 
 
-def _inside(problems: list[SyntaxProblem], start: int, end: int) -> float:
+def _inside(problems: list[SyntaxProblem], data: bytes, start: int, end: int) -> float:
     """The share of the region covered by ERROR nodes (an empty region: 1 when an ERROR node
-    encloses it)."""
+    reaches its line: text inserted there continues the broken code)."""
     spans = [(p.start, p.end) for p in problems if p.kind == "error"]
     if end <= start:
-        return 1.0 if any(a < start < b for a, b in spans) else 0.0
+        first = data.rfind(b"\n", 0, start) + 1
+        last = data.find(b"\n", start)
+        last = len(data) if last < 0 else last
+        return 1.0 if any(a <= last and b >= first for a, b in spans) else 0.0
     covered = sum(max(0, min(b, end) - max(a, start)) for a, b in spans)
     return covered / (end - start)
 

@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from ..core.document import Document
 from ..core.jobs import Job, speed_line
 from ..core.tracking import SentEdit
+from .flags import Flags
 from .protocol import forget_progress, forget_request, send_request
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ class ClientChannel:
         #: Progress token -> job, for window/workDoneProgress/cancel.
         self.progress_jobs: dict[str, Job] = {}
         self._status_sent_at: dict[str, float] = {}
+        #: The diagnostics on drafts that landed unverified.
+        self.flags = Flags(server)
 
     def supports(self, path: str) -> bool:
         """Whether the client declared a capability (``"window.work_done_progress"``)."""
@@ -214,6 +217,8 @@ class ClientChannel:
         if token is None:
             return
         message = f"{job.state} · {speed_line(job)}"
+        if job.state == "done" and job.verification.get("ok") is False and job.metrics.edits:
+            message = f"unverified · {speed_line(job)}: {job.verification.get('details')}"
         if job.error:
             message += f": {job.error}"
         self._server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))

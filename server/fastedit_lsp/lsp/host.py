@@ -91,6 +91,8 @@ class ServerHost:
         if job.state == "failed" and job.error:
             client.show_message(f"fastedit: {job.error}", types.MessageType.Error)
         client.end_progress(job)
+        server = self._server
+        client.flags.refresh(job.uri, server.documents.get(job.uri), server.jobs)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find, open or create the test module.

@@ -269,6 +269,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
     ls.client.send_status(job)
+    ls.client.flags.refresh(job.uri, document, ls.jobs)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import importlib
 import posixpath
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -181,14 +182,53 @@ class SyntaxProblem:
         return f"line {self.line + 1}: {what} {token}"
 
 
+#: A macro-like C/C++ name: reserved (``__THROW``, ``_GLIBCXX_VISIBILITY``) or upper case with
+#: an underscore (``Z3_API``, ``CPy_COLD``, ``TEST_CASE``).
+_MACRO = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*)"
+#: Upper case with an underscore only (``__m256i`` and the like are types).
+_UPPER_MACRO = rb"[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*"
+#: Uses of macros tree-sitter cannot expand, blanked (same length) before C/C++ is parsed: a
+#: macro alone on its line, one between a type and a name, attributes after a declarator, and
+#: the arguments of a function-like macro that opens a definition (``TEST_CASE("x") {``).
+_MACRO_USES = (
+    re.compile(rb"^[ \t]*(" + _MACRO + rb")[ \t]*$", re.M),
+    re.compile(rb"(?<=[A-Za-z0-9_*])[ \t]+(" + _UPPER_MACRO + rb")(?=[ \t]+\**[A-Za-z_])"),
+    re.compile(rb"(?<=\))[ \t]*(" + _MACRO + rb"(?:[ \t]*\([^()\n]*\))?)(?=[ \t]*[;{\n])"),
+    re.compile(rb"^" + _MACRO + rb"(\([^()\n]*\))(?=[ \t]*\n?[ \t]*\{)", re.M),
+)
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    start, end = match.span(1)
+    whole = match.group(0)
+    offset = match.start(0)
+    inner = b"()" if whole[start - offset : end - offset].startswith(b"(") else b""
+    blank = b" " * (end - start - len(inner))
+    return whole[: start - offset] + (inner[:1] + blank + inner[1:]) + whole[end - offset :]
+
+
+def _masked(language: str, data: bytes) -> bytes:
+    """What the grammar parses: for C and C++, the text with unexpandable macro uses blanked
+    (byte offsets unchanged), so that correct code using them does not look broken."""
+    if language not in ("c", "cpp"):
+        return data
+    for pattern in _MACRO_USES:
+        data = pattern.sub(_blank, data)
+    return data
+
+
 class Parsed:
     """A text and its tree (the "before" of a check, reusable for every draft on it)."""
 
-    def __init__(self, language: str, text: str, tree: Tree | None = None) -> None:
+    def __init__(
+        self, language: str, text: str, tree: Tree | None = None, source: bytes | None = None
+    ) -> None:
         self.language = language
         self.text = text
         self.data = text.encode("utf-8", "surrogatepass")
-        self.tree = tree if tree is not None else _parse(language, self.data)
+        #: The bytes the grammar parsed (see :func:`_masked`).
+        self.source = source if source is not None else _masked(language, self.data)
+        self.tree = tree if tree is not None else _parse(language, self.source)
 
     @property
     def has_errors(self) -> bool:
@@ -277,30 +317,32 @@ def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
     new_end_byte = start_byte + len(inserted)
     after_text = before.text[:start] + text + before.text[end:]
     after_data = data[:start_byte] + inserted + data[old_end_byte:]
+    # The edited lines, whole: C/C++ macro blanking looks at a line in its context.
+    first = data.rfind(b"\n", 0, start_byte) + 1
+    last = after_data.find(b"\n", new_end_byte)
+    last = len(after_data) if last < 0 else last
+    old_last = old_end_byte + (last - new_end_byte)
+    after_source = (
+        before.source[:first]
+        + _masked(before.language, after_data[first:last])
+        + before.source[old_last:]
+    )
     tree = before.tree.copy()
     tree.edit(
-        start_byte=start_byte,
-        old_end_byte=old_end_byte,
-        new_end_byte=new_end_byte,
-        start_point=_point(data, start_byte),
-        old_end_point=_point(data, old_end_byte),
-        new_end_point=_point_after(data, start_byte, inserted),
+        start_byte=first,
+        old_end_byte=old_last,
+        new_end_byte=last,
+        start_point=_point(data, first),
+        old_end_point=_point(data, old_last),
+        new_end_point=_point(after_data, last),
     )
-    new_tree = _parse(before.language, after_data, tree)
-    return Parsed(before.language, after_text, new_tree)
+    new_tree = _parse(before.language, after_source, tree)
+    return Parsed(before.language, after_text, new_tree, after_source)
 
 
 def _point(data: bytes, byte: int) -> tuple[int, int]:
     """tree-sitter's (row, byte column) of a byte offset."""
     return data.count(b"\n", 0, byte), byte - (data.rfind(b"\n", 0, byte) + 1)
-
-
-def _point_after(data: bytes, at: int, inserted: bytes) -> tuple[int, int]:
-    row, column = _point(data, at)
-    breaks = inserted.count(b"\n")
-    if not breaks:
-        return row, column + len(inserted)
-    return row + breaks, len(inserted) - inserted.rfind(b"\n") - 1
 
 
 def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:

@@ -287,3 +287,16 @@ def test_the_check_needs_no_network() -> None:
     assert result.returncode == 0, result.stderr
     checked = sorted(line.split()[0] for line in result.stdout.splitlines())
     assert checked == sorted(ts_parse.GRAMMARS)
+
+
+def test_the_bench_section_measures_every_grammar_and_gets_the_verdicts_right() -> None:
+    from fastedit_lsp.tools import bench_parse
+
+    results = bench_parse.measure(2, lines=400)
+    assert set(results) == set(ts_parse.GRAMMARS)
+    for language, figures in results.items():
+        assert figures["goodPasses"] and figures["badFails"], language
+        assert figures["lines"] >= 390
+        assert figures["goodDraftMs"]["runs"] == 2
+    table = bench_parse.report(results)
+    assert table.count("\n| ") == len(ts_parse.GRAMMARS) + 1

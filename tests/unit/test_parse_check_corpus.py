@@ -245,15 +245,10 @@ def _measure(language: str, files: list[tuple[str, str]]) -> tuple[int, int, int
         bad = _break(piece, rng)
         # Only where the user's code around the cut parses: elsewhere a draft may leave the
         # code as broken as it was (that is the rule), so a missed bracket there is not missed.
-        if bad is not None and not before.problems(*_around(before, start)):
+        if bad is not None and not before.problems(*ts_parse.around(before, start, start)):
             broken += 1
             caught += not ts_parse.check_edit(before, start, start, bad).ok
     return len(samples), passed, broken, caught, failures
-
-
-def _around(parsed: ts_parse.Parsed, at: int) -> tuple[int, int]:
-    byte = parsed.byte_of(at)
-    return ts_parse._window(parsed.data, byte, byte)
 
 
 @pytest.mark.parametrize("language", sorted(SOURCES))

@@ -462,3 +462,37 @@ async def test_a_good_draft_passes_the_parse_check_with_one_request() -> None:
     job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
     assert job.verification == {"ok": True, "details": "Go parses around the edit"}
     assert len(fast.requests) == 1
+
+
+JS_BROKEN = (
+    "function add(a, b) {\n  const x = (a + b;\n  return x;\n}\n\n"
+    "function sub(a, b) {\n  return a - b;\n}\n"
+)
+JS_REGION_FIXED = "function add(a, b) {\n  const x = (a + b);\n  return x;\n}"
+
+
+async def test_a_model_syntax_fix_beyond_python_lands_only_when_the_reparse_has_fewer_errors() -> (
+    None
+):
+    unchanged = "function add(a, b) {\n  const x = (a + b;\n  return x;\n}"
+    fast = Script("fast-model", unchanged, JS_REGION_FIXED)
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    host = FakeHost(document, FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    assert job.state == "done" and job.route == "fast", job.error
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    assert job.attempts[0].verification is not None
+    assert "still a syntax error: line 2: missing ')'" in job.attempts[0].verification["details"]
+    assert "missing ')'" in fast.requests[0].messages[-1].content
+    assert host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
+    assert job.verification == {"ok": True, "details": "fixed (line 2: missing ')')"}
+
+
+async def test_a_model_syntax_fix_that_adds_an_error_never_lands() -> None:
+    worse = "function add(a, b) {\n  const x = (a + b);\n  return x;\n"
+    fast = Script("fast-model", worse, worse)
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    host = FakeHost(document, FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    assert host.document.text == JS_BROKEN  # nothing failing ever touched the buffer
+    assert [a.verification and a.verification["ok"] for a in job.attempts][:2] == [False, False]

@@ -438,6 +438,12 @@ def _window(data: bytes, start: int, end: int) -> tuple[int, int]:
     return first + 1, len(data) if last < 0 else last + 1
 
 
+def around(parsed: Parsed, start: int, end: int) -> tuple[int, int]:
+    """The bytes the check looks at for code points ``[start, end)``: their lines ±
+    :data:`MARGIN` (for :meth:`Parsed.problems`)."""
+    return _window(parsed.data, parsed.byte_of(start), parsed.byte_of(end))
+
+
 def _coverage(
     problems: list[SyntaxProblem], data: bytes, window: tuple[int, int], start: int, end: int
 ) -> int:

@@ -496,3 +496,14 @@ async def test_a_model_syntax_fix_that_adds_an_error_never_lands() -> None:
     job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
     assert host.document.text == JS_BROKEN  # nothing failing ever touched the buffer
     assert [a.verification and a.verification["ok"] for a in job.attempts][:2] == [False, False]
+
+
+async def test_the_second_answer_goes_through_fresh_filters() -> None:
+    """The fence filter of the first answer has seen its closing fence: reusing it would drop
+    the second answer as commentary."""
+    fenced = "```go\n" + GO_BAD + "\n```"
+    fast = Script("fast-model", fenced, "```go\nreturn a + b\n```")
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    assert host.document.text == GO.replace("\t\n}", "\treturn a + b\n}", 1)

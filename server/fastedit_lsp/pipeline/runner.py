@@ -322,7 +322,7 @@ class JobRunner:
         if draft.refine is None or key is None:  # verified answers were recorded as they came
             job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
         if backend is not None and session.edits and job.verification.get("ok") is False:
-            await self._correct(job, document, draft, backend, session)
+            await self._correct(job, document, draft, backend, session, profile, path)
         if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
             await self._extra_insertion(job, document, *draft.extra)
         tests = host.settings.tests
@@ -341,7 +341,14 @@ class JobRunner:
             }
 
     async def _correct(
-        self, job: Job, document: Document, draft: Draft, backend: Backend, first: EditSession
+        self,
+        job: Job,
+        document: Document,
+        draft: Draft,
+        backend: Backend,
+        first: EditSession,
+        profile: ResolvedProfile,
+        path: str,
     ) -> None:
         """Ask the model once more, with what failed, for a streamed draft that failed its
         check (the parse check); the answer replaces the job's own text and is checked again.
@@ -358,6 +365,8 @@ class JobRunner:
         details = job.verification.get("details", "")
         job.reason += f"; {job.route} draft failed verification ({details}) → asked again"
         edits_before = job.metrics.edits
+        # A fresh draft: its filters keep state from the stream they filtered.
+        draft = self._prepare(job, document, path, profile)
         tracker.restart()
         session = self._session(job, document, edits_before=edits_before)
         info = StreamInfo(pace=session.pace)
@@ -371,7 +380,7 @@ class JobRunner:
         finally:
             job.metrics.edits = edits_before + session.edits
         await self._settle(job)
-        if session.edits:
+        if session.edits and draft.verify is not None:
             job.verification = draft.verify(session.sent_text)
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 

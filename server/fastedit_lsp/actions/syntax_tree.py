@@ -4,11 +4,13 @@ Pure. For the languages with a grammar (``engines.parse``) other than Python: th
 first ERROR or MISSING node near the command's range; the region is its lines ± 2 (at most
 :data:`MAX_LINES`); a model rewrites the region, and the answer lands only if the errors around
 the region are fewer than before and none is new (the parse check), it keeps most of the lines,
-and it does not repeat the lines around it. There is no offline repair for these languages yet.
+and it does not repeat the lines around it. Offline, ``engines.syntax_repair`` inserts what
+tree-sitter says is missing (a closer, a semicolon, a quote, a comma) around the range.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import Sequence
 
@@ -16,7 +18,7 @@ from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Document, Point
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
-from .base import ActionInput, Draft, Offer, OfferView, Verification, no_answer
+from .base import ActionInput, Draft, Offer, OfferView, OfflineAnswer, Verification, no_answer
 
 #: Lines around the error the model may rewrite, and at most this many lines in all.
 AROUND = 2
@@ -68,16 +70,35 @@ def prepare(data: ActionInput, path: str) -> Draft:
     )
     first_line = max(0, problem.line - AROUND)
     start, end = Point(first_line, 0), Point(last_line, len(document.line(last_line)))
-    head = document.get_text(Point(0, 0), start)
     original = document.get_text(start, end)
-    tail = document.get_text(end, document.end)
-    offset = len(head)
-    window_before = len(before.problems(*around(before, offset, offset + len(original))))
+    # The region the answer replaces (the offline repair may choose another): read by verify.
+    region = {"head": document.get_text(Point(0, 0), start), "original": original}
+    region["tail"] = document.get_text(end, document.end)
+
+    async def offline() -> OfflineAnswer | None:
+        from ..engines.syntax_repair import repair
+
+        # Tens of reparses of the file: off the event loop.
+        fixed = await asyncio.to_thread(repair, name, before.text, data.start.line)
+        if fixed is None:
+            return None
+        lines = fixed.text.split("\n")
+        a = Point(fixed.start_line, 0)
+        b = Point(fixed.end_line, len(document.line(fixed.end_line)))
+        region["head"] = document.get_text(Point(0, 0), a)
+        region["original"] = document.get_text(a, b)
+        region["tail"] = document.get_text(b, document.end)
+        region["offline"] = "yes"  # insertions inside the region only, by construction
+        text = "\n".join(lines[fixed.start_line : fixed.end_line + 1]).removesuffix("\r")
+        return OfflineAnswer(text, a, b)
 
     def verify(text: str) -> Verification:
+        head, original, tail = region["head"], region["original"], region["tail"]
+        offset = len(head)
+        window_before = len(before.problems(*around(before, offset, offset + len(original))))
         if not text.strip():
             return {"ok": False, "details": "the answer is empty: it deletes the lines to fix"}
-        if _repeats_neighbour(text, head, tail):
+        if "offline" not in region and _repeats_neighbour(text, head, tail):
             return {"ok": False, "details": "the answer repeats a line around the region"}
         kept = difflib.SequenceMatcher(None, original, text, autojunk=False).ratio()
         if kept < MIN_KEPT:
@@ -123,12 +144,13 @@ def prepare(data: ActionInput, path: str) -> Draft:
         request=ask(),
         pipeline=Pipeline(FenceFilter()),
         transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
-        offline=no_answer,
+        offline=offline,
         verify=verify,
         refine=refine,
         rounds=2,
         region=(start, end),
-        no_suggestion="no suggestion: offline syntax repair knows Python only",
+        no_suggestion="no suggestion: no insertion of a missing closer, semicolon, quote or "
+        "comma around the error makes it parse",
     )
 
 

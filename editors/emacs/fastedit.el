@@ -519,12 +519,16 @@ a syntax fix, a user action); the other changes stay."
   "A one-line description of JOB's record."
   (let ((metrics (plist-get job :metrics))
         (error (plist-get job :error)))
-    (format "%s %s via %s (%s), %s edits, %s tok/s%s"
+    (format "%s %s via %s (%s), %s edits, %s tok/s%s%s"
             (plist-get job :kind) (plist-get job :state)
             (plist-get job :route) (plist-get job :model)
             (plist-get metrics :edits)
             (round (or (plist-get metrics :tokensPerSecond) 0))
-            (if (stringp error) (concat ": " error) ""))))
+            (if (stringp error) (concat ": " error) "")
+            (if (fastedit--unverified-p job)
+                (concat ", unverified: "
+                        (or (plist-get (plist-get job :verification) :details) ""))
+              ""))))
 
 ;;;; Status notifications and the mode line
 
@@ -563,6 +567,13 @@ a syntax fix, a user action); the other changes stay."
               (fastedit--settle)))))))
   (force-mode-line-update t))
 
+(defun fastedit--unverified-p (job)
+  "Whether JOB's draft landed although it failed verification.
+The server then marks its lines with a `fastedit' diagnostic (Flymake shows it)."
+  (and (equal (plist-get job :state) "done")
+       (eq (plist-get (plist-get job :verification) :ok) :json-false)
+       (> (or (plist-get (plist-get job :metrics) :edits) 0) 0)))
+
 (defun fastedit--lighter ()
   "The mode-line lighter: FE[MODE], the job's route if other, its tok/s.
 Just FE until the server has said its mode."
@@ -576,7 +587,8 @@ Just FE until the server has said its mode."
                          "")
                        (if (numberp rate)
                            (format " %d tok/s" (round rate))
-                         ""))))
+                         "")
+                       (if (fastedit--unverified-p fastedit--job) " unverified" ""))))
     (if (not (stringp mode))
         " FE"
       (concat " FE["

@@ -222,7 +222,16 @@ def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
     assert "| cold start to initialize reply: fastedit-lsp |" in out.stdout
     assert "first edit / floor (medians):" in out.stdout
     assert "| goal (issue 8) | measured | met |" in out.stdout
+    assert "| parse check, in process (ms) |" in out.stdout
     data = json.loads(figures.read_text())
+    checks = data["parseCheck"]
+    assert set(checks) == {"python", "javascript", "typescript", "tsx", "go", "rust", "java"} | {
+        "c",
+        "cpp",
+        "c_sharp",
+    }
+    assert all(c["goodPasses"] and c["badFails"] for c in checks.values()), checks
+    assert all(c["goodDraftMs"]["p50"] > 0 for c in checks.values())
     streams = data["streams"]
     assert set(streams) == {"1000", "5000", "20000"}
     assert all(s["tokens"] >= 2000 for s in streams.values())

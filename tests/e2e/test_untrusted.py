@@ -30,7 +30,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import hermetic_env
-from .helpers_errors import CURSOR, TEXT, URI, chat_requests, complete, everything_said
+from .helpers_errors import CURSOR, GOOD, TEXT, URI, chat_requests, complete, everything_said
 from .reliability import Recorder
 
 KEY = "sk-fastedit-FAKE-KEY-d3adb33f-0123456789abcdef"
@@ -117,9 +117,11 @@ async def test_model_output_is_only_ever_text_inside_the_target_range(
         assert text[:start] == TEXT[:start] and text[len(text) - tail :] == TEXT[end:], record
         assert record["state"] in ("done", "failed"), record
         spans = [(s, e) for uri, s, e, _ in editor.applied if uri == URI]
-        # A rewrite keeps the original lines it has not passed yet after its text, so while it
-        # streams the region holds at most the new text plus the original.
-        assert all(start <= s and e <= start + len(inserted) + (end - start) for s, e in spans)
+        # A rewrite keeps the original lines it has not passed yet after its text, and a draft
+        # that fails the parse check is answered again, the second answer going in before the
+        # first draft's text is deleted: each edit stays within two answers plus the original.
+        held = 2 * max(len(inserted), len(answer)) + (end - start)
+        assert all(start <= s and e <= start + held for s, e in spans), (case, spans)
         assert editor.text(other) == TEXT
         assert all(uri == URI for uri, *_ in editor.applied)
         assert _snapshot(workspace) == files
@@ -167,6 +169,7 @@ async def test_key_routing_settings_from_the_workspace_never_reach_another_port(
         editor.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"fastedit": hostile})
         )
+        stub.script(Answer(text=GOOD))  # one answer that parses: one request
         record = await complete(editor)
         assert record["state"] == "done", record
         assert elsewhere.requests == []

@@ -436,3 +436,41 @@ def test_a_user_action_bound_to_a_key_rewrites_the_function(
     assert seen["edited"] == documented + source[len(function) :]
     assert seen["ids"] == ["docstring", "typeHints"]
     assert seen["prompts"] == []
+
+
+def test_a_flagged_job_reads_unverified_in_the_description_and_the_lighter() -> None:
+    """A job record as eglot parses it (JSON false is ``:json-false``): the draft landed although
+    it failed the parse check; the server's diagnostic shows through Flymake."""
+    emacs_path = emacs()
+    job = (
+        '\'(:jobId "job-1" :kind "completeRest" :state "done" :route "fast" '
+        ':model "m" :verification (:ok :json-false :details "Go syntax error: line 5") '
+        ":metrics (:edits 2 :tokensPerSecond 900))"
+    )
+    passed = job.replace(":ok :json-false", ":ok t")
+    script = f"""
+(progn
+  (require 'fastedit)
+  (princ (format "%s|%s|%s|%s"
+                 (fastedit--unverified-p {job})
+                 (fastedit--unverified-p {passed})
+                 (fastedit--describe {job})
+                 (cl-letf (((symbol-function 'eglot-current-server) (lambda () nil))
+                           ((symbol-function 'fastedit--get)
+                            (lambda (key &rest _) (and (eq key :mode) "fast"))))
+                   (let ((fastedit--job {job}) (fastedit--running nil))
+                     (fastedit--lighter))))))
+"""
+    out = subprocess.run(
+        [emacs_path, "--batch", "-L", str(ELISP), "--eval", script],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    unverified, passing, description, lighter = out.stdout.split("|")
+    assert (unverified, passing) == ("t", "nil")
+    assert description.endswith(", unverified: Go syntax error: line 5"), description
+    assert lighter == " FE[fast 900 tok/s unverified]", lighter

@@ -495,6 +495,39 @@ def test_a_user_action_runs_from_its_command_and_from_a_key(
     session.wait(lambda: session.text() == hinted + SOURCE[len(function) :], "the second action")
 
 
+def test_a_draft_that_fails_the_parse_check_lands_flagged_in_fast_mode(
+    session: Session, stub: StubModelServer
+) -> None:
+    """The statusline and the job's message say "unverified"; Neovim shows the server's
+    ``fastedit`` warning on the draft's line (vim.diagnostic)."""
+    _open(session, "calc.py", SOURCE)
+    session.nvim.command("FasteditMode fast")
+    session.wait(
+        lambda: session.lua("return require('fastedit').statusline()").startswith("⚡ fast"),
+        "fast mode",
+    )
+    # The draft and the answer to "that does not parse": both leave a parenthesis open.
+    stub.script(Answer(text="(a + b"), Answer(text="(a + b"))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done" and record["verification"]["ok"] is False, record
+    session.wait(
+        lambda: "unverified" in session.lua("return require('fastedit').statusline()"),
+        "unverified in the statusline",
+    )
+    session.wait(lambda: "fastedit: unverified" in session.messages(), "the job's message")
+    diagnostics = session.wait(
+        lambda: session.lua(
+            "local d = vim.tbl_filter(function(x) return x.source == 'fastedit' end,"
+            " vim.diagnostic.get(0)) return #d > 0 and d or nil"
+        ),
+        "the fastedit diagnostic",
+    )
+    assert diagnostics[0]["lnum"] == 1
+    assert diagnostics[0]["severity"] == 2  # vim.diagnostic.severity.WARN
+
+
 GEOMETRY = '''def clamp(value: int, low: int, high: int) -> int:
     """Clamp value into [low, high].
 

@@ -393,3 +393,134 @@ async def test_cancel_mid_stream_closes_the_model_stream_and_keeps_what_the_edit
     applied = "".join(text for _, _, text, _ in host.edits)
     assert host.document.text == f"x = {applied}\n" and applied == "fir"
     assert host.ended == ["cancelled"]
+
+
+# -- the parse check on streamed drafts (issue 15) -------------------------------------------------
+
+
+def _go(text: str) -> Document:
+    return Document("file:///w/main.go", text, language_id="go")
+
+
+GO = (
+    "package main\n\nfunc add(a, b int) int {\n\t\n}\n\n"
+    "func sub(a, b int) int {\n\treturn a - b\n}\n"
+)
+GO_BAD = "if a > 0 {\n\t\treturn a + b"
+
+
+async def test_a_draft_that_fails_the_parse_check_is_asked_again_with_the_parsers_message() -> None:
+    fast = Script("fast-model", GO_BAD, "return a + b")
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    assert job.state == "done" and job.route == "fast" and not job.escalated
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    follow_up = fast.requests[1].messages
+    assert follow_up[-2].role == "assistant" and follow_up[-2].content == GO_BAD
+    assert "does not parse: Go syntax error" in follow_up[-1].content
+    assert host.document.text == GO.replace("\t\n}", "\treturn a + b\n}", 1)
+    # The second answer replaced only the first one's text.
+    deleted = [replaced for _, _, _, replaced in host.edits if replaced]
+    assert deleted == [GO_BAD]
+    assert "asked again" in job.reason
+
+
+async def test_a_draft_still_failing_the_parse_check_lands_flagged_with_the_parsers_message() -> (
+    None
+):
+    fast = Script("fast-model", GO_BAD, GO_BAD)
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    record = job.record()
+    assert record["state"] == "done" and record["escalated"] is False
+    assert record["verification"]["ok"] is False
+    assert record["verification"]["details"].startswith("Go syntax error: line ")
+    assert [a["verification"]["ok"] for a in record["attempts"]] == [False, False]
+    assert host.document.text == GO.replace("\t\n}", "\t" + GO_BAD + "\n}", 1)
+    assert record["metrics"]["edits"] >= 2
+
+
+async def test_a_draft_failing_the_parse_check_in_auto_mode_escalates_after_one_retry() -> None:
+    fast = Script("fast-model", GO_BAD, GO_BAD)
+    standard = Script("standard-model", "return a + b")
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": standard}), mode="auto")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    # Small completions route fast in auto mode; the fast drafts fail, standard's passes.
+    assert job.state == "done" and job.escalated and job.route == "standard", job.reason
+    assert [(a.route, a.verification and a.verification["ok"]) for a in job.attempts] == [
+        ("fast", False),
+        ("fast", False),
+        ("standard", True),
+    ]
+    assert host.document.text == GO.replace("\t\n}", "\treturn a + b\n}", 1)
+    assert [replaced for _, _, _, replaced in host.edits if replaced] == [GO_BAD, GO_BAD]
+
+
+async def test_a_good_draft_passes_the_parse_check_with_one_request() -> None:
+    fast = Script("fast-model", "return a + b")
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    assert job.verification == {"ok": True, "details": "Go parses around the edit"}
+    assert len(fast.requests) == 1
+
+
+JS_BROKEN = (
+    "function add(a, b) {\n  const x = (a + b;\n  return x;\n}\n\n"
+    "function sub(a, b) {\n  return a - b;\n}\n"
+)
+JS_REGION_FIXED = "function add(a, b) {\n  const x = (a + b);\n  return x;\n}"
+
+
+async def test_a_model_syntax_fix_beyond_python_lands_only_when_the_reparse_has_fewer_errors() -> (
+    None
+):
+    unchanged = "function add(a, b) {\n  const x = (a + b;\n  return x;\n}"
+    fast = Script("fast-model", unchanged, JS_REGION_FIXED)
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    host = FakeHost(document, FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    assert job.state == "done" and job.route == "fast", job.error
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    assert job.attempts[0].verification is not None
+    assert "still a syntax error: line 2: missing ')'" in job.attempts[0].verification["details"]
+    assert "missing ')'" in fast.requests[0].messages[-1].content
+    assert host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
+    assert job.verification == {"ok": True, "details": "fixed (line 2: missing ')')"}
+
+
+async def test_a_model_syntax_fix_that_adds_an_error_never_lands() -> None:
+    worse = "function add(a, b) {\n  const x = (a + b);\n  return x;\n"
+    fast = Script("fast-model", worse, worse)
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    host = FakeHost(document, FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    # The failing answers never touched the buffer; the offline repair answered last.
+    assert all(text != worse for _, _, text, _ in host.edits)
+    assert [a.verification and a.verification["ok"] for a in job.attempts][:2] == [False, False]
+    assert job.route == "local" and host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
+
+
+async def test_the_second_answer_goes_through_fresh_filters() -> None:
+    """The fence filter of the first answer has seen its closing fence: reusing it would drop
+    the second answer as commentary."""
+    fenced = "```go\n" + GO_BAD + "\n```"
+    fast = Script("fast-model", fenced, "```go\nreturn a + b\n```")
+    host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
+    job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
+    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
+    assert host.document.text == GO.replace("\t\n}", "\treturn a + b\n}", 1)
+
+
+async def test_the_offline_engine_repairs_a_missing_closer_beyond_python() -> None:
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    down = {  # every model down: the offline engine answers
+        "fast": Script("fast-model", BackendError("connect", "no route to fast")),
+        "standard": Script("standard-model", BackendError("connect", "no route to standard")),
+    }
+    host = FakeHost(document, FakeModels(down), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    assert job.state == "done" and job.route == "local", (job.error, job.reason)
+    assert host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
+    assert job.verification["ok"] is True
+    # Only the missing ')' was inserted: nothing deleted.
+    assert all(replaced == "" or "(a + b;" in replaced for _, _, _, replaced in host.edits)

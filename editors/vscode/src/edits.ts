@@ -30,6 +30,12 @@ export interface JobRecord {
   reason?: string | null;
   error?: string | null;
   metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; edits?: number };
+  verification?: { ok: boolean | null; details?: string };
+}
+
+/** A job whose draft landed although it failed verification (the server marks it with a diagnostic). */
+export function isUnverified(job: JobRecord | undefined): boolean {
+  return job?.state === 'done' && job.verification?.ok === false && (job.metrics?.edits ?? 0) > 0;
 }
 
 interface DocumentState {

@@ -1,6 +1,6 @@
 // The status bar item: mode, model and live tokens per second from `fastedit/status`.
 import * as vscode from 'vscode';
-import type { JobRecord } from './edits';
+import { isUnverified, type JobRecord } from './edits';
 
 export interface StatusParams {
   mode: string;
@@ -80,6 +80,9 @@ export class StatusItem implements vscode.Disposable {
     if (typeof tps === 'number' && tps > 0) {
       parts.push(`${Math.round(tps)} tok/s`);
     }
+    if (isUnverified(job)) {
+      parts.push('$(warning) unverified');
+    }
     this.item.text = parts.join(' · ');
     this.item.tooltip = this.tooltip();
   }
@@ -106,6 +109,9 @@ export class StatusItem implements vscode.Disposable {
       }
       if (job.error) {
         lines.push('', `Error: ${job.error}`);
+      }
+      if (isUnverified(job)) {
+        lines.push('', `Unverified: ${job.verification?.details ?? 'verification failed'}`);
       }
     }
     const md = new vscode.MarkdownString(lines.join('\n'));

@@ -104,6 +104,9 @@ class ActionInput:
     others: Callable[[], Sequence[str]] = lambda: ()
     #: Where a test-writing job writes (the document is then the test module).
     destination: TestModule | None = None
+    #: The region's text before the job, when the region may hold the job's own text already
+    #: (escalation, retry); None: the region's text in ``document``.
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,9 @@ class Draft:
     #: what failed: the follow-up request, or None to stop. Up to ``rounds`` answers per model.
     refine: Callable[[str, Verification], ChatRequest | None] | None = None
     rounds: int = 1
+    #: For a streamed answer that failed ``verify``: the request asking the same model once more,
+    #: with its answer and what failed (the parse check's message); None: no second try.
+    correct: Callable[[str, Verification], ChatRequest | None] | None = None
     #: One insertion outside the region, at the start of a line (``import re``), sent once the
     #: region's edits are all reported back.
     extra: tuple[int, str] | None = None

@@ -13,6 +13,7 @@ from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
 from ..prompting.filters import FenceFilter, Pipeline, SuffixDedup
+from . import parse_check
 from .base import ActionInput, CommandInput, Draft, Offer, OfferView, OfflineAnswer, Start
 
 CURSOR = prompts.CURSOR
@@ -68,9 +69,13 @@ def prepare(data: ActionInput) -> Draft:
         text = complete(prefix, suffix, data.others())
         return OfflineAnswer(text) if text else None
 
+    chat = request(data.ctx, max_tokens=data.max_tokens, temperature=data.temperature)
+    verify = parse_check.verifier(data)
     return Draft(
-        request=request(data.ctx, max_tokens=data.max_tokens, temperature=data.temperature),
+        request=chat,
         pipeline=filters(data.ctx),
         offline=offline,
+        verify=verify,
+        correct=parse_check.correction(chat) if verify is not None else None,
         no_suggestion="no suggestion: nothing earlier in the open documents continues this text",
     )

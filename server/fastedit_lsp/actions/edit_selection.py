@@ -12,6 +12,7 @@ from ..core.jobs import InstructionInputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
 from ..prompting.filters import FenceFilter, Pipeline
+from . import parse_check
 from .base import ActionInput, CommandInput, Draft, Start, no_offers
 
 #: No code action: it needs an instruction, which only the command carries.
@@ -55,9 +56,11 @@ def prepare(data: ActionInput) -> Draft:
     """Only a model can follow an instruction: no offline answer."""
     inputs = data.inputs
     instruction = inputs.instruction if isinstance(inputs, InstructionInputs) else ""
+    chat = request(data.ctx, instruction, max_tokens=data.max_tokens, temperature=data.temperature)
+    verify = parse_check.verifier(data)
     return Draft(
-        request=request(
-            data.ctx, instruction, max_tokens=data.max_tokens, temperature=data.temperature
-        ),
+        request=chat,
         pipeline=filters(data.ctx),
+        verify=verify,
+        correct=parse_check.correction(chat) if verify is not None else None,
     )

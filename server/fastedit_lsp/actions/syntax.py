@@ -1,8 +1,9 @@
 """Fix syntax: repair the first syntax error, touching only the lines around it.
 
-Pure. Python only for now: ``compile`` finds the error; the offline engine tries small repairs
-confined to the error region (``syntax_fix``); a model rewrites the region (the statement
-holding the error ± 2 lines). Either way the result is verified: the whole file must parse.
+Pure. Python here (other languages with a grammar: ``syntax_tree``): ``compile`` finds the
+error; the offline engine tries small repairs confined to the error region (``syntax_fix``); a
+model rewrites the region (the statement holding the error ± 2 lines). Either way the result is
+verified: the whole file must parse.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ def start(document: Document, command: CommandInput) -> Start:
 
 
 def offers(view: OfferView) -> Sequence[Offer]:
-    """Offered (Python) when the file's syntax error is within two lines of the range."""
+    """Offered when the file's syntax error is within two lines of the range (Python: its
+    outline's error; other languages: tree-sitter's, see ``syntax_tree``)."""
     if (view.document.language_id or "python") != "python":
-        return ()
+        from . import syntax_tree
+
+        return syntax_tree.offers(view)
     error = view.outline().error
     if error is None:
         return ()
@@ -65,10 +69,14 @@ def offers(view: OfferView) -> Sequence[Offer]:
 def prepare(data: ActionInput) -> Draft:
     document = data.document
     if (data.document.language_id or "python") != "python":
+        from . import syntax_tree
+
+        if syntax_tree.grammar(document, data.path) is not None:
+            return syntax_tree.prepare(data, data.path)
         return Draft(
             request=None,
             offline=no_answer,
-            no_suggestion="no suggestion: syntax fixes know Python only",
+            no_suggestion="no suggestion: no parser for this language",
         )
     source = document.text
     found = find_error(source)

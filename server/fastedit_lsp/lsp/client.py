@@ -20,6 +20,8 @@ from pygls.lsp.server import LanguageServer
 from ..core.document import Document
 from ..core.jobs import Job, speed_line
 from ..core.tracking import SentEdit
+from .diagnostics import DiagnosticSets
+from .flags import Flags
 from .protocol import forget_progress, forget_request, send_request
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ class ClientChannel:
         *,
         mode: Callable[[], str],
         title: Callable[[str], str],
+        diagnostics: DiagnosticSets,
         apply_timeout: float = APPLY_TIMEOUT,
     ) -> None:
         self._server = server
@@ -56,6 +59,8 @@ class ClientChannel:
         #: Progress token -> job, for window/workDoneProgress/cancel.
         self.progress_jobs: dict[str, Job] = {}
         self._status_sent_at: dict[str, float] = {}
+        #: The diagnostics on drafts that landed unverified.
+        self.flags = Flags(diagnostics)
 
     def supports(self, path: str) -> bool:
         """Whether the client declared a capability (``"window.work_done_progress"``)."""
@@ -218,6 +223,8 @@ class ClientChannel:
         if token is None:
             return
         message = f"{job.state} · {speed_line(job)}"
+        if job.state == "done" and job.verification.get("ok") is False and job.metrics.edits:
+            message = f"unverified · {speed_line(job)}: {job.verification.get('details')}"
         if job.error:
             message += f": {job.error}"
         self._server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))

@@ -100,7 +100,9 @@ class ServerHost:
         client.end_progress(job)
         from . import review
 
-        review.job_finished(self._server, job)
+        server = self._server
+        review.job_finished(server, job)
+        client.flags.refresh(job.uri, server.documents.get(job.uri), server.jobs)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find, open or create the test module.

@@ -177,8 +177,11 @@ class FasteditProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         started = time.perf_counter()
-        self._server.documents.change(params)
-        self._server.timings.record("didChange", time.perf_counter() - started)
+        server = self._server
+        server.documents.change(params)
+        uri = params.text_document.uri
+        server.client.flags.on_change(uri, server.documents.get(uri), server.jobs)
+        server.timings.record("didChange", time.perf_counter() - started)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:

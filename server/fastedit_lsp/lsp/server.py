@@ -58,6 +58,7 @@ class FasteditServer(PatchedLanguageServer):
             self,
             mode=lambda: self.config.mode,
             title=self.actions.title,
+            diagnostics=self.diagnostics,
             apply_timeout=_seconds(env.get("FASTEDIT_APPLY_TIMEOUT_MS"), APPLY_TIMEOUT),
         )
         self.config = Config(

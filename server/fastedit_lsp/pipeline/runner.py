@@ -376,6 +376,8 @@ class JobRunner:
             job.verification = draft.verify(session.sent_text)
         if draft.refine is None or key is None:  # verified answers were recorded as they came
             job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
+        if backend is not None and session.edits and job.verification.get("ok") is False:
+            await self._correct(job, document, draft, backend, session, profile, path)
         if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
             await self._extra_insertion(job, document, *draft.extra)
         tests = host.settings.tests
@@ -406,6 +408,50 @@ class JobRunner:
         if draft.refine is not None:
             return _verified(backend, draft, job, info)
         return filtered(ask(backend, draft.request, info), draft, job, info)
+
+    async def _correct(
+        self,
+        job: Job,
+        document: Document,
+        draft: Draft,
+        backend: Backend,
+        first: EditSession,
+        profile: ResolvedProfile,
+        path: str,
+    ) -> None:
+        """Ask the model once more, with what failed, for a streamed draft that failed its
+        check (the parse check); the answer replaces the job's own text and is checked again.
+
+        A model that fails to answer (or answers nothing) leaves the first draft in place, as
+        it was checked.
+        """
+        if draft.correct is None or draft.verify is None or draft.refine is not None:
+            return
+        tracker = job.tracker
+        request = draft.correct(first.sent_text, job.verification)
+        if request is None or tracker.pending or tracker.conflict is not None:
+            return
+        details = job.verification.get("details", "")
+        job.reason += f"; {job.route} draft failed verification ({details}) → asked again"
+        edits_before = job.metrics.edits
+        # A fresh draft: its filters keep state from the stream they filtered.
+        draft = self._prepare(job, document, path, profile)
+        tracker.restart()
+        session = self._session(job, document, edits_before=edits_before)
+        info = StreamInfo(pace=session.pace)
+        try:
+            await session.run(filtered(ask(backend, request, info), draft, job, info))
+        except BackendError as exc:
+            if session.edits:
+                raise
+            job.reason += f" ({exc.kind.replace('_', ' ')}: the first draft stays)"
+            return
+        finally:
+            job.metrics.edits = edits_before + session.edits
+        await self._settle(job)
+        if session.edits and draft.verify is not None:
+            job.verification = draft.verify(session.sent_text)
+        job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 
     def _prepare(
         self,
@@ -442,6 +488,9 @@ class JobRunner:
             # Joined only if the offline engine needs them (complete the rest).
             others=lambda: host.other_texts(job.uri),
             destination=job.destination,
+            # The region may hold the job's own text (escalation, retry): the check compares
+            # with what the user had.
+            original=job.tracker.original if region is None else None,
         )
         try:
             return spec.load().prepare(data)

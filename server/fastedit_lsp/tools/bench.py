@@ -757,6 +757,10 @@ def main(
     figures = _Figures()
     results = asyncio.run(_run(runs, figures))
     out.write(report(results))
+    from . import bench_parse  # the parse check's section (issue 15)
+
+    results["parseCheck"] = bench_parse.measure(max(5, runs // 2))
+    out.write(bench_parse.report(results["parseCheck"]))
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             samples = {k: {"unit": u, "samples": s} for k, (s, u) in figures.samples.items()}

@@ -145,7 +145,12 @@ local function job_summary(job)
     parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
   end
   local ok = type(job.verification) == 'table' and job.verification.ok
-  if ok == false then
+  if ok == false and job.state == 'done' and (metrics.edits or 0) > 0 then
+    -- The draft landed flagged (the server marks its lines with a diagnostic): said first, as
+    -- the message is cut to one line.
+    parts[1] = 'fastedit: unverified: ' .. (TITLES[job.kind] or job.kind or 'job') .. ' done'
+    parts[#parts + 1] = tostring(job.verification.details or 'verification failed')
+  elseif ok == false then
     parts[#parts + 1] = 'verification failed'
   end
   if job.error and job.error ~= vim.NIL then
@@ -248,6 +253,15 @@ function M.statusline()
     parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
   elseif job and job.state == 'running' then
     parts[#parts + 1] = (metrics.tokens or 0) > 0 and (metrics.tokens .. ' tokens') or '…'
+  end
+  if
+    job
+    and job.state == 'done'
+    and type(job.verification) == 'table'
+    and job.verification.ok == false
+    and (metrics.edits or 0) > 0
+  then
+    parts[#parts + 1] = 'unverified'
   end
   return table.concat(parts, ' · ')
 end

@@ -271,6 +271,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     job.state = "reverted"
     review.end_review(ls, job)
     ls.client.send_status(job)
+    ls.client.flags.refresh(job.uri, document, ls.jobs)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 

@@ -267,8 +267,10 @@ def test_bench_compare_measures_another_checkout_alternately_and_prints_ratios(
     root = Path(__file__).resolve().parents[2]
     figures = tmp_path / "bench.json"
     out = subprocess.run(
-        ["fastedit-lsp", "bench", "--runs", "3", "--rounds", "1", "--compare", str(root)]
-        + ["--json", str(figures)],
+        [
+            *("fastedit-lsp", "bench", "--runs", "3", "--rounds", "1"),
+            *("--compare", str(root), "--json", str(figures)),
+        ],
         capture_output=True,
         text=True,
         env=hermetic_env(),

@@ -78,6 +78,7 @@ class EditSession:
         self._last_sent = 0.0
         self._pieces = 0
         self._first_piece_at = 0.0
+        self._producer: asyncio.Task[None] | None = None
 
     async def pace(self) -> None:
         """Wait until the next edit may go out: the source's reads are paced by this (see
@@ -123,7 +124,7 @@ class EditSession:
             finally:
                 arrived.set()
 
-        producer = asyncio.create_task(produce())
+        producer = self._producer = asyncio.create_task(produce())
         try:
             while True:
                 await arrived.wait()
@@ -162,7 +163,10 @@ class EditSession:
         try:
             applied = await asyncio.shield(pending)
         except asyncio.CancelledError:
-            # The edit is on the wire: learn its outcome so the job knows what the buffer holds.
+            # Close the model's stream first (a cancel's figure is when it stops), then learn
+            # the outcome of the edit on the wire, so the job knows what the buffer holds.
+            if self._producer is not None:
+                self._producer.cancel()
             try:
                 applied = await pending
             except Exception:

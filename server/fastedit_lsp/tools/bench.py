@@ -33,6 +33,7 @@ figures), ``bench_start`` (fresh-process figures), ``bench_compare``, ``bench_re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import asdict
 from typing import Any, TextIO
@@ -42,6 +43,7 @@ from .bench_compare import describe_this, reference, this_server
 from .bench_core import INIT_OPTIONS, EditorModel, Figures, Server, base_env, initialize, machine
 from .bench_figures import session_figures
 from .bench_start import cold_start, first_job, jedi_server, start_once
+from .lsp_client import LspError
 from .stub import StubModelServer
 
 #: Every side's figures name our server this way (so that two sides' keys match).
@@ -62,6 +64,11 @@ async def _session(
 ) -> None:
     client, _ = await initialize(server.environ(env), server.command, INIT_OPTIONS)
     try:
+        # A warm session: its background start-up work (the warm-up) is over.
+        with contextlib.suppress(LspError):
+            await client.request(
+                "fastedit/debugStats", {"settle": True, "timeoutMs": 10_000}, seconds=30
+            )
         await session_figures(client, stub, runs, figures, model, env)
     finally:
         await client.shutdown()

@@ -179,7 +179,7 @@ def test_whole_event_reads_give_what_the_line_by_line_path_gives(
 ) -> None:
     # Providers flush each event whole: those reads take the one-pass path (a read holding
     # anything else, and the first line, take the line-by-line one); both give the same events.
-    reads = [": first line\n\n".encode()]
+    reads = [b": first line\n\n"]
     for index, lines in enumerate(events):
         extra = ids[index] if index < len(ids) else ""
         reads.append((extra + "".join(f"data: {line}\n" for line in lines) + "\n").encode())

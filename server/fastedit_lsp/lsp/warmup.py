@@ -6,22 +6,29 @@ job paid the rest (the pipeline, the action, httpx, httpcore and anyio, the TLS 
 first edit came 200–400 ms after the command instead of a few milliseconds (bench: "first job of
 a session"). Imports run in a worker thread, so the event loop keeps answering meanwhile (a
 request that needs a module still being imported waits for it, as it would have imported it);
-the HTTP client made there is handed to the backends on the loop. Heavy engines that only some
-actions need (grex, the test-stub engine) are not loaded: they would cost memory in every session.
+the HTTP client made there is handed to the backends on the loop. While a job runs the warm-up
+steps aside (the job imports what it needs; two threads importing only compete for the GIL).
+Heavy engines that only some actions need (grex, the test-stub engine) are not loaded: they
+would cost memory in every session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .server import FasteditServer
 
 log = logging.getLogger(__name__)
+
+#: How often the warm-up looks again whether the job it stepped aside for is over (seconds).
+YIELD_SECONDS = 0.01
 
 #: What a model job imports on first use, loaded first (the structural guard checks that the
 #: first job imports nothing once the warm-up is done), then httpx and the HTTP client.
@@ -48,15 +55,44 @@ COMPLETION_MODULES = (
 )
 
 
-def _load(names: tuple[str, ...]) -> None:
+def _load(names: tuple[str, ...], busy: Callable[[], bool]) -> None:
     for name in names:
+        _wait_while(busy)
         importlib.import_module(name)
 
 
-def _http_client() -> Any:
+def _http_client(busy: Callable[[], bool]) -> Any:
     from ..backends.factory import warm_up_http
 
+    _wait_while(busy)
     return warm_up_http()
+
+
+def _wait_while(busy: Callable[[], bool]) -> None:
+    # A job that starts before the warm-up is over imports what it needs itself: a thread
+    # importing beside it would only compete for the GIL (on a loaded machine the first job
+    # then waited for the whole warm-up). The rest waits until no job runs.
+    while busy():
+        time.sleep(YIELD_SECONDS)
+
+
+def _job_running(server: FasteditServer) -> bool:
+    """Whether a job runs (read from the warm-up's thread: ``list`` copies the jobs at once)."""
+    try:
+        return any(not job.is_finished for job in list(server.jobs))
+    except RuntimeError:
+        return True
+
+
+def _uses_models(server: FasteditServer) -> bool:
+    """Whether a profile calls a model (settings are read by now: ``initialized`` ran)."""
+    try:
+        return any(
+            not server.config.profile(name, announce=False).is_local
+            for name in ("fast", "standard")
+        )
+    except Exception:  # settings that cannot be read yet: warm up as for a model
+        return True
 
 
 async def warm_up(server: FasteditServer) -> None:
@@ -65,9 +101,11 @@ async def warm_up(server: FasteditServer) -> None:
     done)."""
     started = time.perf_counter()
     try:
-        await asyncio.to_thread(_load, JOB_MODULES)
-        server.backends.adopt(await asyncio.to_thread(_http_client))
-        await asyncio.to_thread(_load, COMPLETION_MODULES)
+        busy = functools.partial(_job_running, server)
+        await asyncio.to_thread(_load, JOB_MODULES, busy)
+        if _uses_models(server):  # the offline engine alone needs no HTTP
+            server.backends.adopt(await asyncio.to_thread(_http_client, busy))
+        await asyncio.to_thread(_load, COMPLETION_MODULES, busy)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return

@@ -52,6 +52,29 @@ def _parser() -> argparse.ArgumentParser:
         const="docs/benchmarks.png",
         help="also plot the distributions as a PNG (default docs/benchmarks.png; needs matplotlib)",
     )
+    bench.add_argument(
+        "--compare",
+        metavar="REF",
+        help="also measure another revision (main~3) or checkout path, alternating; print ratios",
+    )
+    bench.add_argument(
+        "--rounds", type=int, default=3, help="alternating rounds per side with --compare"
+    )
+    bench.add_argument(
+        "--ack-ms",
+        type=float,
+        default=1.0,
+        help="the bench editor's time to apply an edit before it replies (default 1 ms)",
+    )
+    bench.add_argument(
+        "--no-echo", action="store_true", help="the bench editor sends no didChange for edits"
+    )
+    bench.add_argument(
+        "--chunk",
+        choices=("event", "batch"),
+        default="event",
+        help="the stub's HTTP chunks: one per SSE event (as providers) or one per write",
+    )
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
@@ -131,9 +154,21 @@ def main(argv: list[str] | None = None) -> int:
         return rewrite_main(sys.stdout, runs=max(1, min(args.runs, 20)))
     if command == "bench":
         from .tools.bench import main as bench_main
+        from .tools.bench_core import EditorModel
 
+        model = EditorModel(
+            ack_ms=max(0.0, args.ack_ms),
+            echo=not args.no_echo,
+            chunk_per_event=args.chunk == "event",
+        )
         return bench_main(
-            sys.stdout, runs=max(1, args.runs), json_path=args.json, plot_path=args.plot
+            sys.stdout,
+            runs=max(1, args.runs),
+            json_path=args.json,
+            plot_path=args.plot,
+            compare=args.compare,
+            rounds=args.rounds,
+            model=model,
         )
     if command == "doctor":
         import os

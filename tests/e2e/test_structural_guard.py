@@ -19,6 +19,45 @@ from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
 from .harness import hermetic_env
 
 DEBUG = "fastedit/debugTimings"
+STATS = "fastedit/debugStats"
+#: Every fastedit module imported before the ``initialize`` reply: what answering it needs.
+AT_START_UP = (
+    "fastedit_lsp",
+    "fastedit_lsp.actions",
+    "fastedit_lsp.actions.registry",
+    "fastedit_lsp.cli",
+    "fastedit_lsp.core",
+    "fastedit_lsp.core.diff",
+    "fastedit_lsp.core.document",
+    "fastedit_lsp.core.jobs",
+    "fastedit_lsp.core.outline",
+    "fastedit_lsp.core.rewrite_tracking",
+    "fastedit_lsp.core.timings",
+    "fastedit_lsp.core.tracking",
+    "fastedit_lsp.lsp",
+    "fastedit_lsp.lsp.client",
+    "fastedit_lsp.lsp.config",
+    "fastedit_lsp.lsp.diagnostics",
+    "fastedit_lsp.lsp.documents",
+    "fastedit_lsp.lsp.features",
+    "fastedit_lsp.lsp.features.code_actions",
+    "fastedit_lsp.lsp.features.commands",
+    "fastedit_lsp.lsp.features.completions",
+    "fastedit_lsp.lsp.features.debug_stats",
+    "fastedit_lsp.lsp.features.debug_timings",
+    "fastedit_lsp.lsp.features.lifecycle",
+    "fastedit_lsp.lsp.features.review",
+    "fastedit_lsp.lsp.features.run",
+    "fastedit_lsp.lsp.flags",
+    "fastedit_lsp.lsp.protocol",
+    "fastedit_lsp.lsp.review",
+    "fastedit_lsp.lsp.server",
+    "fastedit_lsp.lsp.stdio",
+    "fastedit_lsp.lsp.user_actions",
+    "fastedit_lsp.lsp.warmup",
+    "fastedit_lsp.prompting",
+    "fastedit_lsp.prompting.context",
+)
 #: Imported only once needed: none of them is needed to answer ``initialize``.
 NOT_AT_START_UP = (
     "pydantic",
@@ -82,6 +121,17 @@ class Session:
         self.client.notify("initialized", {})
         await asyncio.wait_for(self.configured, 30)
         await self.barrier()
+
+    async def settled(self) -> dict[str, Any]:
+        """debugStats once the server's background work (the warm-up among it) has finished."""
+        reply: dict[str, Any] = await self.client.request(
+            STATS, {"settle": True, "timeoutMs": 30_000}, seconds=60
+        )
+        assert reply["settled"] is True
+        return reply
+
+    async def modules(self) -> set[str]:
+        return set((await self.barrier())["modules"])
 
     async def barrier(self) -> dict[str, Any]:
         """A request answered after every message sent before it."""
@@ -162,19 +212,47 @@ async def test_start_up_imports_nothing_the_initialize_reply_does_not_need(
         before_initialized = set((await session.barrier())["modules"])
         assert "lsprotocol.types" in before_initialized  # the list is the server's own
         assert [m for m in NOT_AT_START_UP if m in before_initialized] == []
-        # Settings are validated once the client has its reply; HTTP waits for a model call.
+        ours = sorted(m for m in before_initialized if m.startswith("fastedit_lsp"))
+        assert ours == sorted(AT_START_UP)
+        # Settings are validated once the client has its reply.
         await session.initialized()
         await session.client.command("fastedit.status")
-        settled = set((await session.barrier())["modules"])
-        assert {"pydantic", "fastedit_lsp.settings"} <= settled
-        assert "httpx" not in settled
+        assert {"pydantic", "fastedit_lsp.settings"} <= await session.modules()
+    finally:
+        await session.client.shutdown()
+
+
+async def test_after_the_warm_up_the_first_job_and_completion_import_nothing(
+    stub: StubModelServer,
+) -> None:
+    # The warm-up (after initialized, in the background) loads what a model job and a model
+    # completion need: the session's first ones then cost what later ones cost.
+    session = await Session.start(_env(stub))
+    try:
+        await session.initialized()
         uri = "file:///guard/first_call.py"
-        session.open(uri, "x = \n")
+        session.open(uri, "x = \n")  # its grammar (the parse check's) loads in the background
+        await session.settled()
+        warm = await session.modules()
+        assert {"httpx", "anyio._backends._asyncio", "fastedit_lsp.pipeline.runner"} <= warm
+        assert "grex" not in warm  # engines only some actions need are not loaded
         stub.default = Answer(text="1", role_chunk=False)
         await session.run(
             "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}
         )
-        assert "httpx" in set((await session.barrier())["modules"])
+        after_job = await session.modules()
+        assert sorted(after_job - warm) == []
+        session.change(uri, [{"text": "import math\n\nvalue = \n"}])
+        await session.client.request(
+            "textDocument/inlineCompletion",
+            {
+                "textDocument": {"uri": uri},
+                "position": {"line": 2, "character": 8},
+                "context": {"triggerKind": 1},
+            },
+            seconds=30,
+        )
+        assert sorted(await session.modules() - after_job) == []
     finally:
         await session.client.shutdown()
 
@@ -292,5 +370,72 @@ async def test_typing_the_suggestion_costs_one_model_request_for_the_whole_seque
             == [["rea(2.0) + area(3.0)"], ["ea(2.0) + area(3.0)"]] + [["a(2.0) + area(3.0)"]] * 2
         )
         assert len([r for r in stub.requests if r.path == CHAT_PATH]) == 1
+    finally:
+        await session.client.shutdown()
+
+
+async def test_each_completion_is_one_model_request_on_one_kept_connection(
+    stub: StubModelServer,
+) -> None:
+    # A completion closes its stream once it has its line; the answer ends right after, so the
+    # connection is kept (a new connection per completion cost 5-10 ms on loopback).
+    session = await Session.start(_env(stub), {"fastedit": {"completionDeadlineMs": 20000}})
+    try:
+        await session.initialized()
+        uri = "file:///guard/complete_many.py"
+        head = "import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\n"
+        session.open(uri, head)
+        stub.default = Answer(text="area(1.0)\nmore = 2\n")
+        completions = 6
+        for run in range(completions):
+            # A new prefix each time: neither the cache nor an open stream can answer.
+            session.change(uri, [{"text": f"{head}# run {run}\nvalue = \n"}])
+            await session.client.request(
+                "textDocument/inlineCompletion",
+                {
+                    "textDocument": {"uri": uri},
+                    "position": {"line": head.count("\n") + 1, "character": 8},
+                    "context": {"triggerKind": 1},
+                },
+                seconds=30,
+            )
+            await _connections_idle(session)
+        requests = [r for r in stub.requests if r.path == CHAT_PATH]
+        assert len(requests) == completions
+        assert len({r.connection for r in requests}) == 1
+    finally:
+        await session.client.shutdown()
+
+
+async def _connections_idle(session: Session) -> None:
+    """Until the server's HTTP pool holds no busy connection (a lingering stream has ended)."""
+    async with asyncio.timeout(10):
+        while True:
+            http = (await session.client.request(STATS, {}))["http"]
+            if http["open"] == http["idle"]:
+                return
+            await asyncio.sleep(0.01)
+
+
+async def test_a_20000_token_per_second_stream_never_exceeds_max_edits_per_second(
+    stub: StubModelServer,
+) -> None:
+    # However fast the model and however loaded the machine, at most maxEditsPerSecond edits go
+    # out: a fast stream sends fewer, larger edits (the first one at once).
+    options = {"maxEditsPerSecond": 20, "profiles": {"fast": {"maxTokens": 32768}}}
+    session = await Session.start(_env(stub), {"fastedit": options})
+    try:
+        await session.initialized()
+        uri = "file:///guard/fast.py"
+        session.open(uri, "x = \n")
+        tokens = [f"v{i % 10} = 1\n" for i in range(20_000)]
+        stub.default = Answer(tokens=tokens, tps=20_000, role_chunk=False, chunk_per_event=True)
+        job = await session.run(
+            "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}
+        )
+        elapsed = job["metrics"]["elapsedMs"] / 1000
+        # One edit at once, then at most 20 a second for as long as the job ran.
+        assert len(session.edits) <= 2 + 20 * elapsed
+        assert session.texts[uri] == "x = " + "".join(tokens)
     finally:
         await session.client.shutdown()

@@ -9,7 +9,12 @@ import pytest
 
 from fastedit_lsp.core.document import Change, Document, Point
 from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
-from fastedit_lsp.pipeline.edits import ConflictError, EditRejectedError, EditSession
+from fastedit_lsp.pipeline.edits import (
+    ConflictError,
+    EditRejectedError,
+    EditSession,
+    coalescing_gap,
+)
 
 
 class FakeEditor:
@@ -181,3 +186,26 @@ async def test_pace_never_holds_final_streaming_or_a_stream_that_fills_every_rea
     await session.run(_tokens(["t"] * 20_000))
     editor.gate = asyncio.Event()  # an edit would now wait: pacing alone must not
     assert _finishes_without_waiting(session)
+
+
+def test_the_gap_between_edits_follows_a_slow_editor_but_never_beats_the_rate_limit() -> None:
+    interval = 1 / 60
+    assert coalescing_gap(interval, 0.001) == interval  # a prompt editor: the rate limit
+    assert coalescing_gap(interval, 0.05) == 0.05  # a slow one: half its time for the job
+    assert coalescing_gap(interval, 0.0) == interval
+
+
+async def test_the_session_measures_the_editors_acknowledgement_time() -> None:
+    session, editor, _ = _session("x = \n", 4, max_edits_per_second=1000)
+    editor.gate = asyncio.Event()
+
+    async def tokens() -> AsyncIterator[str]:
+        yield "1"
+        await editor.arrived.wait()
+        await asyncio.sleep(0.02)  # the editor takes its time before it answers
+        editor.gate.set()  # type: ignore[union-attr]
+        yield "2"
+
+    await session.run(tokens())
+    assert editor.edits[0] == "1"
+    assert session.ack_seconds >= 0.02 * 0.3  # the average moved towards the slow answer

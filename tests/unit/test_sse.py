@@ -170,6 +170,32 @@ def test_any_chunking_of_any_stream_gives_the_sent_events(
     assert parse_all(chunks) == [SSEEvent("\n".join(lines)) for lines in events]
 
 
+@given(
+    events=_events,
+    ids=st.lists(st.sampled_from(["", "id: 3\n", "event: note\n", ": ping\n\n"]), max_size=6),
+)
+def test_whole_event_reads_give_what_the_line_by_line_path_gives(
+    events: list[list[str]], ids: list[str]
+) -> None:
+    # Providers flush each event whole: those reads take the one-pass path (a read holding
+    # anything else, and the first line, take the line-by-line one); both give the same events.
+    reads = [b": first line\n\n"]
+    for index, lines in enumerate(events):
+        extra = ids[index] if index < len(ids) else ""
+        reads.append((extra + "".join(f"data: {line}\n" for line in lines) + "\n").encode())
+    whole = parse_all(reads)
+    assert whole == parse_all([bytes([b]) for b in b"".join(reads)])
+    assert [e.data for e in whole] == ["\n".join(lines) for lines in events]
+
+
+def test_a_whole_event_read_with_bytes_that_are_not_utf8_is_a_protocol_error() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: one\n\n") == [SSEEvent("one")]
+    with pytest.raises(BackendError) as caught:
+        parser.feed(b"data: \xff\n\n")
+    assert caught.value.kind == "protocol" and "line 3" in caught.value.message
+
+
 def chat(**fields: object) -> str:
     return json.dumps({"object": "chat.completion.chunk", "model": "m1", **fields})
 

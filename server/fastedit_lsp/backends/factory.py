@@ -21,6 +21,29 @@ if TYPE_CHECKING:
     from .ratelimit import RateLimits
 
 
+def new_http_client() -> httpx.AsyncClient:
+    """The server's HTTP client. Safe to call from a thread (the warm-up does): it builds the TLS
+    context (certifi, ~20 ms) and touches no event loop."""
+    import httpx
+
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(30.0, connect=5.0),
+        limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+        trust_env=False,
+    )
+
+
+def warm_up_http() -> httpx.AsyncClient:
+    """Import what the first request imports lazily (httpcore's anyio backend, anyio's asyncio
+    backend: ~60 ms) and make the HTTP client; for the warm-up's thread."""
+    import anyio._backends._asyncio  # noqa: F401
+    import httpcore._backends.anyio  # noqa: F401
+
+    from . import openai  # noqa: F401
+
+    return new_http_client()
+
+
 class Backends:
     """Makes model backends; keeps what outlives one call (connections, limits, breakers)."""
 
@@ -35,16 +58,15 @@ class Backends:
 
     @property
     def http(self) -> httpx.AsyncClient:
-        """The one HTTP client (created on first use)."""
+        """The one HTTP client (created on first use, or by the warm-up)."""
         if self._http is None:
-            import httpx
-
-            self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(30.0, connect=5.0),
-                limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
-                trust_env=False,
-            )
+            self._http = new_http_client()
         return self._http
+
+    def adopt(self, client: httpx.AsyncClient) -> None:
+        """Take the client the warm-up made (off the event loop), unless one exists already."""
+        if self._http is None:
+            self._http = client
 
     @property
     def breakers(self) -> CircuitBreakers:

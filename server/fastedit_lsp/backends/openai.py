@@ -297,7 +297,7 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 0.5
 
 
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
+async def _drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -> None:
     async def read() -> None:
         size = 0
         async for chunk in chunks:
@@ -307,7 +307,14 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
 
     # Failing here loses only the connection's reuse: the answer is complete.
     with contextlib.suppress(TimeoutError, httpx.HTTPError):
-        await asyncio.wait_for(read(), DRAIN_SECONDS)
+        await asyncio.wait_for(read(), seconds)
+
+
+def _closed_by_cancel() -> bool:
+    """Whether the task closing a stream is being cancelled (a job cancel, a superseded
+    completion): then the connection is closed at once, whatever it costs to open another."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 @dataclass
@@ -437,7 +444,12 @@ class OpenAICompatibleBackend:
                     for event in self._parse(parser, raw, info):
                         text = self._on_event(event, call, info, state)
                         if text:
-                            yield text
+                            try:
+                                yield text
+                            except GeneratorExit:
+                                if info.linger and not state.done and not _closed_by_cancel():
+                                    await _drain(chunks, info.linger)
+                                raise
                         if state.done:
                             break
                     if raw is None:

@@ -337,15 +337,16 @@ class CompletionEngine:
         except Exception as error:  # reported to every request following it
             stream.error = error
         finally:
-            # Closing the iterator closes the model's HTTP stream at once.
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await aclose()
             stream.finished = True
             if stream.complete:
                 self._store(stream.query, stream.text)
             stream.notify()
+            # Closed once the answer is out: a stream that has enough may let the model finish
+            # (briefly) to keep its connection; a cancelled one is closed at once.
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await aclose()
 
     async def _follow(
         self,

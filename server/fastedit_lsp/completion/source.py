@@ -38,6 +38,10 @@ OFFLINE_MAX_CHARS = 400
 TIMES_KEPT = 1000
 
 
+#: Seconds a completion's model stream may finish after its line is complete (``linger``).
+COMPLETION_LINGER = 0.05
+
+
 class CompletionBackend(Protocol):
     """A model backend as completions use it: chat and fill-in-the-middle streams."""
 
@@ -291,7 +295,9 @@ async def _model_text(
     # Cerebras reserves max_tokens against the rate limit up front: keep it tight.
     max_tokens = min(settings.completion_max_tokens, own.max_tokens)
     scope = completion_text.completion_scope(query.prefix, query.suffix, query.language_id)
-    info = StreamInfo()
+    # Closed early once the line is complete (after the answer went out): let an answer that is
+    # about done finish, to keep the connection for the next keystroke's completion.
+    info = StreamInfo(linger=COMPLETION_LINGER)
     snippets = tuple((s.path, s.text) for s in context.snippets)
     if own.fim == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;

@@ -144,6 +144,11 @@ def _language(name: str) -> Language:
     return Language(getattr(importlib.import_module(module), function)())
 
 
+def load(name: str) -> None:
+    """Load a grammar ahead of its first check (the server's warm-up, off the event loop)."""
+    _language(name)
+
+
 def _parse(name: str, data: bytes, old: Tree | None = None) -> Tree:
     from tree_sitter import Parser
 

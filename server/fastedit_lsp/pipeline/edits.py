@@ -3,7 +3,9 @@
 No pygls here: the session sends through an ``apply`` callable (the server wraps
 ``workspace/applyEdit``), so it tests without a client. What it guarantees:
 
-- the first text goes out at once; after that edits are coalesced to ``max_edits_per_second``;
+- the first text goes out at once; after that edits are coalesced to ``max_edits_per_second``,
+  and spaced by the editor's own acknowledgement time when that is longer (adaptive coalescing:
+  :func:`coalescing_gap`);
 - edits are sequential: the next waits for the client's reply to the previous one, so a slow
   editor simply gets fewer, bigger edits;
 - before every edit the region is checked against the document and the tracker (a conflict stops
@@ -29,6 +31,20 @@ PACE_LEAD = 0.001
 #: Reads are paced only while fewer pieces than this arrive per edit interval: a faster stream
 #: already fills each read, and holding it back would only leave a backlog at its end.
 PACE_BELOW = 128
+
+
+#: Weight of the latest acknowledgement time in its running average (adaptive coalescing).
+ACK_WEIGHT = 0.3
+
+
+def coalescing_gap(interval: float, ack: float) -> float:
+    """The pause after an acknowledged edit before the next one may go out (adaptive coalescing).
+
+    At least the rate limit's ``interval`` (``maxEditsPerSecond``), and at least as long as the
+    editor takes to acknowledge an edit (``ack``, a running average): the editor then spends at
+    most half its time applying one job's edits, and a slow editor gets fewer, larger edits.
+    """
+    return max(interval, ack)
 
 
 class ConflictError(Exception):
@@ -78,6 +94,9 @@ class EditSession:
         self._last_sent = 0.0
         self._pieces = 0
         self._first_piece_at = 0.0
+        self._producer: asyncio.Task[None] | None = None
+        #: Running average of the editor's acknowledgement time (seconds).
+        self.ack_seconds = 0.0
 
     async def pace(self) -> None:
         """Wait until the next edit may go out: the source's reads are paced by this (see
@@ -92,9 +111,12 @@ class EditSession:
             await asyncio.wait([self._in_flight])
         # A long interval (a low maxEditsPerSecond) still reads 60 times a second, so the end
         # of the stream is never seen more than a frame late.
-        delay = min(self._last_sent + self._interval - PACE_LEAD - time.monotonic(), 1 / 60)
+        delay = min(self._last_sent + self._gap() - PACE_LEAD - time.monotonic(), 1 / 60)
         if delay > 0:
             await asyncio.sleep(delay)
+
+    def _gap(self) -> float:
+        return coalescing_gap(self._interval, self.ack_seconds)
 
     def _arrival_rate(self) -> float:
         """Pieces of text received per second so far."""
@@ -123,13 +145,13 @@ class EditSession:
             finally:
                 arrived.set()
 
-        producer = asyncio.create_task(produce())
+        producer = self._producer = asyncio.create_task(produce())
         try:
             while True:
                 await arrived.wait()
                 arrived.clear()
                 if self.edits and not producer.done():
-                    delay = self._last_sent + self._interval - time.monotonic()
+                    delay = self._last_sent + self._gap() - time.monotonic()
                     if delay > 0:
                         # Coalesce; wake early if the stream ends meanwhile.
                         await asyncio.wait([producer], timeout=delay)
@@ -162,10 +184,14 @@ class EditSession:
         # Registered before sending: some editors report the change before they reply.
         self.tracker.sent(edit)
         pending = self._in_flight = asyncio.ensure_future(self._apply(edit))
+        sent_at = time.monotonic()
         try:
             applied = await asyncio.shield(pending)
         except asyncio.CancelledError:
-            # The edit is on the wire: learn its outcome so the job knows what the buffer holds.
+            # Close the model's stream first (a cancel's figure is when it stops), then learn
+            # the outcome of the edit on the wire, so the job knows what the buffer holds.
+            if self._producer is not None:
+                self._producer.cancel()
             try:
                 applied = await pending
             except Exception:
@@ -180,6 +206,10 @@ class EditSession:
         except Exception as exc:
             self.tracker.rejected(edit)
             raise EditRejectedError(f"the editor did not apply the edit: {exc}") from exc
+        ack = time.monotonic() - sent_at
+        self.ack_seconds = (
+            ack if not self.edits else (1 - ACK_WEIGHT) * self.ack_seconds + (ACK_WEIGHT * ack)
+        )
         self._account(edit, applied)
         if not applied:
             raise EditRejectedError("the editor refused the edit (applied: false)")

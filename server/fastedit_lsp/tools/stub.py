@@ -407,6 +407,7 @@ class StubModelServer:
         finally:
             record.completed = completed
             record.status = ex.status
+            record.first_byte_at, record.last_byte_at = ex.first_write_at, ex.last_write_at
             record.ended_at = time.monotonic()
             record.done.set()
         return completed

@@ -96,6 +96,9 @@ class Answer:
     malformed_continue: bool = False
     split_bytes: bool = False
     prediction_speedup: float = 1.0
+    #: Each SSE event in its own HTTP chunk, as hosted providers flush them (the default puts
+    #: all the events due at one time in one chunk).
+    chunk_per_event: bool = False
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -129,7 +132,7 @@ class Answer:
                 problems.append(f"{name} must be null or a string")
         if not isinstance(self.finish_reason, str):
             problems.append("finish_reason must be a string")
-        for name in ("role_chunk", "malformed_continue", "split_bytes"):
+        for name in ("role_chunk", "malformed_continue", "split_bytes", "chunk_per_event"):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be a boolean")
         if self.error_body is not None and not isinstance(self.error_body, dict):
@@ -195,6 +198,10 @@ class RecordedRequest:
     #: ``time.monotonic()`` when the first and the last content token were written (streams).
     first_token_at: float | None = None
     last_token_at: float | None = None
+    #: ``time.monotonic()`` when the first and the last byte of the response were written: the
+    #: stub's own time for a request is ``last_byte_at - started_at`` (the bench's yardstick).
+    first_byte_at: float | None = None
+    last_byte_at: float | None = None
     #: The whole response was written as scripted, ending well-formed at the HTTP level.
     completed: bool = False
     #: The client closed the connection before the response was complete.

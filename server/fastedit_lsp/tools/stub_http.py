@@ -163,6 +163,9 @@ class _Exchange:
         self.keep_alive = keep_alive
         self.split_bytes = False
         self.status: int | None = None
+        #: ``time.monotonic()`` after the first and the latest write.
+        self.first_write_at: float | None = None
+        self.last_write_at: float | None = None
         self._chunked = False
         self._watch: asyncio.Task[None] = asyncio.create_task(conn.watch_eof())
 
@@ -174,6 +177,9 @@ class _Exchange:
             await self.conn.writer.drain()
         except ConnectionError as exc:
             raise _ClientGoneError from exc
+        self.last_write_at = time.monotonic()
+        if self.first_write_at is None:
+            self.first_write_at = self.last_write_at
 
     async def send_head(
         self,
@@ -211,6 +217,17 @@ class _Exchange:
             framed = f"{len(data):x}\r\n".encode() + data + b"\r\n" if data else b""
             if last:
                 framed += b"0\r\n\r\n"
+        if framed:
+            await self._write(framed)
+
+    async def send_events(self, events: list[bytes], *, last: bool = False) -> None:
+        """Write events each in its own chunk (one write), as providers flush every event."""
+        if not self._chunked or self.split_bytes:
+            await self.send_body(b"".join(events), last=last)
+            return
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events if e)
+        if last:
+            framed += b"0\r\n\r\n"
         if framed:
             await self._write(framed)
 

@@ -282,11 +282,14 @@ async def _stream(
     finish: str,
 ) -> bool:
     """A ``stream: true`` answer: paced SSE events, with the scripted interruptions."""
-    out = bytearray()
+    out: list[bytes] = []
     sent = 0
 
     async def flush(*, last: bool = False) -> None:
-        await ex.send_body(bytes(out), last=last)
+        if answer.chunk_per_event:
+            await ex.send_events(out, last=last)
+        else:
+            await ex.send_body(b"".join(out), last=last)
         out.clear()
         if sent > record.tokens_sent:
             # The stub's own send time, the bench's yardstick for the server's stream overhead.
@@ -303,13 +306,13 @@ async def _stream(
     await ex.send_head(200, content_type, content_length=None, headers=headers)
     await ex.pause(answer.ttft)
     if answer.role_chunk:
-        out += wire.opening()
+        out.append(wire.opening())
     actions = _stream_actions(answer, len(tokens))
     t0 = time.monotonic()
     while True:
         for action in actions.pop(sent, ()):
             if action == "malformed":
-                out += _malformed_event(answer, wire)
+                out.append(_malformed_event(answer, wire))
                 if not answer.malformed_continue:
                     await flush(last=True)
                     return True
@@ -326,13 +329,12 @@ async def _stream(
         due = stop
         if answer.tps > 0:
             due = max(sent, min(stop, int((time.monotonic() - t0) * answer.tps) + 1))
-        for event in events[sent:due]:
-            out += event
+        out.extend(events[sent:due])
         sent = due
         if sent < stop:
             await flush()
             await ex.pause(t0 + sent / answer.tps - time.monotonic())
-    out += wire.ending(finish, len(tokens))
+    out.append(wire.ending(finish, len(tokens)))
     await flush(last=True)
     record.finish_reason = finish
     return True

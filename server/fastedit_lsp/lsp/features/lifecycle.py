@@ -10,6 +10,7 @@ from lsprotocol import types
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
+from ..warmup import warm_up
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,10 @@ def register(server: FasteditServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
-        """initialized: validate the settings, announce the mode, then pull workspace settings."""
+        """initialized: start the warm-up, validate the settings, announce the mode, then pull
+        workspace settings."""
+        # First, so that its thread imports while the settings are validated on the loop.
+        ls.spawn(warm_up(ls))
         ls.config.reload()
         ls.client.send_status(None)
         _collect_start_up_garbage()

@@ -250,8 +250,6 @@ class JobRunner:
 
     def _on_edit(self, job: Job, edits: int) -> None:
         job.metrics.edits = edits
-        if job.metrics.first_token_at is not None:
-            job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
         self.host.status(job, streaming=True)
 
     async def _attempt(
@@ -307,8 +305,6 @@ class JobRunner:
         finally:
             job.metrics.edits = session.edits
             job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
-            if job.metrics.first_token_at is not None:
-                job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
         if key is not None:
             host.models.success(key)
         await self._settle(job)

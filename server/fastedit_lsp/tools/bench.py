@@ -130,6 +130,8 @@ async def _initialize(
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
                 "workspace": {"applyEdit": True},
+                # The bench times jobs by their fastedit/status, sent only to clients that opt in.
+                "experimental": {"fastedit": {"statusNotification": True}},
             },
             "initializationOptions": options,
         },

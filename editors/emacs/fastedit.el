@@ -455,15 +455,62 @@ Interactively, the region, and an instruction read with `read-string'."
 (defun fastedit--describe (job)
   "A one-line description of JOB's record."
   (let ((metrics (plist-get job :metrics))
-        (error (plist-get job :error)))
-    (format "%s %s via %s (%s), %s edits, %s tok/s%s"
+        (error (plist-get job :error))
+        (figures (fastedit--figures job)))
+    (format "%s %s via %s (%s), %s edits%s%s"
             (plist-get job :kind) (plist-get job :state)
             (plist-get job :route) (plist-get job :model)
             (plist-get metrics :edits)
-            (round (or (plist-get metrics :tokensPerSecond) 0))
+            (if figures (concat ", " figures) "")
             (if (stringp error) (concat ": " error) ""))))
 
+(defun fastedit--thousands (number)
+  "NUMBER rounded, with thousands separators: 1234.5 -> \"1,235\"."
+  (let ((digits (number-to-string (round number))))
+    (while (string-match "\\([0-9]\\)\\([0-9]\\{3\\}\\)\\($\\|,\\)" digits)
+      (setq digits (replace-match "\\1,\\2\\3" t nil digits)))
+    digits))
+
+(defun fastedit--figures (job)
+  "JOB's figures as the server's record has them, or nil if none yet.
+\"300 tok/s · first token 323 ms\" for a model (its decode speed, and
+the wait for its first token apart); \"offline · 12 ms\" for the
+offline engine, which has no speed."
+  (let ((metrics (plist-get job :metrics))
+        (running (equal (plist-get job :state) "running")))
+    (if (equal (plist-get job :route) "local")
+        (let ((elapsed (plist-get metrics :elapsedMs)))
+          (cond (running "offline · …")
+                ((numberp elapsed)
+                 (format "offline · %s ms" (fastedit--thousands elapsed)))))
+      (let ((rate (plist-get metrics :tokensPerSecond))
+            (ttft (plist-get metrics :ttftMs))
+            (tokens (plist-get metrics :tokens))
+            (parts nil))
+        (cond ((numberp rate)
+               (push (format "%s tok/s" (fastedit--thousands rate)) parts))
+              ((and running (numberp tokens) (> tokens 0))
+               (push (format "%d tokens" tokens) parts)))
+        (when (numberp ttft)
+          (push (format "first token %s ms" (fastedit--thousands ttft)) parts))
+        (when parts
+          (string-join (nreverse parts) " · "))))))
+
 ;;;; Status notifications and the mode line
+
+(cl-defmethod eglot-client-capabilities :around (_server)
+  "Opt in to fastedit's `fastedit/status' notifications.
+fastedit-lsp sends them only to a client declaring the capability
+experimental.fastedit.statusNotification; other servers ignore it."
+  (let* ((capabilities (cl-call-next-method))
+         (experimental (plist-get capabilities :experimental))
+         (opt-in (list :statusNotification t)))
+    (if (hash-table-p experimental)
+        (puthash "fastedit" opt-in experimental)
+      (setq capabilities
+            (plist-put capabilities :experimental
+                       (plist-put experimental :fastedit opt-in))))
+    capabilities))
 
 (defun fastedit--buffers (server &optional uri)
   "The `fastedit-mode' buffers SERVER manages (whose document is URI)."
@@ -501,19 +548,19 @@ Interactively, the region, and an instruction read with `read-string'."
   (force-mode-line-update t))
 
 (defun fastedit--lighter ()
-  "The mode-line lighter: FE[MODE], the job's route if other, its tok/s.
-Just FE until the server has said its mode."
+  "The mode-line lighter: FE[MODE], the job's route if other, its figures.
+The figures are a model's decode speed and time to first token, or the
+offline engine's time (see `fastedit--figures').  Just FE until the
+server has said its mode."
   (let* ((server (eglot-current-server))
          (mode (fastedit--get :mode server))
          (route (plist-get fastedit--job :route))
-         (rate (plist-get (plist-get fastedit--job :metrics) :tokensPerSecond))
+         (figures (and fastedit--job (fastedit--figures fastedit--job)))
          (text (concat mode
                        (if (and (stringp route) (not (equal route mode)))
                            (concat ">" route)
                          "")
-                       (if (numberp rate)
-                           (format " %d tok/s" (round rate))
-                         ""))))
+                       (if figures (concat " " figures) ""))))
     (if (not (stringp mode))
         " FE"
       (concat " FE["

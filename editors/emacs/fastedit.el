@@ -498,19 +498,58 @@ offline engine, which has no speed."
 
 ;;;; Status notifications and the mode line
 
+(defconst fastedit--eglot-shows-documents
+  (and (cl-find-method #'eglot-handle-request '() '(t (eql window/showDocument)))
+       t)
+  "Whether eglot answers window/showDocument itself (eglot 1.9 does not).")
+
 (cl-defmethod eglot-client-capabilities :around (_server)
-  "Opt in to fastedit's `fastedit/status' notifications.
-fastedit-lsp sends them only to a client declaring the capability
-experimental.fastedit.statusNotification; other servers ignore it."
-  (let* ((capabilities (cl-call-next-method))
+  "Opt in to `fastedit/status' and, on eglot 1.9, declare window/showDocument.
+fastedit-lsp sends `fastedit/status' only to a client declaring the
+capability experimental.fastedit.statusNotification; other servers
+ignore it.  Written tests stream into the new test module the server
+shows with window/showDocument (see `fastedit--show-document')."
+  ;; eglot's values may be shared constants (its empty JSON object):
+  ;; build new ones, never change them.
+  (let* ((capabilities (copy-sequence (cl-call-next-method)))
          (experimental (plist-get capabilities :experimental))
-         (opt-in (list :statusNotification t)))
-    (if (hash-table-p experimental)
-        (puthash "fastedit" opt-in experimental)
+         (opt-in (list :statusNotification t))
+         (window (plist-get capabilities :window)))
+    (setq capabilities
+          (plist-put capabilities :experimental
+                     (if (hash-table-p experimental)
+                         (let ((copy (copy-hash-table experimental)))
+                           (puthash "fastedit" opt-in copy)
+                           copy)
+                       (append (list :fastedit opt-in) experimental))))
+    (unless (or fastedit--eglot-shows-documents (plist-get window :showDocument))
       (setq capabilities
-            (plist-put capabilities :experimental
-                       (plist-put experimental :fastedit opt-in))))
+            (plist-put capabilities :window
+                       (append (list :showDocument (list :support t)) window))))
     capabilities))
+
+(defun fastedit--show-document (uri external take-focus selection)
+  "Show URI as window/showDocument asks; the reply.
+EXTERNAL: in a browser.  TAKE-FOCUS: select its window.  SELECTION: a
+range to go to."
+  (if (eq external t)
+      (progn (browse-url uri) (list :success t))
+    (let* ((file (eglot--uri-to-path uri))
+           (buffer (and (file-exists-p file) (find-file-noselect file))))
+      (if (null buffer)
+          (list :success :json-false)
+        (if (eq take-focus t) (pop-to-buffer buffer) (display-buffer buffer))
+        (when selection
+          (with-current-buffer buffer
+            (goto-char (eglot--lsp-position-to-point (plist-get selection :start)))))
+        (list :success t)))))
+
+(unless fastedit--eglot-shows-documents
+  (cl-defmethod eglot-handle-request
+    (_server (_method (eql window/showDocument))
+             &key uri external takeFocus selection &allow-other-keys)
+    "Open URI for the server (eglot 1.9 does not): the test module it made."
+    (fastedit--show-document uri external takeFocus selection)))
 
 (defun fastedit--buffers (server &optional uri)
   "The `fastedit-mode' buffers SERVER manages (whose document is URI)."

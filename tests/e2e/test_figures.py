@@ -1,5 +1,5 @@
 """The job record's figures: a model's decode speed with its time to first token apart, and the
-offline engine's elapsed time with no speed (DESIGN.md, Job record)."""
+offline engine's elapsed time with no speed."""
 
 from __future__ import annotations
 

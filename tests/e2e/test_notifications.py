@@ -1,4 +1,4 @@
-"""``fastedit/*`` notifications go only to clients that opt in (DESIGN.md, Custom notifications).
+"""``fastedit/*`` notifications go only to clients that opt in to them.
 
 lsp-mode pops up "Unknown notification: fastedit/status" for each one it receives, up to 4 a
 second while a job streams; a client opts in with the capability

@@ -205,7 +205,7 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
     assert record["metrics"]["edits"] >= 2, record
     assert seen["streamed"] == ORIGINAL + ANSWER
     assert seen["undo"] == [ORIGINAL]
-    # The model's decode speed and its first token apart (DESIGN.md, Job record).
+    # The model's decode speed, and its time to the first token apart.
     assert re.fullmatch(
         r" FE\[auto>fast [\d,]+ tok/s · first token [\d,]+ ms\]", seen["mode-line"]
     ), seen["mode-line"]

@@ -117,6 +117,14 @@ const ops = {
     );
     return handle.jsonValue();
   },
+  async waitNotification({ pattern }) {
+    const handle = await page.waitForFunction(
+      (pattern) => [...document.querySelectorAll('.notifications-toasts .notification-list-item')]
+        .map((e) => e.textContent.trim()).find((t) => new RegExp(pattern).test(t)) ?? false,
+      pattern,
+    );
+    return handle.jsonValue();
+  },
   async clickStatus({ pattern }) {
     const texts = await page.evaluate(statusTexts);
     const index = texts.findIndex((t) => new RegExp(pattern).test(t));

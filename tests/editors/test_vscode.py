@@ -11,7 +11,6 @@ Tools: editors/vscode/scripts/e2e-setup.sh.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -413,8 +412,8 @@ def test_generate_tests_from_the_palette_fills_a_new_module_and_one_undo_there_e
     seen = _seen(workbench)
     workbench.go_to(7, 5)  # in double's body
     workbench.run_command("Fast Edit: Generate Tests")
-    record = _finished(workbench, _new_job(workbench, "/test_shapes.py", seen))
-    assert record["kind"] == "generateTests" and record["state"] == "done", record
+    record = _finished(workbench, _new_job(workbench, "shapes.py", seen))
+    assert record["kind"] == "generateTests" and record["state"] == "done", record.get("error")
     # The server created the module and showed it; the tests streamed into its editor.
     assert (workbench.server.workspace / "test_shapes.py").exists()
     workbench.wait_text(equals=TESTS)
@@ -438,14 +437,10 @@ def test_set_mode_from_the_palette_picks_the_mode(workbench: Workbench) -> None:
 def test_a_server_command_not_found_says_where_to_set_it_in_a_remote_window(
     chromium: str, vsix: Path, tmp_path: Path
 ) -> None:
-    # code-server's window is remote: a machine-scoped value in the User settings may be ignored
-    # there. Whichever command it runs, none is found on this PATH.
-    path = os.pathsep.join(
-        d for d in os.environ.get("PATH", "").split(os.pathsep)
-        if d and not (Path(d) / "fastedit-lsp").exists()
-    )  # fmt: skip
-    user = {"fastedit.server.command": [str(tmp_path / "missing" / "fastedit-lsp")]}
-    server = CodeServer(tmp_path / "cs", vsix, user=user, machine={}, workspace={}, path=path)
+    # code-server's window is remote: its machine settings are the Remote tab's.
+    missing = str(tmp_path / "missing" / "fastedit-lsp")
+    machine = {"fastedit.server.command": [missing]}
+    server = CodeServer(tmp_path / "cs", vsix, user={}, machine=machine, workspace={})
     try:
         bench = Workbench(server, chromium)
         try:

@@ -88,11 +88,12 @@ const ops = {
       ({ fn, selector, equals, contains }) => {
         const text = new Function(`return (${fn})`)()(selector);
         if (text === null) return false;
-        return (equals != null ? text === equals : text.includes(contains)) ? text : false;
+        // Wrapped: an empty editor's text ('') is falsy, which would wait on.
+        return (equals != null ? text === equals : text.includes(contains)) ? { text } : false;
       },
       { fn: editorText.toString(), selector: EDITOR, equals, contains },
     );
-    return handle.jsonValue();
+    return (await handle.jsonValue()).text;
   },
   // Wait until the text differs from `before` (a whole text, or line `line`'s text).
   async waitEditorChange({ before, line }) {

@@ -74,8 +74,7 @@ def wait(predicate: Callable[[], T | None], what: str, timeout: float = TIMEOUT)
 class CodeServer:
     """code-server with the extension installed, serving ``workspace`` on 127.0.0.1.
 
-    ``user`` goes to the user's settings.json, ``machine`` to the machine's (``path``: the PATH
-    VS Code sees, when not this process' own): code-server's
+    ``user`` goes to the user's settings.json, ``machine`` to the machine's: code-server's
     workbench is a remote window, where machine-scoped settings are read from the remote machine's
     settings only ("Remote [code-server]" in the Settings editor). ``workspace`` goes to the
     workspace folder's ``.vscode/settings.json``, as a cloned repository would have it.
@@ -89,7 +88,6 @@ class CodeServer:
         user: dict[str, Any],
         machine: dict[str, Any],
         workspace: dict[str, Any],
-        path: str | None = None,
     ) -> None:
         self.root = root
         self.workspace = root / "ws"
@@ -107,8 +105,7 @@ class CodeServer:
             if not (k.startswith("FASTEDIT_") or k.endswith("_API_KEY"))
         }
         env.update(
-            # '#!/usr/bin/env node'; ``path``: the PATH VS Code sees, instead of this one.
-            PATH=f"{NODE.parent}{os.pathsep}{env.get('PATH', '') if path is None else path}",
+            PATH=f"{NODE.parent}{os.pathsep}{env.get('PATH', '')}",  # '#!/usr/bin/env node'
             XDG_CONFIG_HOME=str(root / "xdg"),
             XDG_DATA_HOME=str(root / "xdg"),
             FASTEDIT_VSCODE_LOG=str(self.trace_path),

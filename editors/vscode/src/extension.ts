@@ -54,6 +54,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: userSettings(extension),
       middleware: {
+        window: {
+          // The test module the server creates for Write Tests opens pinned: a preview editor
+          // would replace the source's preview tab (a file opened with one click), and VS Code
+          // then closes the source document, which stops the job ("the document was closed").
+          showDocument: async (params, _token, next) => {
+            if (params.external === true) {
+              return next(params, _token);
+            }
+            try {
+              const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(params.uri));
+              await vscode.window.showTextDocument(document, {
+                preview: false,
+                preserveFocus: params.takeFocus !== true,
+                selection: params.selection && client?.protocol2CodeConverter.asRange(params.selection),
+              });
+              return { success: true };
+            } catch {
+              return { success: false };
+            }
+          },
+        },
         workspace: {
           handleApplyEdit: (params, next) => edits.handle(params, next),
           // The server pulls `fastedit`: answer with what the user set, without the

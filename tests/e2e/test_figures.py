@@ -16,10 +16,10 @@ RETURN = {"line": 1, "character": len("    return ")}
 async def test_tokens_per_second_is_the_models_decode_speed_not_the_jobs(
     editor: Editor, stub: StubModelServer
 ) -> None:
-    # Two tokens, the second 0.2 s after the first (the stub never sends a token early), after
-    # 0.3 s of waiting: 1 token after the first in 0.2 s is 5 tok/s. Counting the first token,
-    # or the time the edits and the editor's reports take, gave about twice that.
-    stub.script(Answer(tokens=["width", " * height"], tps=5, ttft=0.3))
+    # Two tokens, the second 0.5 s after the first (the stub never sends a token early), after
+    # 0.3 s of waiting: 1 token after the first in 0.5 s is 2 tok/s. Counting the first token,
+    # and the time the edits and the editor's reports take, gave about twice that.
+    stub.script(Answer(tokens=["width", " * height"], tps=2, ttft=0.3))
     editor.open(URI, TEXT)
     record = await editor.run("fastedit.completeRest", {"uri": URI, "position": RETURN})
     assert record["state"] == "done", record
@@ -28,9 +28,9 @@ async def test_tokens_per_second_is_the_models_decode_speed_not_the_jobs(
     assert metrics["tokens"] == 2
     # Bounds, not a time: the rate is the stub's schedule read back, with room for a slow
     # machine on either side; the first token cannot come before the stub's 0.3 s.
-    assert 3 <= metrics["tokensPerSecond"] <= 7.5, metrics
+    assert 1.2 <= metrics["tokensPerSecond"] <= 3.2, metrics
     assert metrics["ttftMs"] >= 300, metrics
-    assert metrics["elapsedMs"] >= metrics["ttftMs"] + 200 * 0.6, metrics
+    assert metrics["elapsedMs"] >= metrics["ttftMs"] + 300, metrics
 
 
 async def test_the_offline_engine_reports_elapsed_time_and_no_speed(

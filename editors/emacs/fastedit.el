@@ -111,6 +111,8 @@ punctuation to minor modes.  No mode shipped with Emacs binds
     (define-key map (kbd "t") #'fastedit-generate-tests)
     (define-key map (kbd "s") #'fastedit-fix-syntax)
     (define-key map (kbd "e") #'fastedit-edit-selection)
+    (define-key map (kbd "a") #'fastedit-run)
+    (define-key map (kbd "h") #'fastedit-revert-hunk)
     (define-key map (kbd "k") #'fastedit-cancel)
     (define-key map (kbd "u") #'fastedit-revert)
     (define-key map (kbd "?") #'fastedit-status)
@@ -372,6 +374,32 @@ Interactively, the region, and an instruction read with `read-string'."
                    (list :range (fastedit--range beg end)
                          :instruction instruction)))
 
+(defconst fastedit-preset-actions '("docstring" "typeHints")
+  "The user actions the server has built in.")
+
+(defun fastedit--action-ids ()
+  "The ids of the actions in `fastedit-settings' (:actions), then the presets."
+  (let ((ids (delq nil (mapcar (lambda (action) (plist-get action :id))
+                               (append (plist-get fastedit-settings :actions) nil)))))
+    (append ids (seq-remove (lambda (id) (member id ids)) fastedit-preset-actions))))
+
+;;;###autoload
+(defun fastedit-run (action)
+  "Run the user-defined ACTION (an id) on the region, else at point.
+Interactively, ACTION is read with `completing-read' from the actions in
+`fastedit-settings' and the presets.  Bind a key to one action with
+  (keymap-set fastedit-command-map \"d\"
+              (lambda () (interactive) (fastedit-run \"docstring\")))"
+  (interactive
+   (list (completing-read "fastedit action: " (fastedit--action-ids) nil nil)))
+  (when (string-empty-p (string-trim action))
+    (user-error "No action"))
+  (fastedit--start "fastedit.run"
+                   (append (list :action action)
+                           (if (use-region-p)
+                               (list :range (fastedit--range (region-beginning) (region-end)))
+                             (list :position (fastedit--position))))))
+
 ;;;###autoload
 (defun fastedit-toggle-fast-mode ()
   "Switch between fast mode and the last other mode (standard or auto)."
@@ -433,6 +461,41 @@ Interactively, the region, and an instruction read with `read-string'."
         (message "fastedit: reverted")
       (message "fastedit: not reverted: %s" (plist-get reply :reason)))
     reply))
+
+(defun fastedit--hunk-at (hunks line)
+  "The index of the applied hunk among HUNKS that covers LINE (0-based)."
+  (seq-position hunks line
+                (lambda (hunk line)
+                  (let* ((range (plist-get hunk :range))
+                         (start (plist-get (plist-get range :start) :line))
+                         (end (plist-get (plist-get range :end) :line)))
+                    (and (equal (plist-get hunk :state) "applied")
+                         (<= start line)
+                         (or (< line end) (= start end line)))))))
+
+;;;###autoload
+(defun fastedit-revert-hunk ()
+  "Restore the original text of the change at point.
+The change is a hunk of this buffer's last rewrite (an edited selection,
+a syntax fix, a user action); the other changes stay."
+  (interactive)
+  (let* ((uri (fastedit--uri))
+         (jobs (reverse (append (plist-get (fastedit--execute "fastedit.status") :jobs)
+                                nil)))
+         (job (seq-find (lambda (j) (and (equal (plist-get j :uri) uri)
+                                         (plist-get j :hunks)))
+                        jobs))
+         (index (and job (fastedit--hunk-at (append (plist-get job :hunks) nil)
+                                            (1- (line-number-at-pos))))))
+    (unless index
+      (user-error "No fastedit change at point"))
+    (let ((reply (fastedit--execute "fastedit.revertHunk"
+                                    (list :jobId (plist-get job :jobId) :hunk index))))
+      (fastedit--settle)
+      (if (eq (plist-get reply :reverted) t)
+          (message "fastedit: change reverted")
+        (message "fastedit: not reverted: %s" (plist-get reply :reason)))
+      reply)))
 
 ;;;###autoload
 (defun fastedit-status ()

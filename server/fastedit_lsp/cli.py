@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--runs", type=int, default=50, help="measured runs per figure")
     bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     bench.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="only the rewrite figures: delete-and-retype vs minimal diff vs prediction",
+    )
+    bench.add_argument(
         "--plot",
         metavar="PATH",
         nargs="?",
@@ -120,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         from .tools.demo import main as demo_main
 
         return demo_main(args.folder, sys.stdout)
+    if command == "bench" and args.rewrite:
+        from .tools.bench_rewrite import main as rewrite_main
+
+        return rewrite_main(sys.stdout, runs=max(1, min(args.runs, 20)))
     if command == "bench":
         from .tools.bench import main as bench_main
 

@@ -51,6 +51,17 @@ class _Model(BaseModel):
     )
 
 
+class ActionSettings(_Model):
+    """One user-defined action (``actions``): an instruction run on a target with a model."""
+
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$", description="What to call it.")
+    title: str = Field(min_length=1, max_length=200, description="The code action's title.")
+    instruction: str = Field(min_length=1, max_length=20000, description="What the model does.")
+    target: Literal["selection", "cursor", "function", "file"] = "selection"
+    route: Literal["fast", "standard", "auto"] = "auto"
+    verify: Literal["parse", "none"] = "parse"
+
+
 class ProfileSettings(_Model):
     """One model profile (``profiles.fast`` or ``profiles.standard``)."""
 
@@ -90,6 +101,12 @@ class ProfileSettings(_Model):
         "(OpenAI instruct, DeepSeek beta, vLLM, Ollama's OpenAI API); infill: llama.cpp's /infill "
         "(at the server root: baseUrl without its trailing /v1); mistral: Codestral's "
         "/v1/fim/completions.",
+    )
+    prediction: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Send a rewrite's original text as the predicted output (faster where "
+        "supported). auto: for providers and models known to accept it (Cerebras gpt-oss-120b "
+        "and zai-glm-4.7, OpenAI gpt-4o and gpt-4.1).",
     )
 
 
@@ -245,6 +262,17 @@ class Settings(_Model):
     )
     tests: TestsSettings = TestsSettings()
     context: ContextSettings = ContextSettings()
+    actions: tuple[ActionSettings, ...] = Field(
+        (),
+        description="User-defined actions: [{id, title, instruction, target: selection|cursor|"
+        "function|file, route: fast|standard|auto, verify: parse|none}], offered as code actions "
+        "and run by fastedit.run (presets: docstring, typeHints).",
+    )
+    review: Literal["off", "hunks"] = Field(
+        "off",
+        description="hunks: highlight a rewrite's changed hunks (hint diagnostics) until Keep all "
+        "or Revert all.",
+    )
 
 
 # -- sources -------------------------------------------------------------------------------------

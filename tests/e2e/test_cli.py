@@ -297,3 +297,19 @@ def test_stdin_that_is_a_file_is_read_too(tmp_path: Path) -> None:
         )
     assert out.returncode == 0, out.stderr
     assert b'"name": "fastedit-lsp"' in out.stdout
+
+
+def test_bench_rewrite_compares_retyping_minimal_diff_and_prediction() -> None:
+    out = subprocess.run(
+        ["fastedit-lsp", "bench", "--rewrite", "--runs", "1"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(),
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = {line.split("  ")[0]: line.split() for line in out.stdout.splitlines()[2:]}
+    assert set(rows) == {"delete and retype", "minimal diff", "prediction (3× emulated)"}
+    # Minimal diff deletes only the 20 changed lines and sends far fewer characters.
+    retype, minimal = rows["delete and retype"], rows["minimal diff"]
+    assert int(minimal[-2]) < int(retype[-2]) / 4

@@ -507,3 +507,67 @@ async def test_revert_keeps_an_import_line_the_user_may_have_made_their_own(
     assert offline.text(uri) == "import re\n" + REGEX_DOC.replace(
         "import os\n", "import os\nimport re\n", 1
     )
+
+
+PRICES = '''def parse_price(text: str) -> float:
+    """The price in a label.
+
+    >>> parse_price("$3.50")
+    3.5
+    >>> parse_price("$2")
+    2.5
+    """
+    return float(text.strip().lstrip("$"))
+'''
+
+
+async def test_with_tests_run_a_generated_test_that_fails_on_the_code_is_dropped(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    """Invariant 9 with ``tests.run``: the docstring's second example is wrong (the code says
+    2.0), so its test fails on the current code; it never lands, and the job says so."""
+    editor = await make_editor(model=False, init_options={"tests": {"run": True}})
+    module = tmp_path / "prices.py"
+    module.write_text(PRICES)
+    editor.open(_uri(module), PRICES)
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 0, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    details = record["verification"]["details"]
+    assert record["verification"]["ok"] is True, details
+    assert "dropped 1 generated test that failed on the current code: " in details
+    assert "test_parse_price_example_2" in details
+    written = editor.text(_uri(tmp_path / "test_prices.py"))
+    assert "def test_parse_price_example_1()" in written
+    assert "def test_parse_price_example_2()" not in written
+    assert "2.5" not in written  # the docstring's wrong answer; the code's 2.0 may be asserted
+    # What landed passes on the code it characterises.
+    (tmp_path / "test_prices.py").write_text(written)
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_prices.py"],
+        cwd=tmp_path,
+        env=hermetic_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, output.decode()
+
+
+async def test_with_tests_run_nothing_lands_when_no_generated_test_passes(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    editor = await make_editor(model=False, init_options={"tests": {"run": True}})
+    broken = SIDE_EFFECT.replace("import pathlib\n", "import pathlib\nraise RuntimeError('no')\n")
+    module = tmp_path / "explodes.py"
+    module.write_text(broken)
+    editor.open(_uri(module), broken)
+    line = broken.splitlines().index("def double(x: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert record["metrics"]["edits"] == 0
+    assert "that failed on the current code: test_double_example_1" in record["reason"]
+    assert "def test_double" not in editor.text(_uri(tmp_path / "test_explodes.py"))

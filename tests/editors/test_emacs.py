@@ -373,6 +373,74 @@ def test_jedi_completion_still_works_beside_fastedits_ai_item(
     assert seen["completed"] == "os.getcwd"
 
 
+TABLE = "".join(f"value_{i} = compute({i})\n" for i in range(12)) + "print(value_0)\n"
+
+
+def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    rewrite = TABLE.replace("compute(2)", "compute(2, fast=True)").replace(
+        "compute(9)", "compute(9, fast=True)"
+    )
+    stub.script(Answer(text=rewrite[: -len("print(value_0)\n")], token_size=3, tps=150))
+    seen = session(
+        tmp_path,
+        env,
+        f"""
+(fe-open "table.py" {lisp(TABLE)})
+(transient-mark-mode 1)
+(goto-char (point-min))
+(set-mark (point))
+(forward-line 12)
+(fe-key "C-c / e f a s t RET")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "edited" (buffer-string))
+(goto-char (point-min))
+(forward-line 9)
+(fe-key "C-c / h")
+(fe-observe "after" (buffer-string))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "done", json.dumps(seen)
+    assert record["metrics"]["edits"] >= 2, record
+    assert len(record["hunks"]) == 2
+    assert seen["edited"] == rewrite
+    assert seen["after"] == TABLE.replace("compute(2)", "compute(2, fast=True)")
+    assert seen["prompts"] == []
+
+
+def test_a_user_action_bound_to_a_key_rewrites_the_function(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    source = "def add(a, b):\n    return a + b\n\n\nprint(add(1, 2))\n"
+    function = source[: source.index("\n\n") + 1]
+    documented = function.replace(":\n", ':\n    """Add two numbers."""\n', 1)
+    stub.script(Answer(text=documented, token_size=3, tps=150))
+    seen = session(
+        tmp_path,
+        env,
+        f"""
+(fe-open "calc.py" {lisp(source)})
+(goto-char (point-min))
+(forward-line 1)
+(fe-key "C-c / d")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "edited" (buffer-string))
+(fe-observe "ids" (vconcat (fastedit--action-ids)))
+""",
+        setup="""
+(with-eval-after-load 'fastedit
+  (define-key fastedit-command-map (kbd "d")
+              (lambda () (interactive) (fastedit-run "docstring"))))
+""",
+    )
+    record = seen["record"]
+    assert (record["state"], record["kind"], record["action"]) == ("done", "run", "docstring")
+    assert seen["edited"] == documented + source[len(function) :]
+    assert seen["ids"] == ["docstring", "typeHints"]
+
+
 # -- every action through its key: each job ends done (or cancelled) and one undo restores ---------
 
 REGEX_SOURCE = """import os

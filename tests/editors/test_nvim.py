@@ -434,6 +434,69 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         nvim_session.stop(session)
 
 
+TABLE = "".join(f"value_{i} = compute({i})\n" for i in range(12))
+TAIL = "print(value_0)\n"
+
+
+def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "table.py", TABLE + TAIL)
+    rewrite = TABLE.replace("compute(2)", "compute(2, fast=True)").replace(
+        "compute(9)", "compute(9, fast=True)"
+    )
+    stub.script(_stream(rewrite, tps=150))
+    session.nvim.command("1,12FasteditEditSelection pass fast=True to 2 and 9")
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    session.wait(lambda: session.text() == rewrite + TAIL, "the rewrite in the buffer")
+    assert [h["original"] for h in record["hunks"]] == [
+        "value_2 = compute(2)\n",
+        "value_9 = compute(9)\n",
+    ]
+    # One undo takes the whole job back; redo brings it again.
+    session.undo()
+    session.wait(lambda: session.text() == TABLE + TAIL, "the undo of the whole job")
+    session.press("<C-r>")
+    session.wait(lambda: session.text() == rewrite + TAIL, "the redo")
+    result = session.command("fastedit.revertHunk", {"jobId": record["jobId"], "hunk": 1})
+    assert result == {"reverted": True}
+    session.wait(
+        lambda: session.text() == TABLE.replace("compute(2)", "compute(2, fast=True)") + TAIL,
+        "hunk 1 reverted alone",
+    )
+
+
+def test_a_user_action_runs_from_its_command_and_from_a_key(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    ids = session.lua("return vim.fn.getcompletion('Fastedit ', 'cmdline')")
+    assert {"docstring", "typeHints"} <= set(ids)
+    function = SOURCE[: SOURCE.index("\n\n") + 1]
+    documented = function.replace(":\n", ':\n    """Add two numbers."""\n', 1)
+    stub.script(_stream(documented, tps=200))
+    session.lua(
+        "vim.keymap.set('n', '<leader>Fd', function() require('fastedit').run('docstring') end)"
+    )
+    session.nvim.current.window.cursor = (2, 4)
+    session.press("<leader>Fd")
+    record = session.wait_job(session.last_job())
+    assert (record["state"], record["kind"], record["action"]) == ("done", "run", "docstring")
+    session.wait(lambda: session.text() == documented + SOURCE[len(function) :], "the docstring")
+    hinted = documented.replace("    return \n", "    return a + b\n")
+    stub.script(_stream(hinted, tps=200))
+    first = record["jobId"]
+    session.nvim.command("Fastedit typeHints")
+    second = session.wait(
+        lambda: (job := session.last_job()) != first and job, "the second action to start"
+    )
+    record = session.wait_job(second)
+    assert record["state"] == "done" and record["action"] == "typeHints", record
+    session.wait(lambda: session.text() == hinted + SOURCE[len(function) :], "the second action")
+
+
 GEOMETRY = '''def clamp(value: int, low: int, high: int) -> int:
     """Clamp value into [low, high].
 

@@ -1,12 +1,12 @@
 """Neovim in a real terminal: tmux at 120×36, a new user's setup, every action by its key.
 
 A UI attached over RPC does not show everything a terminal shows: the "Press ENTER" prompt, a
-message that wraps, an error printed by a handler. So Neovim runs here as a user runs it: in tmux, with fresh state, data and config directories, the README's manual
-setup in its init.lua (the plugin on the runtimepath, ``require('fastedit').setup({})``, the
-statusline line) and ``fastedit-lsp`` found on PATH. Keys are typed with ``tmux send-keys`` and
-the screen is read back with ``capture-pane`` after each one: never a "Press ENTER", never an
-error, and the statusline shows the mode and the last job's figures.
-"""
+message that wraps, an error printed by a handler. So Neovim runs here as a user runs it: in tmux,
+with fresh state, data and config directories, the README's manual setup in its init.lua (the
+plugin on the runtimepath, ``require('fastedit').setup({})``, the statusline line) and
+``fastedit-lsp`` found on PATH. Keys are typed with ``tmux send-keys`` and the screen is read back
+with ``capture-pane`` after each one: never a "Press ENTER", never an error, and the statusline
+shows the mode and the last job's figures."""
 
 from __future__ import annotations
 

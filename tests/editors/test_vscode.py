@@ -330,6 +330,55 @@ def test_cancel_command_stops_a_running_stream(
     wait(lambda: request.client_closed, "the model stream to be closed")
 
 
+def test_a_user_action_picked_from_the_quick_pick_rewrites_the_function(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    source = "def add(a, b):\n    return a + b\n\n\nprint(add(1, 2))\n"
+    _open(workbench, "action.py", source)
+    function = source[: source.index("\n\n") + 1]
+    documented = function.replace(":\n", ':\n    """Add two numbers."""\n', 1)
+    stub_model.script(_stream(documented, tps=80))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 5)
+    workbench.run_command(
+        "Fast Edit: Run an Action", asks="Fast Edit: run an action", answer="Add a docstring"
+    )
+    job_id = _new_job(workbench, "/action.py", seen)
+    record = _finished(workbench, job_id)
+    assert (record["state"], record["kind"], record["action"]) == ("done", "run", "docstring")
+    workbench.wait_text(equals=documented + source[len(function) :])
+    # Only the docstring line went in: the function's lines were never deleted and retyped.
+    assert [h["original"] for h in record["hunks"]] == [""]
+
+
+def test_a_rewrite_streams_its_diff_and_revert_this_change_undoes_one_hunk(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    table = "".join(f"value_{i} = compute({i})\n" for i in range(12)) + "print(value_0)\n"
+    _open(workbench, "table.py", table)
+    rewrite = table.replace("compute(2)", "compute(2, fast=True)").replace(
+        "compute(9)", "compute(9, fast=True)"
+    )
+    stub_model.script(_stream(rewrite[: -len("print(value_0)\n")], tps=150))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(1, 1)
+    for _ in range(12):
+        workbench.press("Shift+ArrowDown")
+    workbench.run_command(
+        "Fast Edit: Edit Selection", asks="Fast Edit: edit selection", answer="fast for 2 and 9"
+    )
+    record = _finished(workbench, _new_job(workbench, "/table.py", seen))
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    assert record["metrics"]["edits"] >= 2, record
+    assert len(record["hunks"]) == 2
+    workbench.wait_text(equals=rewrite)
+    workbench.go_to(10, 3)
+    workbench.code_action("Revert this change (fastedit)")
+    workbench.wait_text(equals=table.replace("compute(2)", "compute(2, fast=True)"))
+
+
 # -- the palette's other actions: each job ends done and one undo restores ----------------------
 
 REGEX_SOURCE = """import os

@@ -73,6 +73,14 @@ const ops = {
       await page.waitForSelector('.quick-input-widget', { state: 'hidden' });
     }
   },
+  // The code action menu at the cursor (Ctrl+.): click the action titled `title`.
+  async codeAction({ title }) {
+    await page.keyboard.press('Control+.');
+    const row = page.locator('.action-widget .monaco-list-row', { hasText: title }).first();
+    await row.waitFor();
+    await row.click();
+    await page.waitForSelector('.action-widget', { state: 'hidden' });
+  },
   // A click on the file in the explorer (Quick Open's file index may not know a new file yet).
   async openFromExplorer({ name }) {
     await page.locator(`.explorer-folders-view .monaco-list-row[aria-label="${name}"]`).click();

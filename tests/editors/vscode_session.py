@@ -275,6 +275,10 @@ class Workbench:
     def press(self, key: str) -> None:
         self.call("press", key=key)
 
+    def code_action(self, title: str) -> None:
+        """Pick the code action titled ``title`` from the menu at the cursor (Ctrl+.)."""
+        self.call("codeAction", title=title)
+
     def type(self, text: str) -> None:
         self.call("type", text=text)
 

@@ -10,7 +10,8 @@ For every public function and method of the corpus, the tests are generated into
 copy, placed by ``test_path`` and merged into one test module per corpus module, as the server
 does. Then, in subprocesses with a time limit: ``pytest --collect-only`` (every module is
 collected, every test function found) and a real run. Tests are told apart by name:
-``*_example_<n>`` doctest-derived, ``*_raises_*`` pytest.raises cases, ``*_property`` hypothesis
+``*_example_<n>`` doctest-derived, ``*_returns_<n>`` return values the evaluator computed,
+``*_raises_*`` pytest.raises cases, ``*_property`` hypothesis
 stubs, ``*_todo*`` skipped TODOs.
 
 Floors: every generated module parses and is collected; at least 90% of the doctest-derived
@@ -156,6 +157,8 @@ def kind(key: str) -> str:
         return "todo"
     if re.search(r"_example_\d+$", name):
         return "example"
+    if re.search(r"_returns_\d+$", name):
+        return "returns"
     if re.search(r"_raises_\w+?(_\d+)?$", name):
         return "raises"
     if re.search(r"_property(_\d+)?$", name):
@@ -221,6 +224,7 @@ def test_doctest_derived_assertions_pass(run: Run) -> None:
     examples, passed, _ = counts(run.outcomes, "example")
     raises, raises_passed, _ = counts(run.outcomes, "raises")
     given, given_passed, _ = counts(run.outcomes, "property")
+    returns, returns_passed, _ = counts(run.outcomes, "returns")
     todos, _, _ = counts(run.outcomes, "todo")
     collected = len(run.outcomes)
     rate = passed / examples if examples else 0.0
@@ -230,6 +234,7 @@ def test_doctest_derived_assertions_pass(run: Run) -> None:
         f"  doctest-derived assertions: {passed}/{examples} pass ({rate:.1%}; floor "
         f"{DOCTEST_FLOOR:.0%})\n"
         f"  raises cases: {raises} ({raises_passed} pass)\n"
+        f"  return values the evaluator computed: {returns} ({returns_passed} pass)\n"
         f"  hypothesis @given stubs: {given} ({given_passed} pass; a failure is a finding "
         "about the corpus code)\n"
         f"  skipped TODOs: {todos}"
@@ -238,6 +243,7 @@ def test_doctest_derived_assertions_pass(run: Run) -> None:
     assert rate >= DOCTEST_FLOOR, run.output
     assert all(o == "skipped" for k, o in run.outcomes.items() if kind(k) == "todo")
     assert "other" not in {kind(k) for k in run.outcomes}
+    assert returns_passed == returns, run.output
 
 
 def test_generated_modules_are_lint_clean(run: Run) -> None:

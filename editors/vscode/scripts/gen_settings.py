@@ -48,9 +48,13 @@ CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def _leaf(schema: dict[str, Any], key: str) -> dict[str, Any]:
+def _leaf(schema: dict[str, Any], key: str, defs: dict[str, Any]) -> dict[str, Any]:
     """One VS Code setting from a JSON-schema property."""
     out: dict[str, Any] = {}
+    items = schema.get("items")
+    if isinstance(items, dict) and "$ref" in items:  # a list of objects: inline their schema
+        item = defs[items["$ref"].rsplit("/", 1)[-1]]
+        schema = {**schema, "items": {k: v for k, v in item.items() if k != "title"}}
     nullable = False
     if "anyOf" in schema:
         options = [o for o in schema["anyOf"] if o.get("type") != "null"]
@@ -86,7 +90,7 @@ def properties() -> dict[str, dict[str, Any]]:
             if "$ref" in prop:
                 walk(defs[prop["$ref"].rsplit("/", 1)[-1]], key)
             else:
-                out[key] = _leaf(prop, key)
+                out[key] = _leaf(prop, key, defs)
 
     walk(schema, "fastedit")
     out.update(CLIENT_SETTINGS)

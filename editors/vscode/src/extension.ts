@@ -206,6 +206,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return { uri: uri(e, c), range: c.code2ProtocolConverter.asRange(range), instruction };
     }),
   );
+  // A user-defined action (setting fastedit.actions) or a preset: picked from a quick pick, or
+  // given as the command's argument by a keybinding ({"command": "fastedit-vscode.runAction",
+  // "args": "docstring"}). On the selection when there is one, else at the cursor.
+  const presets = [
+    { id: 'docstring', title: 'Add a docstring' },
+    { id: 'typeHints', title: 'Add type hints' },
+  ];
+  register('fastedit-vscode.runAction', async (given?: unknown) => {
+    let id = typeof given === 'string' ? given : undefined;
+    if (id === undefined) {
+      const configured = vscode.workspace.getConfiguration('fastedit').get<{ id: string; title: string }[]>('actions') ?? [];
+      const ids = new Set(configured.map((a) => a.id));
+      const items = [...configured, ...presets.filter((p) => !ids.has(p.id))].map((a) => ({
+        label: a.title,
+        description: a.id,
+      }));
+      const picked = await vscode.window.showQuickPick(items, { title: 'Fast Edit: run an action' });
+      id = picked?.description;
+    }
+    if (id === undefined) {
+      return;
+    }
+    const action = id;
+    await job('fastedit.run', async (e, c) =>
+      e.selection.isEmpty
+        ? { action, uri: uri(e, c), position: c.code2ProtocolConverter.asPosition(e.selection.active) }
+        : { action, uri: uri(e, c), range: c.code2ProtocolConverter.asRange(e.selection) },
+    )();
+  });
   register('fastedit-vscode.cancel', async () => {
     const editor = vscode.window.activeTextEditor;
     const argument = editor && client ? [{ uri: uri(editor, client) }] : [];

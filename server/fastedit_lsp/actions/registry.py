@@ -44,6 +44,8 @@ class ActionSpec:
     writes: Literal["document", "test_module"] = "document"
     #: For entries built at run time: makes the implementation (instead of ``module``).
     implementation: Callable[[], Action] | None = None
+    #: The job rewrites its region: streamed as the minimal diff against the region's text.
+    rewrite: bool = False
 
     def load(self) -> Action:
         """The implementation (importing its module the first time)."""
@@ -64,7 +66,15 @@ BUILTIN: tuple[ActionSpec, ...] = (
     ActionSpec(
         "generateRegex", "Generate regex", "regex", "fastedit.generateRegex", "range", "regex"
     ),
-    ActionSpec("fixSyntax", "Fix syntax", "syntax fix", "fastedit.fixSyntax", "range", "syntax"),
+    ActionSpec(
+        "fixSyntax",
+        "Fix syntax",
+        "syntax fix",
+        "fastedit.fixSyntax",
+        "range",
+        "syntax",
+        rewrite=True,
+    ),
     ActionSpec(
         "generateTests",
         "Write tests",
@@ -89,6 +99,7 @@ BUILTIN: tuple[ActionSpec, ...] = (
         "fastedit.editSelection",
         "selection",
         "edit_selection",
+        rewrite=True,
     ),
 )
 #: The built-in kinds (what ``routing.fastKinds`` may list).
@@ -101,15 +112,37 @@ class Registry:
     def __init__(self, specs: Iterable[ActionSpec] = BUILTIN) -> None:
         self._by_kind: dict[str, ActionSpec] = {}
         self._by_command: dict[str, ActionSpec] = {}
+        self._runtime_source: object = None
         for spec in specs:
             self.add(spec)
 
     def add(self, spec: ActionSpec) -> None:
-        """Add an entry; a kind or command already taken is refused (ValueError)."""
-        if spec.kind in self._by_kind or spec.command in self._by_command:
+        """Add an entry; a kind or command already taken is refused (ValueError).
+
+        Run-time entries (``implementation`` set) share one command (``fastedit.run`` names
+        the action in its argument), so only built-in entries are found by command.
+        """
+        runtime = spec.implementation is not None
+        if spec.kind in self._by_kind or (not runtime and spec.command in self._by_command):
             raise ValueError(f"action {spec.kind} ({spec.command}) is already registered")
         self._by_kind[spec.kind] = spec
-        self._by_command[spec.command] = spec
+        if not runtime:
+            self._by_command[spec.command] = spec
+
+    def set_runtime(self, specs: Iterable[ActionSpec], source: object = None) -> None:
+        """Replace every run-time entry with ``specs`` (the settings changed); nothing to do
+        when ``source`` (what they were made from) is the one of the current entries."""
+        if source is not None and source == self._runtime_source:
+            return
+        self._runtime_source = source
+        for kind in [k for k, s in self._by_kind.items() if s.implementation is not None]:
+            del self._by_kind[kind]
+        for spec in specs:
+            self.add(spec)
+
+    def runtime(self) -> list[ActionSpec]:
+        """The entries added at run time."""
+        return [s for s in self._by_kind.values() if s.implementation is not None]
 
     def get(self, kind: str) -> ActionSpec | None:
         return self._by_kind.get(kind)

@@ -11,7 +11,8 @@ the function, its docstring and its imports. The user's code is never imported o
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -159,6 +160,61 @@ def check(
     return {"ok": True, "details": f"parses; imports resolve; {tests} test functions"}
 
 
+def test_names(text: str) -> list[str]:
+    """The test functions ``text`` defines at its top level, in order."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+
+
+def without_tests(text: str, names: Collection[str]) -> str:
+    """``text`` (tests inserted into a module) without the top-level test functions ``names``,
+    and without the import lines only they used; "" when no test is left. Its leading line
+    breaks and whether it ends with one are kept (see :func:`placed`)."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    lead = len(lines) - len(list(itertools.dropwhile(lambda line: not line.strip(), lines)))
+    drop: set[int] = set()  # 0-based lines
+    kept_tests = 0
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if node.name not in names:
+            kept_tests += node.name.startswith("test")
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        last = node.end_lineno or node.lineno
+        # The blank lines that separated it from what came before go with it.
+        while first > lead and not lines[first - 1].strip():
+            first -= 1
+        if first == lead:
+            # The first definition: the blank lines after it go instead (the leading ones place
+            # the text).
+            while last < len(lines) and not lines[last].strip():
+                last += 1
+        drop.update(range(first, last))
+    if not kept_tests:
+        return ""
+    kept = "".join(line for i, line in enumerate(lines) if i not in drop)
+    used = {n.id for n in ast.walk(ast.parse(kept)) if isinstance(n, ast.Name)}
+    unused: set[int] = set()
+    for node in ast.parse(kept).body:
+        if isinstance(node, ast.Import | ast.ImportFrom) and not any(
+            (a.asname or a.name.split(".")[0]) in used for a in node.names
+        ):
+            unused.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    kept_lines = kept.splitlines(keepends=True)
+    result = "".join(line for i, line in enumerate(kept_lines) if i not in unused)
+    ending = text[len(text.rstrip("\r\n")) :]
+    return result.rstrip("\r\n") + ending
+
+
 def _top_level_names(source: str) -> set[str]:
     """Names a module defines at its top level (statically)."""
     try:
@@ -199,7 +255,7 @@ def prepare(data: ActionInput) -> Draft:
     async def offline() -> OfflineAnswer | None:
         from ..engines.test_stubs import generate
 
-        return OfflineAnswer(insertion(generate(source, target, module)))
+        return OfflineAnswer(insertion(generate(source, target, module, read_module)))
 
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))

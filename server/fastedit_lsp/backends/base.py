@@ -78,6 +78,8 @@ class ChatRequest:
     max_tokens: int
     temperature: float = 0.2
     stop: tuple[str, ...] = ()
+    #: Predicted output (the text a rewrite starts from), sent as ``prediction`` when set.
+    prediction: str | None = None
 
 
 @dataclass
@@ -94,6 +96,9 @@ class StreamInfo:
     finish_reason: str | None = None
     #: Completion tokens as reported by the provider's usage chunk, if it sent one.
     completion_tokens: int | None = None
+    #: ``usage.completion_tokens_details``' accepted / rejected prediction tokens, when sent.
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
     #: Number of content deltas received (a token count when the provider sends no usage).
     deltas: int = 0
     #: Monotonic time of the first content delta, for time-to-first-token.

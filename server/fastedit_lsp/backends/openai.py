@@ -72,6 +72,8 @@ def build_chat_body(
             body["stop"] = [sendable(stop) for stop in request.stop]
     if preset.usage_in_stream:
         body["stream_options"] = {"include_usage": True}
+    if request.prediction is not None:
+        body["prediction"] = {"type": "content", "content": sendable(request.prediction)}
     if reasoning_effort or is_reasoning_model(model):
         body["reasoning_effort"] = reasoning_effort or "low"
     return body
@@ -524,6 +526,10 @@ class OpenAICompatibleBackend:
             info.finish_reason = chunk.finish_reason
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
+        if chunk.prediction_tokens is not None:
+            accepted, rejected = chunk.prediction_tokens
+            info.accepted_prediction_tokens = accepted
+            info.rejected_prediction_tokens = rejected
         if chunk.text:
             info.deltas += 1
             info.last_delta_at = self._clock()

@@ -166,6 +166,8 @@ class ChatChunk:
     #: ``usage.completion_tokens`` from the usage chunk (``choices: []``), when sent.
     completion_tokens: int | None = None
     model: str | None = None
+    #: ``usage.completion_tokens_details``' (accepted, rejected) prediction tokens, when sent.
+    prediction_tokens: tuple[int, int] | None = None
     #: The provider's error message when it sent an ``{"error": ...}`` object in a 200 stream.
     error: str | None = None
     #: The ``[DONE]`` sentinel.
@@ -181,7 +183,9 @@ def parse_chat_chunk(data: str) -> ChatChunk:
     if obj.get("error") is not None:
         return ChatChunk(model=model, error=error_text(obj["error"]))
     text, finish_reason = _choice(obj.get("choices"), data)
-    return ChatChunk(text, finish_reason, _completion_tokens(obj), model)
+    return ChatChunk(
+        text, finish_reason, _completion_tokens(obj), model, prediction_tokens=_predicted(obj)
+    )
 
 
 #: llama.cpp's ``stop_type`` (why generation stopped) as an OpenAI ``finish_reason``.
@@ -277,6 +281,20 @@ def _completion_tokens(obj: dict[str, Any]) -> int | None:
         return None
     tokens = usage.get("completion_tokens")
     return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+
+
+def _predicted(obj: dict[str, Any]) -> tuple[int, int] | None:
+    usage = obj.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    if not isinstance(details, dict):
+        return None
+    counts = [details.get("accepted_prediction_tokens"), details.get("rejected_prediction_tokens")]
+    if not any(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+        return None
+    accepted, rejected = (
+        n if isinstance(n, int) and not isinstance(n, bool) else 0 for n in counts
+    )
+    return accepted, rejected
 
 
 def _one_line(text: str, limit: int = 300) -> str:

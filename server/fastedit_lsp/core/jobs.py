@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .rewrite_tracking import RewriteTracker
 from .tracking import RegionTracker
 
 #: An action's kind as the job record names it (``completeRest``...): the action registry's keys.
@@ -52,6 +53,13 @@ class InstructionInputs(Inputs):
     """Inputs of an action that follows the user's instruction (edit selection)."""
 
     instruction: str = ""
+
+
+@dataclass(frozen=True)
+class RunInputs(InstructionInputs):
+    """Inputs of a user-defined action (``fastedit.run``): its id, its instruction and route."""
+
+    action: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,9 @@ class Metrics:
     #: When the first and the last token of the answering stream arrived (decode speed).
     decode_from: float | None = None
     decode_to: float | None = None
+    #: Predicted-output tokens the provider accepted / rejected (a rewrite sent with one).
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
 
     def tokens_per_second(self) -> float | None:
         """Tokens after the first ÷ seconds from the first to the last token (None: too few)."""
@@ -138,7 +149,14 @@ class Metrics:
             "tokensPerSecond": None if offline else self.tokens_per_second(),
             "edits": self.edits,
             "elapsedMs": round((end - self.started_at) * 1000, 1),
-        }
+        } | (
+            {
+                "acceptedPredictionTokens": self.accepted_prediction_tokens,
+                "rejectedPredictionTokens": self.rejected_prediction_tokens or 0,
+            }
+            if self.accepted_prediction_tokens is not None
+            else {}
+        )
 
 
 @dataclass
@@ -174,6 +192,8 @@ class Job:
     progress_token: str | None = None
     #: A line the job added outside its region (``import re``), for revert to remove again.
     added_line: str | None = None
+    #: A rewrite's hunks are highlighted for review (setting ``review: hunks``).
+    review: bool = False
 
     @property
     def is_finished(self) -> bool:
@@ -216,6 +236,10 @@ class Job:
         }
         if self.error is not None:
             out["error"] = self.error
+        if isinstance(self.inputs, RunInputs):
+            out["kind"], out["action"] = "run", self.inputs.action
+        if isinstance(self.tracker, RewriteTracker) and self.tracker.hunks:
+            out["hunks"] = self.tracker.hunk_records()
         return out
 
 

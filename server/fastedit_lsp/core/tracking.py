@@ -185,6 +185,10 @@ class RegionTracker:
             else "the target range was edited before the first token"
         )
 
+    def revert_blocker(self) -> str | None:
+        """Why a whole revert would lose the user's typing (None: it would not)."""
+        return None
+
     def _fail(self, reason: str) -> str:
         self.conflict = reason
         return reason

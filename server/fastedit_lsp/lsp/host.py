@@ -98,6 +98,9 @@ class ServerHost:
         if job.state == "failed" and job.error:
             client.show_message(f"fastedit: {job.error}", types.MessageType.Error)
         client.end_progress(job)
+        from . import review
+
+        review.job_finished(self._server, job)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find, open or create the test module.
@@ -199,3 +202,12 @@ class ServerHost:
         source_path = to_fs_path(destination.source_uri) or destination.path
         root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
         return await pytest_check(destination.path, source_path, root, module_text, run=run)
+
+    async def run_tests(
+        self, destination: TestModule, module_text: str
+    ) -> tuple[str, dict[str, str]]:
+        from ..project.pytest_check import run_tests
+
+        source_path = to_fs_path(destination.source_uri) or destination.path
+        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        return await run_tests(destination.path, source_path, root, module_text)

@@ -25,6 +25,7 @@ from ..core.jobs import Job, JobRegistry
 from ..core.timings import Timings
 from .client import APPLY_TIMEOUT, ClientChannel
 from .config import Config
+from .diagnostics import DiagnosticSets
 from .documents import DocumentStore
 from .protocol import PatchedLanguageServer
 
@@ -46,6 +47,8 @@ class FasteditServer(PatchedLanguageServer):
         #: The actions: the built-in ones (and, later, those defined in settings).
         self.actions = Registry()
         self.jobs = JobRegistry()
+        #: fastedit's diagnostics per document and owner (each publish carries the union).
+        self.diagnostics = DiagnosticSets(self)
         #: Background tasks kept referenced until they finish.
         self.tasks: set[asyncio.Task[Any]] = set()
         #: Handler times measured inside the server (``fastedit/debugTimings``, the bench).

@@ -155,7 +155,10 @@ class EditSession:
     async def _send(self, text: str) -> None:
         if reason := self.tracker.verify(self.document):
             raise ConflictError(reason)
-        edit = self.tracker.next_edit(text)
+        await self._deliver(self.tracker.next_edit(text))
+
+    async def _deliver(self, edit: SentEdit) -> None:
+        """Send one edit and account for the client's answer (also when cancelled meanwhile)."""
         # Registered before sending: some editors report the change before they reply.
         self.tracker.sent(edit)
         pending = self._in_flight = asyncio.ensure_future(self._apply(edit))

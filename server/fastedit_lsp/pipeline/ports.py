@@ -107,3 +107,10 @@ class JobHost(Protocol):
     ) -> tuple[bool, str]:
         """Collect (or run) a generated test module with pytest, on a copy (opt-in)."""
         ...
+
+    async def run_tests(
+        self, destination: TestModule, module_text: str
+    ) -> tuple[str, dict[str, str]]:
+        """Run a test module with pytest, on a copy (opt-in: ``tests.run``): its summary and
+        each test function's outcome (none when it could not be collected or run)."""
+        ...

@@ -9,24 +9,37 @@ Pure asyncio: the world (the editor, the models, the file system) is reached onl
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any
 
 from ..actions.base import ActionError, ActionInput, Draft, Verification
 from ..actions.registry import Registry
 from ..backends.base import Backend, BackendError, ChatRequest, NoModelError, StreamInfo
 from ..core.document import Document, Point
-from ..core.jobs import NOTHING_TO_VERIFY, Attempt, InstructionInputs, Job, TestModule
+from ..core.jobs import (
+    NOTHING_TO_VERIFY,
+    Attempt,
+    InstructionInputs,
+    Job,
+    RunInputs,
+    TestModule,
+)
+from ..core.rewrite_tracking import RewriteTracker
 from ..core.tracking import RegionTracker, SentEdit
 from ..core.uris import to_fs_path
 from ..prompting import context
 from ..prompting.context import CHARS_PER_TOKEN
 from ..settings import ResolvedProfile
+from . import prediction
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
+from .passing_tests import keep_passing, passing_only
 from .ports import JobHost
+from .rewrite import RewriteSession
 from .route_stats import RouteStats
 from .routing import Decision, Signals, choose, count_definitions
 from .stream import ask, filtered
@@ -63,6 +76,8 @@ class JobRunner:
         self.host = host
         self.actions = actions
         self.stats = stats
+        #: (baseUrl, model)s that answered 400 to ``prediction``: never sent it again.
+        self.no_prediction: set[tuple[str, str]] = set()
 
     async def run(self, job: Job, document: Document) -> None:
         """Run ``job`` on ``document`` and record how it ended."""
@@ -97,9 +112,18 @@ class JobRunner:
     async def _execute(self, job: Job, document: Document) -> None:
         host = self.host
         settings = host.settings
+        kind = self.actions.get(job.kind)
+        if kind is not None and kind.rewrite and not isinstance(job.tracker, RewriteTracker):
+            job.tracker = RewriteTracker.from_region(job.tracker)
         forced = job.inputs.profile
         if forced is not None:
-            decision = Decision(forced, f"retry with {forced}")
+            inputs = job.inputs
+            decision = Decision(
+                forced,
+                f"action {inputs.action}: route {forced}"
+                if isinstance(inputs, RunInputs)
+                else f"retry with {forced}",
+            )
         else:
             decision = choose(
                 host.mode,
@@ -237,16 +261,21 @@ class JobRunner:
         """An edit session streaming into the job's region of ``document``."""
         settings = self.host.settings
         host = self.host
-        return EditSession(
-            document,
-            job.tracker,
-            lambda edit: host.apply_edit(
-                job.uri, edit, document=document, unreported=job.tracker.unreported_before(edit)
-            ),
-            max_edits_per_second=settings.max_edits_per_second,
-            streaming=settings.streaming,
-            on_edit=lambda n: self._on_edit(job, edits_before + n),
-        )
+
+        def apply(edit: SentEdit) -> Awaitable[bool]:
+            unreported = job.tracker.unreported_before(edit)
+            return host.apply_edit(job.uri, edit, document=document, unreported=unreported)
+
+        options: dict[str, Any] = {
+            "max_edits_per_second": settings.max_edits_per_second,
+            "streaming": settings.streaming,
+            "on_edit": lambda n: self._on_edit(job, edits_before + n),
+        }
+        if isinstance(job.tracker, RewriteTracker):
+            return RewriteSession(
+                document, job.tracker, apply, wait_reported=host.wait_reported, **options
+            )
+        return EditSession(document, job.tracker, apply, **options)
 
     def _on_edit(self, job: Job, edits: int) -> None:
         job.metrics.edits = edits
@@ -275,6 +304,7 @@ class JobRunner:
             _retarget(job, document, *draft.region)
         info = StreamInfo(pace=session.pace)
         source: AsyncIterator[str] | None
+        backend: Backend | None = None
         key: tuple[str, str] | None = None
         if profile.is_local or draft.request is None:
             # No model configured, or nothing to ask one (the file parses...): the offline answer.
@@ -290,14 +320,37 @@ class JobRunner:
                     f"{backend.model} at {profile.base_url} failed repeatedly: not called for "
                     f"another {wait:.0f} s (circuit open)",
                 )
-            if draft.refine is not None:
-                source = _verified(backend, draft, job, info)
-            else:
-                source = filtered(ask(backend, draft.request, info), draft, job, info)
+            if (
+                isinstance(job.tracker, RewriteTracker)
+                and key not in self.no_prediction
+                and prediction.wanted(profile.settings.prediction, profile.provider, backend.model)
+            ):
+                draft.request = dataclasses.replace(draft.request, prediction=job.tracker.base)
+            source = self._model_source(backend, draft, job, info)
         host.status(job)
+        ran: Verification = {}  # tests.run: what pytest said of the generated tests
+        if source is not None and job.destination is not None and host.settings.tests.run:
+            source = passing_only(host, job.destination, source, ran)
         try:
             if source is not None:
-                await session.run(source)
+                try:
+                    await session.run(source)
+                except BackendError as exc:
+                    request = draft.request
+                    if (
+                        key is None
+                        or backend is None
+                        or request is None
+                        or request.prediction is None
+                        or session.edits
+                        or not prediction.refused(exc)
+                    ):
+                        raise
+                    # Refused by name: once more without it, and never again for this model.
+                    self.no_prediction.add(key)
+                    job.reason += "; the provider refused prediction: sent without it"
+                    draft.request = dataclasses.replace(request, prediction=None)
+                    await session.run(self._model_source(backend, draft, job, info))
         except BackendError as exc:
             if key is not None and exc.kind in BREAKER_KINDS:
                 host.models.failure(key, time.monotonic())
@@ -305,11 +358,14 @@ class JobRunner:
         finally:
             job.metrics.edits = session.edits
             job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
+            if info.accepted_prediction_tokens is not None:
+                job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
+                job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
         if key is not None:
             host.models.success(key)
         await self._settle(job)
         if session.edits == 0:
-            job.reason += f"; {draft.no_suggestion}"
+            job.reason += f"; {ran['details']}" if ran else f"; {draft.no_suggestion}"
             # A verified answer that put nothing in the buffer verified nothing in it.
             job.verification = dict(NOTHING_TO_VERIFY)
         elif draft.verify is not None:
@@ -319,7 +375,12 @@ class JobRunner:
         if draft.extra is not None and session.edits and job.verification.get("ok") is not False:
             await self._extra_insertion(job, document, *draft.extra)
         tests = host.settings.tests
-        if (
+        if ran and session.edits and job.verification.get("ok") is True:
+            job.verification = {
+                "ok": ran["ok"],
+                "details": f"{job.verification.get('details')}; {ran['details']}",
+            }
+        elif (
             job.destination is not None
             and session.edits
             and job.verification.get("ok") is True
@@ -332,6 +393,15 @@ class JobRunner:
                 "ok": ok,
                 "details": f"{job.verification.get('details')}; {details}",
             }
+
+    @staticmethod
+    def _model_source(
+        backend: Backend, draft: Draft, job: Job, info: StreamInfo
+    ) -> AsyncIterator[str]:
+        assert draft.request is not None
+        if draft.refine is not None:
+            return _verified(backend, draft, job, info)
+        return filtered(ask(backend, draft.request, info), draft, job, info)
 
     def _prepare(
         self,
@@ -467,10 +537,18 @@ class JobRunner:
             grown = document.text
             existing = destination.existing
             text = grown[len(existing) :] if grown.startswith(existing) else grown
+        ran: Verification = {}
+        if self.host.settings.tests.run:
+            text, ran = await keep_passing(self.host, destination, text)
+            if not text:
+                job.reason += f"; {ran['details']}"
+                return
         await self.host.write_tests(destination, text)
         job.metrics.edits = 1
         if draft.verify is not None:
             job.verification = draft.verify(answer.text)
+        if ran and job.verification.get("ok") is True:
+            job.verification["details"] += f"; {ran['details']}"
         job.reason += f"; written to {path}"
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 

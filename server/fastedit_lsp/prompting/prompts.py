@@ -44,8 +44,14 @@ FIX_SYNTAX = (
 WRITE_TESTS = (
     "You write pytest tests. You receive a Python function (or method), its module's imports "
     "and the import path of its module. Reply with only a complete pytest module: imports, "
-    "then one test function per behaviour (examples in the docstring, each raised exception, "
-    "edge cases). No explanation, no fences. Never call external services."
+    "then one test function per behaviour. Every test must pass on the code as it is: assert "
+    "the docstring's examples exactly as shown; one pytest.raises test per exception the "
+    "function raises itself, called with arguments that reach that raise; assert only values "
+    "you can derive from the code. A hypothesis property draws only inputs the function "
+    "accepts (its guard clauses, documented preconditions and declared exceptions); where "
+    "the domain is unclear, treat an exception as its answer, not a failure. Assert the "
+    "return type, and idempotence or a round trip only when the code guarantees it. No "
+    "explanation, no fences. Never call external services."
 )
 
 FIM_SYSTEM = (

@@ -59,6 +59,10 @@ dialect, and every knob below works the same on all of them. The knobs of an ans
   mid-stream failure: ``data: {"error": {...}}`` inside a 200 stream.
 - ``split_bytes``: every body byte is its own HTTP chunk (and its own write), so a client's SSE
   parser sees events split at every byte position, UTF-8 sequences included.
+- ``prediction_speedup``: a request with ``prediction: {type: "content", content}`` streams at
+  ``tps`` times this (a provider's accepted-prediction speed-up), and its usage reports
+  ``completion_tokens_details.accepted_prediction_tokens`` / ``rejected_prediction_tokens``
+  (answer tokens found in the prediction are accepted, the prediction's others rejected).
 - ``finish_reason`` (default ``"stop"``) and ``role_chunk`` (send the first
   ``{"role": "assistant", "content": ""}`` delta of the chat-shaped streams, default on).
 
@@ -93,6 +97,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import signal
@@ -122,7 +127,15 @@ from .stub_http import (
     _parse_head,
     _parse_json,
 )
-from .stub_wire import Dialect, _complete, _Params, _send_error, _stream, _Wire
+from .stub_wire import (
+    Dialect,
+    _complete,
+    _Params,
+    _send_error,
+    _stream,
+    _Wire,
+    prediction_tokens,
+)
 
 __all__ = [
     "CHAT_PATH",
@@ -453,6 +466,11 @@ class StubModelServer:
             )
         params = _Params.parse(dialect, body, self.models[0])
         tokens = answer.token_list()
+        if params.prediction is not None:
+            counts = prediction_tokens(params.prediction, tokens, answer.token_size)
+            params = dataclasses.replace(params, prediction_tokens=counts)
+            if answer.prediction_speedup != 1.0 and answer.tps > 0:
+                answer = dataclasses.replace(answer, tps=answer.tps * answer.prediction_speedup)
         finish = answer.finish_reason
         if params.max_tokens is not None and len(tokens) > params.max_tokens:
             tokens = tokens[: params.max_tokens]

@@ -95,6 +95,7 @@ class Answer:
     malformed_after: int = 0
     malformed_continue: bool = False
     split_bytes: bool = False
+    prediction_speedup: float = 1.0
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -106,6 +107,8 @@ class Answer:
             problems.append("tokens must be a list of strings")
         if not (_is_int(self.token_size) and self.token_size >= 1):
             problems.append("token_size must be an integer >= 1")
+        if not (_is_number(self.prediction_speedup) and self.prediction_speedup > 0):
+            problems.append("prediction_speedup must be a number > 0")
         for name in ("tps", "ttft", "header_delay"):
             value = getattr(self, name)
             if not (_is_number(value) and value >= 0):

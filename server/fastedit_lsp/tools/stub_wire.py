@@ -39,6 +39,10 @@ class _Params:
     include_usage: bool
     max_tokens: int | None
     prompt_tokens: int
+    #: The request's predicted output (``prediction: {type: "content", content}``), if any.
+    prediction: str | None = None
+    #: Emulated ``completion_tokens_details``: (accepted, rejected) prediction tokens.
+    prediction_tokens: tuple[int, int] | None = None
 
     @classmethod
     def parse(cls, dialect: Dialect, body: dict[str, Any], default_model: str) -> _Params:
@@ -56,7 +60,24 @@ class _Params:
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             max_tokens=limit if _is_int(limit) and limit >= 0 else None,
             prompt_tokens=(_prompt_chars(dialect, body) + 3) // 4,
+            prediction=_prediction(body),
         )
+
+
+def _prediction(body: dict[str, Any]) -> str | None:
+    prediction = body.get("prediction")
+    if isinstance(prediction, dict) and prediction.get("type") == "content":
+        content = prediction.get("content")
+        return content if isinstance(content, str) else None
+    return None
+
+
+def prediction_tokens(prediction: str, tokens: list[str], token_size: int) -> tuple[int, int]:
+    """An emulation of a provider's accepted and rejected prediction tokens: answer tokens found
+    in the prediction are accepted; the prediction's other tokens are rejected."""
+    accepted = sum(1 for token in tokens if token and token in prediction)
+    predicted = -(-len(prediction) // max(1, token_size))
+    return accepted, max(0, predicted - accepted)
 
 
 def _prompt_chars(dialect: Dialect, body: dict[str, Any]) -> int:
@@ -87,12 +108,19 @@ async def _send_error(ex: _Exchange, status: int, message: str) -> bool:
     return await ex.send_json(status, _error_json(error_type, code, message))
 
 
-def _usage(params: _Params, completion_tokens: int) -> dict[str, int]:
-    return {
+def _usage(params: _Params, completion_tokens: int) -> dict[str, Any]:
+    usage: dict[str, Any] = {
         "prompt_tokens": params.prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": params.prompt_tokens + completion_tokens,
     }
+    if params.prediction_tokens is not None:
+        accepted, rejected = params.prediction_tokens
+        usage["completion_tokens_details"] = {
+            "accepted_prediction_tokens": accepted,
+            "rejected_prediction_tokens": rejected,
+        }
+    return usage
 
 
 @dataclass(frozen=True)

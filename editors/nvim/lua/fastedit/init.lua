@@ -278,6 +278,56 @@ function M.edit_selection(opts)
   end
 end
 
+--- The built-in user actions (presets) of the server.
+M.preset_actions = { 'docstring', 'typeHints' }
+
+--- The ids of the user-defined actions: those in `settings.actions`, then the presets.
+--- @return string[]
+function M.action_ids()
+  local ids = {}
+  local settings = M.options.settings or {}
+  for _, action in ipairs(settings.actions or {}) do
+    if type(action) == 'table' and action.id then
+      table.insert(ids, action.id)
+    end
+  end
+  for _, id in ipairs(M.preset_actions) do
+    if not vim.tbl_contains(ids, id) then
+      table.insert(ids, id)
+    end
+  end
+  return ids
+end
+
+--- Run a user-defined action (or a preset) by id: on the selection or range when there is one,
+--- else at the cursor (the server finds the function or the file the action targets).
+--- Bind a key to one with, for example:
+---   vim.keymap.set({ 'n', 'x' }, '<leader>Fd', function()
+---     require('fastedit').run('docstring', { visual = vim.fn.mode():find('[vV]') ~= nil })
+---   end)
+--- @param id string
+--- @param opts table? {visual=true} or a user command's {line1, line2}
+function M.run(id, opts)
+  opts = opts or {}
+  if id == nil or id == '' then
+    vim.ui.select(M.action_ids(), { prompt = 'fastedit action: ' }, function(choice)
+      if choice then
+        M.run(choice, opts)
+      end
+    end)
+    return
+  end
+  start_job('fastedit.run', function(bufnr, uri, encoding)
+    local argument = { action = id, uri = uri }
+    if opts.visual or (opts.line1 and opts.line2) then
+      argument.range = target_range(bufnr, encoding, opts, 'cursor')
+    else
+      argument.position = cursor_position(bufnr, encoding)
+    end
+    return argument
+  end)
+end
+
 -- Modes, cancel, revert, status ---------------------------------------------------------------
 
 local function mode_changed(result)
@@ -480,6 +530,18 @@ local function create_commands()
   command('FasteditFixSyntax', ranged(M.fix_syntax), {
     range = true,
     desc = 'fastedit: fix the syntax error',
+  })
+  command('Fastedit', function(o)
+    M.run(o.args, o.range > 0 and { line1 = o.line1, line2 = o.line2 } or {})
+  end, {
+    range = true,
+    nargs = '?',
+    desc = 'fastedit: run a user-defined action by id (on the range, else at the cursor)',
+    complete = function(lead)
+      return vim.tbl_filter(function(id)
+        return vim.startswith(id, lead)
+      end, M.action_ids())
+    end,
   })
   command('FasteditEditSelection', function(o)
     local args = { line1 = o.line1, line2 = o.line2 }

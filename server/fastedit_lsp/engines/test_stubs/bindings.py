@@ -22,6 +22,10 @@ class _Binding:
     alias: str | None = None
 
 
+#: The source of another module of the project by dotted name (None: not one, or unreadable).
+ModuleReader = Callable[[str], str | None]
+
+
 @dataclass
 class _ModuleInfo:
     module: str
@@ -29,10 +33,37 @@ class _ModuleInfo:
     names: dict[str, _Binding] = field(default_factory=dict)
     constants: dict[str, object] = field(default_factory=dict)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # by qualname
+    #: Where an imported name comes from: (absolute module, name); a relative import's module
+    #: is given for both places its package can be (the module is a package, or is in one).
+    origins: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Module-level names bound once to an expression that is not a literal (the evaluator
+    #: computes them when it can: ``SIZES = [2**i for i in range(4)]``).
+    computed: dict[str, ast.expr] = field(default_factory=dict)
+    reader: ModuleReader | None = None
+    #: Other modules of the project, parsed once (shared by every module read through this one).
+    others: dict[str, _ModuleInfo | None] = field(default_factory=dict)
+
+    def other(self, dotted: str) -> _ModuleInfo | None:
+        """Another module of the project, if the reader has it."""
+        if dotted == self.module:
+            return self
+        if dotted not in self.others:
+            self.others[dotted] = None  # an import cycle ends here
+            source = self.reader(dotted) if self.reader is not None else None
+            if source is not None:
+                try:
+                    tree = ast.parse(source)
+                except (SyntaxError, ValueError):
+                    tree = None
+                if tree is not None:
+                    found = _ModuleInfo.of(tree, dotted, self.reader)
+                    found.others = self.others
+                    self.others[dotted] = found
+        return self.others[dotted]
 
     @classmethod
-    def of(cls, tree: ast.Module, module: str) -> _ModuleInfo:
-        info = cls(module, tree)
+    def of(cls, tree: ast.Module, module: str, reader: ModuleReader | None = None) -> _ModuleInfo:
+        info = cls(module, tree, reader=reader)
         own = _Binding(module, "")
         for stmt in _nested_statements(tree.body):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -52,6 +83,8 @@ class _ModuleInfo:
                     value = _literal(stmt.value)
                     if value is not _UNKNOWN:
                         info.constants[targets[0].id] = value
+                    else:
+                        info.computed[targets[0].id] = stmt.value
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     bound = alias.asname or alias.name.split(".")[0]
@@ -61,12 +94,18 @@ class _ModuleInfo:
                     bound = alias.asname or alias.name
                     if alias.name == "*":
                         continue
+                    info.origins[bound] = [
+                        (base, alias.name) for base in _absolute(module, stmt.level, stmt.module)
+                    ]
                     if stmt.level or not stmt.module:
                         info.names[bound] = own  # relative: the name is in the module's namespace
                     else:
                         info.names[bound] = _Binding(stmt.module, alias.name, alias.asname)
         for d in _all_classes(tree.body, ""):
             info.classes[d[0]] = d[1]
+        for name in _changed_names(tree):
+            info.constants.pop(name, None)
+            info.computed.pop(name, None)
         return info
 
     def binding(self, name: str) -> _Binding | None:
@@ -74,6 +113,56 @@ class _ModuleInfo:
         if found is not None and found.module == self.module and found.name == "":
             return _Binding(self.module, name)
         return found
+
+
+_MUTATORS = frozenset(
+    {
+        *("append", "extend", "insert", "pop", "popitem", "remove", "clear", "update"),
+        *("add", "discard", "setdefault", "sort", "reverse", "__setitem__", "__delitem__"),
+    }
+)
+
+
+def _changed_names(tree: ast.Module) -> set[str]:
+    """Module-level names whose literal value may not be the one they hold when a test runs:
+    bound more than once at module level, declared ``global`` somewhere, or changed in place."""
+    counts: dict[str, int] = {}
+    for stmt in _nested_statements(tree.body):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        counts[node.id] = counts.get(node.id, 0) + 1
+                    if isinstance(stmt, ast.AugAssign) and isinstance(node, ast.Name):
+                        counts[node.id] += 1
+    changed = {name for name, count in counts.items() if count > 1}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            changed.update(node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            changed.add(node.func.value.id)
+        elif (
+            isinstance(node, ast.Subscript | ast.Attribute)
+            and isinstance(node.ctx, ast.Store | ast.Del)
+            and isinstance(node.value, ast.Name)
+        ):
+            changed.add(node.value.id)
+    return changed
+
+
+def _absolute(module: str, level: int, name: str | None) -> list[str]:
+    """The modules ``from <level dots><name> import ...`` may mean in ``module``."""
+    if not level:
+        return [name] if name else []
+    parts = module.split(".")
+    bases = [".".join(parts[: len(parts) - level + 1]), ".".join(parts[: len(parts) - level])]
+    return [f"{b}.{name}" if b and name else (b or name or "") for b in bases if b or name]
 
 
 def _all_classes(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.ClassDef]]:

@@ -14,11 +14,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .bindings import _literal, _ModuleInfo
-from .doctests import _Context, _is_call_to, _own_nodes
+from .doctests import _Context, _examples, _is_call_to, _own_nodes
 from .evaluator import _dotted, _Evaluator
 from .render import _has_set, _render
 from .targets import _Def, _FunctionNode
-from .values import _OMIT, _UNKNOWN, _Abort, _Break, _Continue, _Instance, _Raised, _Return, _safe
+from .values import (
+    _OMIT,
+    _UNKNOWN,
+    _Abort,
+    _Break,
+    _Continue,
+    _Func,
+    _Instance,
+    _Raised,
+    _Return,
+    _safe,
+)
 
 
 def _annotation_base(node: ast.expr | None) -> tuple[str | None, list[ast.expr]]:
@@ -58,7 +69,8 @@ def _typed_candidates(
     if base == "int":
         return _dedupe([1, 0, -1, *ints])
     if base == "float":
-        return _dedupe([1.0, 0.0, -1.0, *floats, *(float(i) for i in ints)])
+        specials = [math.inf, -math.inf, math.nan]
+        return _dedupe([1.0, 0.0, -1.0, *floats, *(float(i) for i in ints), *specials])
     if base == "str":
         return _dedupe(["a", "", *strs])
     if base == "bool":
@@ -156,6 +168,14 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
             take(node.value)
         elif isinstance(node, ast.Name) and node.id in info.constants:
             take(info.constants[node.id])
+    # The docstring's examples show realistic arguments.
+    for example in _examples(fn)[0]:
+        for node in ast.walk(example.tree):
+            if isinstance(node, ast.Call) and _is_call_to(node, fn.name):
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    value = _literal(arg)
+                    if value is not _UNKNOWN:
+                        take(value)
     # Combinations of the string pieces the function looks for ("@", "."): "a@a", "a@a.a".
     pieces = _dedupe([s for s in strs if s])[:8]
     combos: list[str] = []
@@ -187,6 +207,8 @@ class _Param:
     default: object  # _OMIT-able when not _NO_DEFAULT
     annotation: ast.expr | None
     has_default: bool
+    #: The default's expression, for a default that is not a literal (``factory=dict``).
+    default_node: ast.expr | None = None
 
 
 def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bool]:
@@ -202,10 +224,12 @@ def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bo
             continue
         kind = "positional-only" if index < len(args.posonlyargs) else "positional"
         value = _literal(default) if default is not None else _UNKNOWN
-        params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None))
+        params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None, default))
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         value = _literal(kw_default) if kw_default is not None else _UNKNOWN
-        params.append(_Param(arg.arg, "keyword", value, arg.annotation, kw_default is not None))
+        params.append(
+            _Param(arg.arg, "keyword", value, arg.annotation, kw_default is not None, kw_default)
+        )
     return params, args.vararg is not None, args.kwarg is not None
 
 
@@ -235,16 +259,40 @@ def _sized_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+def _called_names(fn: _FunctionNode) -> set[str]:
+    """Names the function calls (``key(item)``) or passes as ``key=``: callables."""
+    names: set[str] = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                names.add(node.func.id)
+            names.update(
+                k.value.id
+                for k in node.keywords
+                if k.arg == "key" and isinstance(k.value, ast.Name)
+            )
+    return names
+
+
+#: For a parameter the function calls: builtins a test can pass, most ordinary first.
+_CALLABLES: list[object] = [_Func("len"), _Func("bool"), _Func("str"), _Func("abs")]
+
+
 def _candidates(
     fn: _FunctionNode, params: list[_Param], info: _ModuleInfo
 ) -> list[list[object]] | None:
     ints, floats, strs = _literals(fn, info)
     checked = _isinstance_names(fn)
     sized = _sized_names(fn)
+    called = _called_names(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
-        if param.annotation is not None:
+        base = _annotation_base(param.annotation)[0]
+        if param.name in called and base in (None, "Any", "object", "Callable"):
+            values = [*_CALLABLES, None, 1, "a"]  # then what a guard may reject
+        # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
+        elif base not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
         elif param.name in sized:
             # Measured, iterated or indexed: a sequence first, then the rest.
@@ -297,28 +345,63 @@ _MAX_RUNS = 1500
 _TOTAL_STEPS = 200_000
 
 
+@dataclass
+class _Run:
+    """One evaluated call: its arguments, what it returned, the statements it went through."""
+
+    values: list[object]
+    result: object
+    covered: frozenset[int]
+
+
+@dataclass
+class _Exploration:
+    #: For each reachable ``raise`` (by node id), argument values that reach it.
+    raises: dict[int, list[object]]
+    #: Calls that returned a value the evaluator computed exactly, in the order found.
+    returns: list[_Run]
+
+
 def _reach_raises(
     ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
 ) -> dict[int, list[object]]:
-    """For each reachable ``raise`` (by node id), argument values that reach it.
+    """For each reachable ``raise`` (by node id), argument values that reach it."""
+    return _explore(ctx, params, has_varargs).raises
+
+
+def _explore(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
+    """Arguments that reach each ``raise``, and calls whose return value is known exactly.
 
     The search starts from the most ordinary arguments and changes one parameter at a time;
-    arguments that get further (to a new ``raise``, or through the whole function) become new
-    starting points, since they pass the guards before it. What remains of the budget then
-    goes to combinations by increasing distance from the ordinary arguments.
+    arguments that get further (to a new ``raise``, or through statements no run went through
+    before) become new starting points, since they pass the guards before it. What remains of
+    the budget then goes to combinations by increasing distance from the ordinary arguments.
+    The result is kept on the context: raise tests and return tests share one search.
     """
+    cached = ctx.cache.get("explore")
+    if isinstance(cached, _Exploration):
+        return cached
+    explored = _search(ctx, params, has_varargs)
+    ctx.cache["explore"] = explored
+    return explored
+
+
+def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
     fn = ctx.target.node
     wanted = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.Raise) and n.exc is not None}
     candidates = _candidates(fn, params, ctx.info)
-    if not wanted or candidates is None:
-        return {}
+    nothing = _Exploration({}, [])
+    if candidates is None:
+        return nothing
     decorators = {_dotted(d) for d in fn.decorator_list}
     self_value: _Instance | None = None
     if _takes_self(ctx.target) and "classmethod" not in decorators:
         if not ctx.instantiable:
-            return {}
+            return nothing
         self_value = _initial_self(ctx)
     evaluator = _Evaluator(ctx.info)
+    returns: list[_Run] = []
+    generator = isinstance(fn, ast.FunctionDef) and _is_generator(fn)
 
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
@@ -329,32 +412,47 @@ def _reach_raises(
                 _Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else _UNKNOWN
             )
         for param, value in zip(params, values, strict=True):
-            env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
+            if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
+                # Evaluated where the function is defined: builtins and module constants.
+                env[param.name] = evaluator.value(param.default_node, {})
+            else:
+                env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
         if has_varargs[0] and fn.args.vararg:
             env[fn.args.vararg.arg] = ()
         if has_varargs[1] and fn.args.kwarg:
             env[fn.args.kwarg.arg] = {}
         evaluator.steps = 0
+        evaluator.depth = 0
+        evaluator.inexact = False
+        evaluator.covered = set()
+        evaluator.yielded = [] if generator else None
+        result: object = None
         try:
             evaluator.run(fn.body, env)
         except _Raised as raised:
             return id(raised.node) if raised.node is not None else None
-        except _Return:
-            return 0
+        except _Return as returned:
+            result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
             return None
+        if evaluator.yielded is not None:
+            result = list(evaluator.yielded)  # what list() of the generator returns
+        if not evaluator.inexact and result is not _UNKNOWN and _safe(result):
+            returns.append(_Run(values, result, frozenset(evaluator.covered)))
         return 0
 
     found: dict[int, list[object]] = {}
     tried: set[str] = set()
+    seen: set[int] = set()
     runs = 0
     steps = 0
 
-    def attempt(values: list[object]) -> int | None:
+    def attempt(values: list[object]) -> tuple[int | None, bool]:
+        """The outcome, and whether the run went through a statement none did before."""
         nonlocal runs, steps
         key = repr(values)
         if key in tried:
-            return None
+            return None, False
         tried.add(key)
         runs += 1
         result = outcome(values)
@@ -363,28 +461,29 @@ def _reach_raises(
             runs = _MAX_RUNS  # spent: stop searching
         if result and result in wanted and result not in found:
             found[result] = values
-        return result
+        fresh = not evaluator.covered <= seen
+        seen.update(evaluator.covered)
+        return result, fresh
 
     bases = [[c[0] for c in candidates]]
-    returned = 0
     attempt(bases[0])
-    while bases and runs < _MAX_RUNS and len(found) < len(wanted):
+    while bases and runs < _MAX_RUNS:
         base = bases.pop(0)
         for index, options in enumerate(candidates):
             for option in options[1:]:
                 values = [*base[:index], option, *base[index + 1 :]]
                 before = len(found)
-                result = attempt(values)
-                if len(found) > before or (result == 0 and returned < 3):
-                    returned += result == 0
+                _, fresh = attempt(values)
+                if len(found) > before or fresh:
                     bases.append(values)
-                if runs >= _MAX_RUNS or len(found) == len(wanted):
-                    return found
-    for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
-        attempt([candidates[i][j] for i, j in enumerate(combo)])
-        if len(found) == len(wanted) or runs >= _MAX_RUNS:
-            break
-    return found
+                if runs >= _MAX_RUNS:
+                    return _Exploration(found, returns)
+    if len(found) < len(wanted):
+        for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
+            attempt([candidates[i][j] for i, j in enumerate(combo)])
+            if len(found) == len(wanted) or runs >= _MAX_RUNS:
+                break
+    return _Exploration(found, returns)
 
 
 def _initial_self(ctx: _Context) -> _Instance:
@@ -422,6 +521,8 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
             keyword_only = True
             continue
         rendered = _render(value) if not _has_set(value) else None
+        if isinstance(value, _Func):
+            rendered = value.name  # a builtin function
         if rendered is None:
             if isinstance(value, set | frozenset):
                 items = [_render(v) for v in sorted(value, key=repr)]

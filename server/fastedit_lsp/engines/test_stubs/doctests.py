@@ -10,6 +10,7 @@ import ast
 import builtins
 import doctest
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -164,7 +165,12 @@ def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]
             broken.append((line, f"the example at line {line} is not valid Python"))
             continue
         want = "\n".join("" if w == "<BLANKLINE>" else w for w in ex.want.split("\n"))
-        examples.append(_Example(ex.source, tree, want, ex.exc_msg, dict(ex.options), line))
+        options = dict(ex.options)
+        if "..." in want + (ex.exc_msg or "") and doctest.ELLIPSIS not in options:
+            # An elided output: projects turn ELLIPSIS on in their doctest settings (without
+            # it, doctest itself fails such an example).
+            options[doctest.ELLIPSIS] = True
+        examples.append(_Example(ex.source, tree, want, ex.exc_msg, options, line))
     return examples, broken
 
 
@@ -178,6 +184,8 @@ class _Context:
     call_prefix: str  # "f", "Cls().m", "Cls.m"
     instantiable: bool
     exception_types: set[str] = field(default_factory=set)  # rendered names, for property stubs
+    #: Results later modules share (the argument search of ``candidates``).
+    cache: dict[str, object] = field(default_factory=dict)
 
     def need(self, names: set[str]) -> None:
         package, _, own = self.info.module.rpartition(".")
@@ -294,9 +302,34 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
                     test.body.append("capsys.readouterr()")
             test.body += lines
             ctx.need(used - local - _BUILTIN_NAMES)
+            shown = [example, *(examples[:index] if replay else [])]
+            for missing in _optional_imports(ctx, shown):
+                test.body.insert(0, f"pytest.importorskip({_quote(missing)})")
             tests.append(test)
         bound_before |= _bound_names(example.tree)
     return tests
+
+
+def _optional_imports(ctx: _Context, examples: list[_Example]) -> list[str]:
+    """Third-party modules the examples import that the module itself does not: an example
+    shows them, the tested code does not need them, so a test skips where they are missing."""
+    own = ctx.info.module.split(".")[0]
+    imported = {b.module.split(".")[0] or b.name.split(".")[0] for b in ctx.info.names.values()}
+    found: list[str] = []
+    for example in examples:
+        for node in ast.walk(example.tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            for name in names:
+                root = name.split(".")[0]
+                if root in (own, *sys.stdlib_module_names) or root in imported:
+                    continue
+                if root not in found:
+                    found.append(root)
+    return sorted(found, reverse=True)
 
 
 def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:

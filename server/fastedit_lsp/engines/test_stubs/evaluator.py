@@ -1,8 +1,12 @@
-"""A small evaluator for reaching ``raise`` statements: ``_Evaluator`` walks a function body
-with candidate argument values this module made itself. It understands literals, comparisons,
-``isinstance``, ``len``, truthiness and the pure methods of ``str``/``list``/``dict``; anything
-else (a call into the user's code, an attribute of an unknown object) is unknown, and a branch
-that depends on an unknown is not taken. The user's functions are never called.
+"""A small evaluator for reaching ``raise`` and ``return`` statements: ``_Evaluator`` walks a
+function body with candidate argument values this module made itself. It understands literals,
+comparisons, f-strings, ``isinstance``, ``len``, truthiness, the pure methods of
+``str``/``list``/``dict``, and calls of the module's own plain functions (whose bodies it walks
+in turn, a few levels deep); anything else (a call into other code, an attribute of an unknown
+object) is unknown, and a branch that depends on an unknown is not taken. The user's functions
+are never called. It records the statements a run went through (``covered``) and whether it
+approximated anything (``inexact``: the order of a set), so that a value it computed is used as
+an expected result only when it is exactly what Python computes.
 """
 
 from __future__ import annotations
@@ -10,13 +14,16 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import re
 from collections.abc import Callable, Sequence
 
 from .bindings import _ModuleInfo
 from .values import (
     _BINOPS,
     _CMPOPS,
+    _LAZY_FUNCS,
     _MAX_SIZE,
+    _SAFE_CONSTANTS,
     _SAFE_FUNCS,
     _SAFE_METHODS,
     _STEPS,
@@ -27,11 +34,25 @@ from .values import (
     _Continue,
     _Func,
     _Instance,
+    _Lambda,
     _Method,
+    _ModuleRef,
     _Raised,
     _Return,
     _safe,
+    _UserFunc,
 )
+
+#: How deep calls of the module's own functions are followed.
+_MAX_DEPTH = 3
+#: Builtins whose result does not depend on the order of a set argument.
+_ORDER_FREE = frozenset(
+    {"len", "sorted", "min", "max", "any", "all", "set", "frozenset", "bool", "sum"}
+)
+_ORDER_FREE_METHODS = frozenset(
+    {"union", "intersection", "difference", "issubset", "issuperset", "copy", "count"}
+)
+_HUGE_WIDTH = re.compile(r"\d{5,}")
 
 
 class _Evaluator:
@@ -45,6 +66,13 @@ class _Evaluator:
     def __init__(self, info: _ModuleInfo) -> None:
         self.info = info
         self.steps = 0
+        self.depth = 0
+        self.covered: set[int] = set()
+        self.inexact = False
+        #: What a generator yielded so far (None: the function is not walked as a generator).
+        self.yielded: list[object] | None = None
+        self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
+        self._constants: dict[tuple[int, str], object] = {}
         # Per loop statement: whether it can leave the function, and the names it may change.
         self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
 
@@ -84,8 +112,12 @@ class _Evaluator:
             base = self.value(node.value, env)
             if isinstance(base, _Instance):
                 return base.attrs.get(node.attr, _UNKNOWN)
+            if isinstance(base, _ModuleRef):
+                return self._resolve(base.name, node.attr, 0)
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
+            if _safe(base) and not hasattr(base, node.attr):
+                raise _Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
             return _UNKNOWN
         if isinstance(node, ast.Subscript):
             base = self.value(node.value, env)
@@ -122,11 +154,90 @@ class _Evaluator:
             return self.value(node.body if self.truth(node.test, env) else node.orelse, env)
         if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
             return self._comprehension(node, env)
+        if isinstance(node, ast.Yield | ast.YieldFrom) and self.yielded is not None:
+            return self._yield(node, env)
         if isinstance(node, ast.NamedExpr):
             result = self.value(node.value, env)
             env[node.target.id] = result
             return result
+        if isinstance(node, ast.JoinedStr):
+            return self._fstring(node, env)
+        if isinstance(node, ast.Lambda):
+            return _Lambda(node, env)
         return _UNKNOWN
+
+    def _call_lambda(self, func: _Lambda, args: list[object], kwargs: dict[str, object]) -> object:
+        spec = func.node.args
+        if (
+            kwargs
+            or spec.vararg
+            or spec.kwarg
+            or spec.kwonlyargs
+            or spec.defaults
+            or len(args) != len(spec.posonlyargs) + len(spec.args)
+        ):
+            raise _Abort
+        scope = dict(func.scope)
+        for param, arg in zip([*spec.posonlyargs, *spec.args], args, strict=True):
+            scope[param.arg] = arg
+        return self.value(func.node.body, scope)
+
+    def _callable(self, value: object) -> object:
+        """What a builtin gets for a function value: the real builtin, or the lambda walked."""
+        if isinstance(value, _Func):
+            return _SAFE_FUNCS[value.name]
+        if isinstance(value, _Lambda):
+
+            def walked(*args: object) -> object:
+                result = self._call_lambda(value, list(args), {})
+                if result is _UNKNOWN or not _safe(result):
+                    raise _Abort  # a builtin must not compare or hash what is not known
+                return result
+
+            return walked
+        return value
+
+    def _yield(self, node: ast.Yield | ast.YieldFrom, env: dict[str, object]) -> object:
+        """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
+        assert self.yielded is not None
+        if self.depth:
+            raise _Abort  # only the target's own yields
+        value = self.value(node.value, env) if node.value is not None else None
+        if isinstance(node, ast.YieldFrom):
+            if isinstance(value, dict):
+                value = list(value)
+            if not isinstance(value, str | bytes | list | tuple) or not _safe(value):
+                raise _Abort
+            self.yielded.extend(value)
+        else:
+            self.yielded.append(value)
+        if len(self.yielded) > _MAX_SIZE:
+            raise _Abort
+        return None
+
+    def _fstring(self, node: ast.JoinedStr, env: dict[str, object]) -> object:
+        parts: list[str] = []
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                parts.append(part.value)
+                continue
+            if not isinstance(part, ast.FormattedValue):
+                return _UNKNOWN
+            value = self.value(part.value, env)
+            spec = self.value(part.format_spec, env) if part.format_spec is not None else ""
+            if not (_safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
+                return _UNKNOWN
+            if isinstance(value, set | frozenset) and len(value) > 1:
+                self.inexact = True
+            convert = {115: str, 114: repr, 97: ascii}.get(part.conversion)
+            shown = self._guarded(
+                lambda v=value, c=convert, f=spec: format(c(v) if c else v, f)  # type: ignore[misc]
+            )
+            if not isinstance(shown, str):
+                return _UNKNOWN
+            parts.append(shown)
+        text = "".join(parts)
+        return text if _safe(text) else _UNKNOWN
 
     def _comprehension(
         self,
@@ -138,7 +249,7 @@ class _Evaluator:
         if len(node.generators) != 1 or node.generators[0].is_async:
             return _UNKNOWN
         generator = node.generators[0]
-        iterable = self.value(generator.iter, env)
+        iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
         if not isinstance(iterable, str | bytes | list | tuple) or not _safe(iterable):
@@ -169,11 +280,146 @@ class _Evaluator:
             return env[name]
         if name in self.info.constants:
             return copy.deepcopy(self.info.constants[name])
-        if name in self.info.names:
-            return _UNKNOWN
+        if name in self.info.computed:
+            return self._computed(self.info, name)
+        function = self._module_functions(self.info).get(name)
+        if function is not None:
+            return _UserFunc(function, self.info)
+        for module, attr in self.info.origins.get(name, []):
+            found = self._resolve(module, attr, 0)
+            if found is not _UNKNOWN:
+                return found
+        binding = self.info.names.get(name)
+        if binding is not None:
+            if binding.module == self.info.module:
+                return _UNKNOWN
+            stmt = ast.ImportFrom(binding.module, [], 0) if binding.module else ast.Import([])
+            return _imported(stmt, ast.alias(binding.name, binding.alias))
         if name in _SAFE_FUNCS:
             return _Func(name)
         return _UNKNOWN
+
+    def _computed(self, info: _ModuleInfo, name: str) -> object:
+        """A module-level name bound once to an expression: its value when the evaluator
+        computes it exactly (once per module and name)."""
+        key = (id(info), name)
+        if key not in self._constants:
+            self._constants[key] = _UNKNOWN  # a cycle ends here
+            caller, inexact = self.info, self.inexact
+            self.info, self.inexact = info, False
+            try:
+                value = self.value(info.computed[name], {})
+            except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
+                value = _UNKNOWN
+            finally:
+                exact = not self.inexact
+                self.info, self.inexact = caller, inexact
+            self._constants[key] = value if exact and _safe(value) else _UNKNOWN
+        return copy.deepcopy(self._constants[key])
+
+    def _resolve(self, module: str, attr: str, depth: int) -> object:
+        """``module.attr`` for another module of the project the reader has: a plain function,
+        a constant, a submodule, or what that module imported under the name."""
+        if depth > 4:
+            return _UNKNOWN
+        if module == "math":
+            return _imported(ast.ImportFrom("math", [], 0), ast.alias(attr))
+        info = self.info.other(module)
+        if info is None:
+            # A package whose ``__init__`` is not read (or a namespace package): a submodule?
+            submodule = self.info.other(f"{module}.{attr}")
+            return _ModuleRef(f"{module}.{attr}") if submodule is not None else _UNKNOWN
+        function = self._module_functions(info).get(attr)
+        if function is not None:
+            return _UserFunc(function, info)
+        if attr in info.constants:
+            return copy.deepcopy(info.constants[attr])
+        if attr in info.computed:
+            return self._computed(info, attr)
+        for origin, name in info.origins.get(attr, []):
+            found = self._resolve(origin, name, depth + 1)
+            if found is not _UNKNOWN:
+                return found
+        if attr not in info.names and info.other(f"{module}.{attr}") is not None:
+            return _ModuleRef(f"{module}.{attr}")
+        return _UNKNOWN
+
+    def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
+        """A module's plain top-level functions (no decorator, not generators), bound once."""
+        if id(info) not in self._functions:
+            defined: dict[str, list[ast.stmt]] = {}
+            for stmt in info.tree.body:
+                for name in _assigned_names(stmt):
+                    defined.setdefault(name, []).append(stmt)
+            self._functions[id(info)] = {
+                name: stmts[0]
+                for name, stmts in defined.items()
+                if len(stmts) == 1
+                and isinstance(stmts[0], ast.FunctionDef)
+                and not stmts[0].decorator_list
+                and not any(
+                    isinstance(n, ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal)
+                    for n in ast.walk(stmts[0])
+                )
+            }
+        return self._functions[id(info)]
+
+    def _user_call(self, func: _UserFunc, args: list[object], kwargs: dict[str, object]) -> object:
+        """Walk a project function's body with these arguments (in its own module): its return
+        value."""
+        if self.depth >= _MAX_DEPTH:
+            self.inexact = True  # it runs, unfollowed
+            return _UNKNOWN
+        caller = self.info
+        if isinstance(func.module, _ModuleInfo):
+            self.info = func.module
+        try:
+            return self._walk_call(func.node, args, kwargs)
+        finally:
+            self.info = caller
+
+    def _walk_call(
+        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object]
+    ) -> object:
+        spec = fn.args
+        positional = [*spec.posonlyargs, *spec.args]
+        if len(args) > len(positional) and spec.vararg is None:
+            raise _Raised("TypeError")
+        env: dict[str, object] = {}
+        for param, arg in zip(positional, args, strict=False):
+            env[param.arg] = arg
+        if spec.vararg is not None:
+            env[spec.vararg.arg] = tuple(args[len(positional) :])
+        kwargs = dict(kwargs)
+        first_default = len(positional) - len(spec.defaults)
+        for index, param in enumerate(positional[len(args) :], start=len(args)):
+            if param.arg in kwargs and param not in spec.posonlyargs:
+                env[param.arg] = kwargs.pop(param.arg)
+            elif index >= first_default:
+                env[param.arg] = self.value(spec.defaults[index - first_default], {})
+            else:
+                raise _Raised("TypeError")
+        for param, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if param.arg in kwargs:
+                env[param.arg] = kwargs.pop(param.arg)
+            elif default is not None:
+                env[param.arg] = self.value(default, {})
+            else:
+                raise _Raised("TypeError")
+        if spec.kwarg is not None:
+            env[spec.kwarg.arg] = kwargs
+        elif kwargs:
+            raise _Raised("TypeError")
+        self.depth += 1
+        try:
+            self.run(fn.body, env)
+        except _Return as returned:
+            return returned.value
+        except (_Break, _Continue):
+            raise _Abort from None
+        finally:
+            self.depth -= 1
+        return None
 
     def _boolop(self, node: ast.BoolOp, env: dict[str, object]) -> object:
         result: object = _UNKNOWN
@@ -201,6 +447,8 @@ class _Evaluator:
 
     @staticmethod
     def _too_big(op: ast.operator, left: object, right: object) -> bool:
+        if isinstance(op, ast.Mod) and isinstance(left, str):
+            return "*" in left or bool(_HUGE_WIDTH.search(left))  # "%1000000000d" % n
         if isinstance(op, ast.Pow):
             return not (isinstance(right, int) and abs(right) <= 64)
         if isinstance(op, ast.Mult):
@@ -212,11 +460,14 @@ class _Evaluator:
     def _guarded(self, compute: Callable[[], object]) -> object:
         try:
             result = compute()
+        except (_Abort, _Raised, _Return, _Break, _Continue):
+            raise
         except Exception as exc:  # a real exception of a builtin operation on our own values
             raise _Raised(type(exc).__name__) from None
         if isinstance(
             result, dict().keys().__class__ | dict().values().__class__ | dict().items().__class__
         ):
+            self.inexact = True  # a view, modelled as a list
             result = list(result)
         return result if _safe(result) else _UNKNOWN
 
@@ -249,16 +500,41 @@ class _Evaluator:
             and "isinstance" not in env
         ):
             return self._isinstance(node, env)
-        if not isinstance(func, _Func | _Method):
+        if not isinstance(func, _Func | _Method | _UserFunc | _Lambda):
+            # Other code ran: what it did (or raised) is not known.
+            self.inexact = True
             return _UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
+            self.inexact = True  # a call that is not followed still runs
             return _UNKNOWN
         args = [self.value(a, env) for a in node.args]
         kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
         if not all(_safe(a) for a in [*args, *kwargs.values()]):
+            self.inexact = True
             return _UNKNOWN
+        if isinstance(func, _UserFunc):
+            return self._user_call(func, args, kwargs)
+        if isinstance(func, _Lambda):
+            return self._call_lambda(func, args, kwargs)
+        if (
+            isinstance(func, _Method)
+            and func.name == "format"
+            and isinstance(func.value, str)
+            and _HUGE_WIDTH.search(func.value)
+        ):
+            return _UNKNOWN
+        name = func.name
+        receiver = func.value if isinstance(func, _Method) else None
+        ordered = [*args, *kwargs.values(), receiver]
+        order_free = _ORDER_FREE_METHODS if isinstance(func, _Method) else _ORDER_FREE
+        shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
+        if shows_order and name not in order_free:
+            self.inexact = True  # the result shows a set's order, which differs per process
+        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``).
+        args = [self._callable(a) for a in args]
+        kwargs = {k: self._callable(v) for k, v in kwargs.items()}
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))
@@ -301,6 +577,8 @@ class _Evaluator:
 
     def statement(self, stmt: ast.stmt, env: dict[str, object]) -> None:
         self._step()
+        if self.depth == 0:
+            self.covered.add(id(stmt))
         if isinstance(stmt, ast.Expr):
             if not isinstance(stmt.value, ast.Constant):
                 self.value(stmt.value, env)
@@ -333,9 +611,9 @@ class _Evaluator:
         elif isinstance(stmt, ast.Raise):
             self._raise(stmt, env)
         elif isinstance(stmt, ast.Return):
-            if stmt.value is not None:
-                self.value(stmt.value, env)
-            raise _Return
+            if isinstance(stmt.value, ast.GeneratorExp):
+                self.inexact = True  # a generator, modelled as the tuple it would produce
+            raise _Return(self.value(stmt.value, env) if stmt.value is not None else None)
         elif isinstance(stmt, ast.Assert):
             if not self.truth(stmt.test, env):
                 raise _Raised("AssertionError")
@@ -359,7 +637,7 @@ class _Evaluator:
             env[stmt.name] = _UNKNOWN
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             for alias in stmt.names:
-                env[alias.asname or alias.name.split(".")[0]] = _UNKNOWN
+                env[alias.asname or alias.name.split(".")[0]] = _imported(stmt, alias)
         elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal | ast.Delete):
             pass
         else:
@@ -403,6 +681,11 @@ class _Evaluator:
             if isinstance(current, _Raised):
                 raise current
             raise _Abort
+        if isinstance(stmt.exc, ast.Call):
+            # Building the message can fail first (``"bad " + name`` with an int name).
+            for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]:
+                if not isinstance(arg, ast.Starred):
+                    self.value(arg, env)
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         dotted = _dotted(exc)
         if dotted is not None and dotted.split(".")[0] in env:
@@ -419,8 +702,33 @@ class _Evaluator:
             return False
         return True
 
+    def _iterable(self, node: ast.expr, env: dict[str, object]) -> object:
+        """What a ``for`` iterates: also ``enumerate``/``zip``/``reversed``/``range`` of known
+        values, iterated at once (they are lazy elsewhere)."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _LAZY_FUNCS
+            and node.func.id not in env
+            and node.func.id not in self.info.names
+            and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
+            args = [self.value(a, env) for a in node.args]
+            if not all(_safe(a) for a in args):
+                return _UNKNOWN
+            if node.func.id == "range" and not all(isinstance(a, int) for a in args):
+                return self._guarded(lambda: range(*args))  # type: ignore[call-overload]
+            if node.func.id == "range":
+                size = self._guarded(lambda: len(range(*args)))  # type: ignore[call-overload]
+                if not isinstance(size, int) or size > _MAX_SIZE:
+                    return _UNKNOWN
+            lazy = _LAZY_FUNCS[node.func.id]
+            return self._guarded(lambda: list(lazy(*args)))  # type: ignore[call-overload]
+        return self.value(node, env)
+
     def _for(self, stmt: ast.For | ast.AsyncFor, env: dict[str, object]) -> None:
-        iterable = self.value(stmt.iter, env)
+        iterable = self._iterable(stmt.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
         if not isinstance(iterable, str | bytes | list | tuple | set | frozenset) or not _safe(
@@ -428,6 +736,8 @@ class _Evaluator:
         ):
             self._unknown_loop(stmt, env)
             return
+        if isinstance(iterable, set | frozenset) and len(iterable) > 1:
+            self.inexact = True  # iterated in an order of our choosing
         for item in (
             sorted(iterable, key=repr) if isinstance(iterable, set | frozenset) else iterable
         ):
@@ -571,3 +881,27 @@ def _dotted(node: ast.expr) -> str | None:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else None
     return None
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    """The names a module-level statement binds."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    if isinstance(stmt, ast.Import | ast.ImportFrom):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    return [
+        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+
+
+def _imported(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> object:
+    """The value an import binds, for the modules the evaluator models (else unknown)."""
+    if isinstance(stmt, ast.Import):
+        # A module: its attributes are resolved when read (math, or the project's modules).
+        return _ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
+    if stmt.module == "math" and not stmt.level:
+        dotted = f"math.{alias.name}"
+        if dotted in _SAFE_FUNCS:
+            return _Func(dotted)
+        return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)
+    return _UNKNOWN

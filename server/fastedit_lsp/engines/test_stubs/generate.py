@@ -1,5 +1,6 @@
 """Generate: :func:`generate` builds the complete pytest module for a target from its own code:
-its doctest examples, its ``raise`` statements, its type hints, and for the rest a test marked
+its doctest examples, the values it returns (where the evaluator computes them exactly), its
+``raise`` statements, its type hints, and for the rest a test marked
 ``# TODO`` (a raise it could not reach, hints without a strategy, a method whose class needs
 constructor arguments, or a function that shows nothing at all). ``<name>`` in the test names is
 the snake-cased qualname (``Parser.parse`` -> ``parser_parse``). The output is deterministic and
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from .bindings import _ModuleInfo
+from .bindings import ModuleReader, _ModuleInfo
 from .classes import _instantiable
 from .doctests import _Context, _example_tests, _examples, _used_names
 from .evaluator import _dotted
@@ -18,14 +19,21 @@ from .imports import _Imports
 from .properties import _property_tests
 from .raises import _raise_tests
 from .render import _snake, _Test, _todo
+from .returns import _return_tests
 from .targets import Target, _find_def, _parse
 
 
-def generate(source: str, target: Target, module: str) -> str:
-    """A complete pytest module testing ``target`` of the module importable as ``module``."""
+def generate(
+    source: str, target: Target, module: str, read_module: ModuleReader | None = None
+) -> str:
+    """A complete pytest module testing ``target`` of the module importable as ``module``.
+
+    ``read_module`` gives the source of the project's other modules by dotted name (None for
+    the rest): the functions ``target`` calls there are followed as its own are.
+    """
     tree = _parse(source)
     found = _find_def(tree, target)
-    info = _ModuleInfo.of(tree, module)
+    info = _ModuleInfo.of(tree, module, read_module)
     imports = _Imports(module.split(".")[0])
     imports.plain("pytest")
     prefix = "_".join(_snake(part) for part in found.qualname.split("."))
@@ -56,6 +64,8 @@ def generate(source: str, target: Target, module: str) -> str:
             )
         )
     raise_tests = _raise_tests(ctx, prefix, examples, tests)
+    shown = {line.strip() for t in tests for line in t.body}
+    tests += _return_tests(ctx, prefix, shown)
     tests += [t for t in raise_tests if t.kind == "raises"]
     todos += [t for t in raise_tests if t.kind == "todo"]
     properties = _property_tests(ctx, prefix)

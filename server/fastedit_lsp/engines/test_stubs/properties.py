@@ -1,6 +1,9 @@
 """Property stubs: from the type hints, a hypothesis ``@given`` property stub
-(``test_<name>_property``) when every required parameter has a strategy; it asserts only the
-return type and lets through the exceptions the function raises on purpose. Hints without a
+(``test_<name>_property``) when every required parameter has a strategy; it asserts the return
+type (``None`` allowed when a path returns it). Only inputs the function accepts count: the
+exceptions it raises on purpose or declares are its answer, and when its body is not total on
+its hinted types (``domain``: it converts, indexes, divides or calls other code), any exception
+is (the inputs it rejects are outside its domain, which the hints do not show). Hints without a
 strategy give a test marked ``# TODO``.
 """
 
@@ -21,11 +24,22 @@ from .candidates import (
     _wrap_call,
 )
 from .doctests import _Context
+from .domain import declared_raises, is_total, may_return_none, mutates_module_state
 from .evaluator import _dotted
 from .render import _fit, _render, _Test, _todo
 from .values import _TYPE_NAMES
 
 _HASHABLE = {"int", "str", "bool", "bytes", "float", "None"}
+_BOUNDED_INTEGERS = "st.integers(min_value=-1000, max_value=1000)"
+
+
+def _scales(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body multiplies, raises to a power or shifts: sizes grow with its arguments."""
+    return any(
+        isinstance(n, ast.BinOp | ast.AugAssign)
+        and isinstance(n.op, ast.Mult | ast.Pow | ast.LShift)
+        for n in ast.walk(fn)
+    )
 
 
 def _strategy(node: ast.expr | None, depth: int = 0, hashable: bool = False) -> str | None:
@@ -179,8 +193,17 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
     annotated = any(p.annotation is not None for p in params) or fn.returns is not None
     if not required or not annotated:
         return []
+    if mutates_module_state(fn, set(ctx.info.names)):
+        return []  # random inputs would change what the module's other functions see
     name = f"test_{prefix}_property"
     strategies = {p.name: _strategy(p.annotation) for p in required}
+    if not is_total(fn) or _scales(fn):
+        # An integer may be a size, a count or an exponent: unbounded, it can ask for
+        # gigabytes (``"-" * width``) before the function answers.
+        strategies = {
+            n: s.replace("st.integers()", _BOUNDED_INTEGERS) if s else s
+            for n, s in strategies.items()
+        }
     missing = [n for n, s in strategies.items() if s is None]
     if ctx.target.classes and not ctx.instantiable and _takes_self(ctx.target):
         cls = ctx.target.classes[-1].name
@@ -212,11 +235,25 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
     call = _wrap_call(ctx, f"{ctx.call_prefix}({args})")
     result = "result" if "result" not in strategies else "returned"
     check = _return_check(ctx, fn.returns, result)
-    expected = sorted(ctx.exception_types)
+    if check and may_return_none(fn) and " is None" not in check:
+        check = check.replace("assert ", f"assert {result} is None or ", 1)
+    expected = set(ctx.exception_types)
+    for declared in declared_raises(fn):
+        shown = ctx.exception(declared)
+        if shown is not None:
+            expected.add(shown)
     body: list[str] = []
     line = f"{result} = {call}" if check else call
-    if expected:
-        caught = expected[0] if len(expected) == 1 else f"({', '.join(expected)})"
+    if not is_total(fn):
+        body += [
+            "try:",
+            f"    {line}",
+            "except Exception:",
+            "    return  # outside the domain the hints show: the exception is its answer",
+        ]
+    elif expected:
+        ordered = sorted(expected)
+        caught = ordered[0] if len(ordered) == 1 else f"({', '.join(ordered)})"
         body += [
             "try:",
             f"    {line}",

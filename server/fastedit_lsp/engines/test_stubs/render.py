@@ -47,11 +47,13 @@ def _has_set(value: object) -> bool:
 
 
 def _render(value: object) -> str | None:
-    """Python source for a value built of literals, or None (sets: their order is not stable)."""
+    """Python source for a value built of literals, or None (sets: their order is not stable).
+
+    Infinities and NaN are ``float("inf")``..."""
     if value is None or isinstance(value, bool | int):
         return repr(value)
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else None
+        return repr(value) if math.isfinite(value) else f'float("{value}")'  # inf, -inf, nan
     if isinstance(value, str):
         return _quote(value)
     if isinstance(value, bytes | complex):

@@ -8,6 +8,7 @@ budget.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,7 +38,20 @@ class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
 
 
 class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
-    pass
+    """A ``return`` statement, with the value it returns."""
+
+    def __init__(self, value: object = None) -> None:
+        super().__init__()
+        self.value = value
+
+
+@dataclass
+class _UserFunc:
+    """A plain function of the user's project: the evaluator walks its body in turn, with
+    ``module`` (a ``_ModuleInfo``) as its globals."""
+
+    node: ast.FunctionDef
+    module: object = None
 
 
 class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -55,6 +69,15 @@ class _Instance:
         self.attrs = attrs
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Pure functions of the standard library's ``math`` (no factorial, comb or perm: unbounded).
+_MATH_FUNCS = _words(
+    "isnan isinf isfinite floor ceil trunc fabs sqrt log log10 log2 exp pow copysign "
+    "fmod modf frexp ldexp hypot gcd isclose degrees radians sin cos tan atan atan2"
+)
 _SAFE_TYPES = (str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None))
 _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "len": len,
@@ -74,10 +97,46 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "tuple": tuple,
     "set": set,
     "frozenset": frozenset,
+    "dict": dict,
     "ord": ord,
     "chr": chr,
     "repr": repr,
+    "callable": callable,
+    "divmod": divmod,
+    "hasattr": hasattr,  # on builtin values only: no user code runs
+    **{f"math.{name}": getattr(math, name) for name in sorted(_MATH_FUNCS)},
 }
+_SAFE_CONSTANTS: dict[str, object] = {
+    f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf", "nan")
+}
+#: Builtins whose result the evaluator iterates at once (in ``for`` and comprehensions only:
+#: elsewhere they are lazy objects it does not model).
+_LAZY_FUNCS: dict[str, Callable[..., object]] = {
+    "enumerate": enumerate,
+    "zip": zip,
+    "reversed": reversed,
+    "range": range,
+}
+
+
+@dataclass(eq=False)
+class _Lambda:
+    """A ``lambda`` of the walked code, with the scope it reads (late binding, as Python's)."""
+
+    node: ast.Lambda
+    scope: dict[str, object]
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Lambda:
+        return self  # it reads its scope, it does not own it
+
+
+@dataclass(frozen=True)
+class _ModuleRef:
+    """A standard library module the evaluator models (``math``)."""
+
+    name: str
+
+
 _TYPE_NAMES: dict[str, type] = {
     "int": int,
     "float": float,
@@ -93,15 +152,11 @@ _TYPE_NAMES: dict[str, type] = {
 }
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _SAFE_METHODS: dict[type, frozenset[str]] = {
     str: _words(
-        "strip lstrip rstrip lower upper casefold title capitalize startswith endswith isdigit "
-        "isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle split "
-        "rsplit splitlines partition rpartition replace count find rfind index rindex join "
+        "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith "
+        "isdigit isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle "
+        "split rsplit splitlines partition rpartition replace count find rfind index rindex join "
         "removeprefix removesuffix encode"
     ),
     bytes: _words("decode startswith endswith strip split count find"),
@@ -118,6 +173,10 @@ _STEPS = 3000
 
 
 def _safe(value: object) -> bool:
+    if isinstance(value, _Func):
+        return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
+    if isinstance(value, _Lambda):
+        return True  # walked by the evaluator when called
     if type(value) not in _SAFE_TYPES:
         return False
     if isinstance(value, str | bytes):

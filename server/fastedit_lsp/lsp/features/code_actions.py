@@ -7,6 +7,7 @@ import time
 from lsprotocol import types
 
 # Imported at run time: pygls reads the handlers' annotations.
+from .. import review, user_actions
 from ..server import FasteditServer
 
 
@@ -55,6 +56,8 @@ def _actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.C
         outline=lambda: ls.documents.outline(uri),
     )
     actions = _retry_actions(ls, params)
+    actions += review.code_actions(ls, params)
+    user_actions.sync(ls)
     for spec in ls.actions:
         for offer in spec.load().offers(view):
             kind = _KINDS[offer.kind]

@@ -93,6 +93,20 @@ class JobIdArgs(Args):
     jobId: str = Field(min_length=1)  # noqa: N815 - the wire name
 
 
+class RunArgs(Args):
+    """``{action, uri, range|position}``: a user-defined action."""
+
+    action: str = Field(min_length=1)
+    uri: str = Field(min_length=1)
+    range: RangeArg | None = None
+    position: PositionArg | None = None
+    diagnostics: int = Field(0, ge=0)
+
+
+class RevertHunkArgs(JobIdArgs):
+    hunk: int = Field(ge=0)
+
+
 class WaitArgs(JobIdArgs):
     timeoutMs: int = Field(5000, ge=0, le=3_600_000)  # noqa: N815
 

@@ -21,6 +21,7 @@ from ...core.jobs import Inputs, Job, TestModule
 from ...core.tracking import RegionTracker, SentEdit
 
 # Imported at run time: pygls reads the handlers' annotations.
+from .. import review
 from ..server import FasteditServer
 
 # The argument models (pydantic), the job runner and the actions are imported by the first
@@ -259,7 +260,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",
         }
-    if reason := tracker.verify(document):
+    if reason := tracker.verify(document) or tracker.revert_blocker():
         return {"reverted": False, "reason": f"the region changed since the job: {reason}"}
     if job.metrics.edits == 0 or not tracker.replaced:
         return {"reverted": False, "reason": "the job made no edit"}
@@ -268,6 +269,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     if not await ls.client.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
+    review.end_review(ls, job)
     ls.client.send_status(job)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 

@@ -1,0 +1,202 @@
+"""The domain a property may range over, as far as the code shows it.
+
+A property only asserts over inputs the function accepts. What this module reads from the code:
+the exceptions the docstring declares (``Raises:`` sections, ``:raises X:``), whether the body
+is *total* on values of its hinted types (it applies only operations that cannot fail on them:
+no call into other code, no indexing, no division, no conversion such as ``float(text)``), and
+whether every path returns a value (else the return type check allows ``None``). A function
+that is not total gets a property that treats an exception as its answer, not as a failure.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+from .targets import _FunctionNode
+
+# Builtins that return for every argument of a hinted type (no ValueError, no TypeError).
+_TOTAL_CALLS = frozenset({"isinstance", "len", "str", "repr", "bool", "abs", "type", "id", "hash"})
+_TOTAL_METHODS = frozenset(
+    {
+        *("strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"),
+        *("swapcase", "startswith", "endswith", "isdigit", "isdecimal", "isnumeric"),
+        *("isalpha", "isalnum", "isspace", "isidentifier", "islower", "isupper", "istitle"),
+        *("split", "rsplit", "splitlines", "replace", "count", "find", "rfind", "join"),
+        *("removeprefix", "removesuffix", "copy", "keys", "values", "items", "get"),
+    }
+)
+_PARTIAL_OPS = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
+
+
+def _own(fn: _FunctionNode) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def is_total(fn: _FunctionNode) -> bool:
+    """The body cannot raise on its own for arguments of their hinted types (except by a
+    ``raise`` statement of its own)."""
+    nodes = _own(fn)
+    # Building the exception a ``raise`` statement raises is the function's answer.
+    raised = {id(n) for r in nodes if isinstance(r, ast.Raise) for n in ast.walk(r)}
+    for node in nodes:
+        if id(node) in raised:
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _TOTAL_CALLS:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr in _TOTAL_METHODS:
+                continue
+            return False
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, _PARTIAL_OPS):
+            return False
+        if isinstance(node, ast.Assert | ast.Await | ast.Yield | ast.YieldFrom | ast.Starred):
+            return False
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and node.attr not in _TOTAL_METHODS
+        ):
+            return False  # an attribute of an object this module does not model
+        if isinstance(node, ast.While | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith):
+            return False
+        if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Store):
+            return False  # unpacking can fail
+    return True
+
+
+_SECTION = re.compile(r"^\s*(Raises|Raise|Exceptions)\s*:?\s*$")
+_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+_SPHINX = re.compile(r":raises?\s+([\w.]+)\s*:")
+
+
+def declared_raises(fn: _FunctionNode) -> list[str]:
+    """Exception names the docstring declares the function raises."""
+    doc = ast.get_docstring(fn) or ""
+    names: list[str] = [m.group(1) for m in _SPHINX.finditer(doc)]
+    lines = doc.splitlines()
+    index = 0
+    while index < len(lines):
+        if not _SECTION.match(lines[index]):
+            index += 1
+            continue
+        index += 1
+        if index < len(lines) and _UNDERLINE.match(lines[index]):
+            index += 1
+        base: int | None = None
+        while index < len(lines):
+            line = lines[index]
+            if not line.strip():
+                index += 1
+                if index < len(lines) and lines[index].strip() and base is not None:
+                    indent = len(lines[index]) - len(lines[index].lstrip())
+                    if indent < base:
+                        break
+                continue
+            indent = len(line) - len(line.lstrip())
+            if base is None:
+                base = indent
+            if indent < base:
+                break
+            if indent == base:
+                match = re.match(r"\s*([A-Za-z_][\w.]*)\s*(:|$|\()", line)
+                if match:
+                    names.append(match.group(1))
+            index += 1
+    return [n for n in dict.fromkeys(names) if _exception_like(n)]
+
+
+def _exception_like(name: str) -> bool:
+    last = name.split(".")[-1]
+    builtin = getattr(builtins, last, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException):
+        return True
+    return last.endswith(("Error", "Exception", "Warning")) or last[:1].isupper()
+
+
+def may_return_none(fn: _FunctionNode) -> bool:
+    """Some path returns ``None``: a bare ``return``, ``return None``, or the end of the body."""
+    for node in _own(fn):
+        if isinstance(node, ast.Return) and (
+            node.value is None
+            or (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
+            return True
+    return not _ends(fn.body)
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    """The block never falls off its end."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return _ends(last.body) and _ends(last.orelse)
+    if isinstance(last, ast.Try | ast.TryStar):
+        if last.finalbody and _ends(last.finalbody):
+            return True
+        main = _ends(last.orelse) if last.orelse else _ends(last.body)
+        return main and all(_ends(h.body) for h in last.handlers)
+    if isinstance(last, ast.With | ast.AsyncWith):
+        return _ends(last.body)
+    if isinstance(last, ast.While):
+        test = last.test
+        infinite = isinstance(test, ast.Constant) and bool(test.value)
+        return infinite and not any(isinstance(n, ast.Break) for n in ast.walk(last))
+    if isinstance(last, ast.Match):
+        return all(_ends(c.body) for c in last.cases) and any(
+            isinstance(c.pattern, ast.MatchAs) and c.pattern.pattern is None and c.guard is None
+            for c in last.cases
+        )
+    return False
+
+
+_MUTATORS = frozenset(
+    {
+        *("append", "extend", "insert", "pop", "popitem", "remove", "clear", "update"),
+        *("add", "discard", "setdefault", "sort", "reverse"),
+    }
+)
+
+
+def mutates_module_state(fn: _FunctionNode, module_names: set[str]) -> bool:
+    """The function changes module-level state (``global``, or a method that mutates, an item
+    assignment or deletion on a module-level name): random inputs would leak into other tests."""
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    local = {
+        n.id for n in _own(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    } | params
+    shared = module_names - local
+    for node in _own(fn):
+        if isinstance(node, ast.Global):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in shared
+        ):
+            return True
+        if (
+            isinstance(node, ast.Subscript | ast.Attribute)
+            and isinstance(node.ctx, ast.Store | ast.Del)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in shared
+        ):
+            return True
+    return False

@@ -1,0 +1,38 @@
+"""workspace/executeCommand: ``fastedit.revertHunk`` and ``fastedit.keepAll`` (``lsp.review``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .. import review
+
+# Imported at run time: pygls reads the handlers' annotations.
+from ..server import FasteditServer
+
+
+def register(server: FasteditServer) -> None:
+    @server.command("fastedit.revertHunk")
+    async def revert_hunk_command(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+        """fastedit.revertHunk {jobId, hunk}: restore one hunk of a rewrite."""
+        from .command_args import RevertHunkArgs, parse
+
+        a = parse("fastedit.revertHunk", RevertHunkArgs, args)
+        job = ls.jobs.get(a.jobId)
+        if job is None:
+            raise JsonRpcInvalidParams(f"fastedit.revertHunk: jobId: no job {a.jobId}")
+        return await review.revert_hunk(ls, job, a.hunk)
+
+    @server.command("fastedit.keepAll")
+    async def keep_all(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+        """fastedit.keepAll {jobId}: end the review of a rewrite, keeping its changes."""
+        from .command_args import JobIdArgs, parse
+
+        a = parse("fastedit.keepAll", JobIdArgs, args)
+        job = ls.jobs.get(a.jobId)
+        if job is None:
+            raise JsonRpcInvalidParams(f"fastedit.keepAll: jobId: no job {a.jobId}")
+        reviewed = job.review
+        review.end_review(ls, job)
+        return {"kept": reviewed}

@@ -1,0 +1,75 @@
+"""With ``tests.run`` on, generated tests that fail on the current code never land (invariant 9).
+
+Before a test-writing job's text reaches the test module, the module it would make is run with
+pytest through the host (on a copy, in a subprocess: the user opted in to running their code).
+The generated tests that fail are dropped (``write_tests.without_tests``) and the rest run again,
+until what remains passes; the job says which tests were dropped. When pytest cannot run the
+module at all (it does not import, or takes too long), no generated test is known to pass, so
+none lands.
+
+Pure asyncio: pytest is reached only through the :class:`~fastedit_lsp.pipeline.ports.JobHost`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from ..actions.base import Verification
+from ..actions.write_tests import test_names, without_tests
+from ..core.jobs import TestModule
+from .offline import pieces
+from .ports import JobHost
+
+#: Runs at most: dropping a test rarely makes another fail, but it can (shared state).
+ROUNDS = 3
+
+
+async def keep_passing(
+    host: JobHost, destination: TestModule, text: str
+) -> tuple[str, Verification]:
+    """``text`` without its tests that fail on the current code, and what pytest said."""
+    existing = destination.existing
+    dropped: list[str] = []
+    summary = "pytest did not run"
+    for _ in range(ROUNDS):
+        generated = test_names(text)
+        if not generated:
+            break
+        summary, outcomes = await host.run_tests(destination, existing + text)
+        if not outcomes:
+            dropped += generated
+            text = ""
+            break
+        failed = [name for name in generated if outcomes.get(name, "failed") == "failed"]
+        if not failed:
+            break
+        dropped += failed
+        text = without_tests(text, failed)
+    else:
+        # The last round dropped tests: what is left was not run without them.
+        if text:
+            summary, outcomes = await host.run_tests(destination, existing + text)
+            failed = [n for n in test_names(text) if outcomes.get(n, "failed") == "failed"]
+            dropped += failed
+            text = without_tests(text, failed) if failed else text
+    details = summary
+    if dropped:
+        more = f" and {len(dropped) - 8} more" if len(dropped) > 8 else ""
+        shown = ", ".join(dropped[:8]) + more
+        details += (
+            f"; dropped {len(dropped)} generated test{'s' if len(dropped) > 1 else ''} that "
+            f"failed on the current code: {shown}"
+        )
+    return text, {"ok": bool(text) or None, "details": details}
+
+
+async def passing_only(
+    host: JobHost, destination: TestModule, source: AsyncIterator[str], into: Verification
+) -> AsyncIterator[str]:
+    """``source``'s text, once complete, without the generated tests that fail; what pytest
+    said goes ``into`` the given dict."""
+    text = "".join([piece async for piece in source])
+    kept, verification = await keep_passing(host, destination, text)
+    into.update(verification)
+    async for piece in pieces(kept):
+        yield piece

@@ -518,19 +518,105 @@ a syntax fix, a user action); the other changes stay."
 (defun fastedit--describe (job)
   "A one-line description of JOB's record."
   (let ((metrics (plist-get job :metrics))
-        (error (plist-get job :error)))
-    (format "%s %s via %s (%s), %s edits, %s tok/s%s%s"
+        (error (plist-get job :error))
+        (figures (fastedit--figures job)))
+    (format "%s %s via %s (%s), %s edits%s%s%s"
             (plist-get job :kind) (plist-get job :state)
             (plist-get job :route) (plist-get job :model)
             (plist-get metrics :edits)
-            (round (or (plist-get metrics :tokensPerSecond) 0))
+            (if figures (concat ", " figures) "")
             (if (stringp error) (concat ": " error) "")
             (if (fastedit--unverified-p job)
                 (concat ", unverified: "
                         (or (plist-get (plist-get job :verification) :details) ""))
               ""))))
 
+(defun fastedit--thousands (number)
+  "NUMBER rounded, with thousands separators: 1234.5 -> \"1,235\"."
+  (let ((digits (number-to-string (round number))))
+    (while (string-match "\\([0-9]\\)\\([0-9]\\{3\\}\\)\\($\\|,\\)" digits)
+      (setq digits (replace-match "\\1,\\2\\3" t nil digits)))
+    digits))
+
+(defun fastedit--figures (job)
+  "JOB's figures as the server's record has them, or nil if none yet.
+\"300 tok/s · first token 323 ms\" for a model (its decode speed, and
+the wait for its first token apart); \"offline · 12 ms\" for the
+offline engine, which has no speed."
+  (let ((metrics (plist-get job :metrics))
+        (running (equal (plist-get job :state) "running")))
+    (if (equal (plist-get job :route) "local")
+        (let ((elapsed (plist-get metrics :elapsedMs)))
+          (cond (running "offline · …")
+                ((numberp elapsed)
+                 (format "offline · %s ms" (fastedit--thousands elapsed)))))
+      (let ((rate (plist-get metrics :tokensPerSecond))
+            (ttft (plist-get metrics :ttftMs))
+            (tokens (plist-get metrics :tokens))
+            (parts nil))
+        (cond ((numberp rate)
+               (push (format "%s tok/s" (fastedit--thousands rate)) parts))
+              ((and running (numberp tokens) (> tokens 0))
+               (push (format "%d tokens" tokens) parts)))
+        (when (numberp ttft)
+          (push (format "first token %s ms" (fastedit--thousands ttft)) parts))
+        (when parts
+          (string-join (nreverse parts) " · "))))))
+
 ;;;; Status notifications and the mode line
+
+(defconst fastedit--eglot-shows-documents
+  (and (cl-find-method #'eglot-handle-request '() '(t (eql window/showDocument)))
+       t)
+  "Whether eglot answers window/showDocument itself (eglot 1.9 does not).")
+
+(cl-defmethod eglot-client-capabilities :around (_server)
+  "Opt in to `fastedit/status' and, on eglot 1.9, declare window/showDocument.
+fastedit-lsp sends `fastedit/status' only to a client declaring the
+capability experimental.fastedit.statusNotification; other servers
+ignore it.  Written tests stream into the new test module the server
+shows with window/showDocument (see `fastedit--show-document')."
+  ;; eglot's values may be shared constants (its empty JSON object):
+  ;; build new ones, never change them.
+  (let* ((capabilities (copy-sequence (cl-call-next-method)))
+         (experimental (plist-get capabilities :experimental))
+         (opt-in (list :statusNotification t))
+         (window (plist-get capabilities :window)))
+    (setq capabilities
+          (plist-put capabilities :experimental
+                     (if (hash-table-p experimental)
+                         (let ((copy (copy-hash-table experimental)))
+                           (puthash "fastedit" opt-in copy)
+                           copy)
+                       (append (list :fastedit opt-in) experimental))))
+    (unless (or fastedit--eglot-shows-documents (plist-get window :showDocument))
+      (setq capabilities
+            (plist-put capabilities :window
+                       (append (list :showDocument (list :support t)) window))))
+    capabilities))
+
+(defun fastedit--show-document (uri external take-focus selection)
+  "Show URI as window/showDocument asks; the reply.
+EXTERNAL: in a browser.  TAKE-FOCUS: select its window.  SELECTION: a
+range to go to."
+  (if (eq external t)
+      (progn (browse-url uri) (list :success t))
+    (let* ((file (eglot--uri-to-path uri))
+           (buffer (and (file-exists-p file) (find-file-noselect file))))
+      (if (null buffer)
+          (list :success :json-false)
+        (if (eq take-focus t) (pop-to-buffer buffer) (display-buffer buffer))
+        (when selection
+          (with-current-buffer buffer
+            (goto-char (eglot--lsp-position-to-point (plist-get selection :start)))))
+        (list :success t)))))
+
+(unless fastedit--eglot-shows-documents
+  (cl-defmethod eglot-handle-request
+    (_server (_method (eql window/showDocument))
+             &key uri external takeFocus selection &allow-other-keys)
+    "Open URI for the server (eglot 1.9 does not): the test module it made."
+    (fastedit--show-document uri external takeFocus selection)))
 
 (defun fastedit--buffers (server &optional uri)
   "The `fastedit-mode' buffers SERVER manages (whose document is URI)."
@@ -575,19 +661,19 @@ The server then marks its lines with a `fastedit' diagnostic (Flymake shows it).
        (> (or (plist-get (plist-get job :metrics) :edits) 0) 0)))
 
 (defun fastedit--lighter ()
-  "The mode-line lighter: FE[MODE], the job's route if other, its tok/s.
-Just FE until the server has said its mode."
+  "The mode-line lighter: FE[MODE], the job's route if other, its figures.
+The figures are a model's decode speed and time to first token, or the
+offline engine's time (see `fastedit--figures').  Just FE until the
+server has said its mode."
   (let* ((server (eglot-current-server))
          (mode (fastedit--get :mode server))
          (route (plist-get fastedit--job :route))
-         (rate (plist-get (plist-get fastedit--job :metrics) :tokensPerSecond))
+         (figures (and fastedit--job (fastedit--figures fastedit--job)))
          (text (concat mode
                        (if (and (stringp route) (not (equal route mode)))
                            (concat ">" route)
                          "")
-                       (if (numberp rate)
-                           (format " %d tok/s" (round rate))
-                         "")
+                       (if figures (concat " " figures) "")
                        (if (fastedit--unverified-p fastedit--job) " unverified" ""))))
     (if (not (stringp mode))
         " FE"

@@ -352,6 +352,7 @@ async def start_editor(
     root_uri: str | None = None,
     inline: bool = False,
     opens_documents: bool = True,
+    status_notifications: bool = True,
 ) -> Editor:
     """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
     config = ClientServerConfig(
@@ -414,6 +415,8 @@ async def start_editor(
             # VS Code and Neovim 0.12 declare ghost text support; others do not.
             inline_completion=types.InlineCompletionClientCapabilities() if inline else None,
         ),
+        # The bundled integrations opt in to fastedit/* notifications; other clients do not.
+        experimental={"fastedit": {"statusNotification": True}} if status_notifications else None,
     )
     await client.initialize_session(
         types.InitializeParams(

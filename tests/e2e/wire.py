@@ -87,13 +87,13 @@ class Wire:
             "workspace/executeCommand", {"command": name, "arguments": list(arguments)}
         )
 
-    async def initialize(self, init_options: Any = None) -> None:
+    async def initialize(self, init_options: Any = None, capabilities: Any = None) -> None:
         reply = await self.call(
             "initialize",
             {
                 "processId": None,
                 "rootUri": None,
-                "capabilities": CAPABILITIES,
+                "capabilities": CAPABILITIES if capabilities is None else capabilities,
                 "initializationOptions": init_options,
             },
         )

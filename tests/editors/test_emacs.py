@@ -9,6 +9,7 @@ as a user would.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -204,7 +205,10 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
     assert record["metrics"]["edits"] >= 2, record
     assert seen["streamed"] == ORIGINAL + ANSWER
     assert seen["undo"] == [ORIGINAL]
-    assert seen["mode-line"].startswith(" FE[auto>fast ") and seen["mode-line"].endswith(" tok/s]")
+    # The model's decode speed, and its time to the first token apart.
+    assert re.fullmatch(
+        r" FE\[auto>fast [\d,]+ tok/s · first token [\d,]+ ms\]", seen["mode-line"]
+    ), seen["mode-line"]
     assert seen["second"]["state"] == "done", seen["second"]
     assert seen["streamed-again"] == ORIGINAL + ANSWER
     assert seen["reverted"] == ORIGINAL
@@ -435,6 +439,166 @@ def test_a_user_action_bound_to_a_key_rewrites_the_function(
     assert (record["state"], record["kind"], record["action"]) == ("done", "run", "docstring")
     assert seen["edited"] == documented + source[len(function) :]
     assert seen["ids"] == ["docstring", "typeHints"]
+
+
+# -- every action through its key: each job ends done (or cancelled) and one undo restores ---------
+
+REGEX_SOURCE = """import os
+
+# regex: ISO date
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+
+print(os.sep)
+"""
+DATE = r"\d{4}-\d{2}-\d{2}"
+
+
+def scenario(tmp_path: Path, env: dict[str, str], name: str, text: str, body: str) -> Any:
+    """Open ``name`` holding ``text`` (cursor at its start), run ``body``, finish."""
+    return run_scenario(
+        tmp_path,
+        f"(fe-open {lisp(name)} {lisp(text)})\n(goto-char (point-min))\n{body}\n(fe-finish)\n",
+        env,
+    )
+
+
+def test_regex_key_writes_the_pattern_below_the_examples_and_one_undo_restores(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=DATE, token_size=2, tps=20))
+    seen = scenario(
+        tmp_path,
+        env,
+        "dates.py",
+        REGEX_SOURCE,
+        """
+(forward-line 2)
+(fe-key "C-c / r")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "written" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    record = seen["record"]
+    assert record["kind"] == "generateRegex" and record["state"] == "done", record
+    assert record["verification"]["ok"] is True, record
+    assert seen["written"] == REGEX_SOURCE.replace("import os\n", "import os\nimport re\n").replace(
+        "#   reject: 2024-1-31\n", f'#   reject: 2024-1-31\nISO_DATE = re.compile(r"{DATE}")\n'
+    )
+    assert seen["undo"] == [REGEX_SOURCE]
+    assert seen["prompts"] == []
+
+
+FIX_SOURCE = "def area(width, height:\n    return width * height\n"
+FIXED = "def area(width, height):\n    return width * height\n"
+
+
+def test_fix_syntax_key_repairs_the_region_and_one_undo_restores(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=FIXED, token_size=4, tps=30))
+    seen = scenario(
+        tmp_path,
+        env,
+        "broken.py",
+        FIX_SOURCE,
+        """
+(transient-mark-mode 1)
+(set-mark (point))
+(goto-char (point-max))
+(fe-key "C-c / s")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "fixed" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    record = seen["record"]
+    assert record["kind"] == "fixSyntax" and record["state"] == "done", record
+    # A fix is verified before it lands (it parses): one edit.
+    assert record["metrics"]["edits"] >= 1, record
+    assert seen["fixed"] == FIXED
+    assert seen["undo"] == [FIX_SOURCE]
+    assert seen["prompts"] == []
+
+
+TESTED = '''def double(x):
+    """Twice x.
+
+    >>> double(2)
+    4
+    """
+    return x * 2
+'''
+TESTS = "from work import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_them(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # eglot 1.9 has no window/showDocument: fastedit.el opens the module the server created.
+    stub.script(Answer(text=TESTS, token_size=3, tps=40))
+    seen = scenario(
+        tmp_path,
+        env,
+        "work.py",
+        TESTED,
+        """
+(forward-line 6)
+(fe-key "C-c / t")
+(let* ((record (fe-observe "record" (fe-job (car fe-started))))
+       (file (eglot--uri-to-path (plist-get record :uri))))
+  (fe-observe "source" (buffer-string))
+  (fe-observe "source-file" (with-temp-buffer (insert-file-contents "work.py") (buffer-string)))
+  (fe-observe "test-file" (file-relative-name file default-directory))
+  (switch-to-buffer (fe-wait "the test module's buffer" (lambda () (find-buffer-visiting file))))
+  (fe-wait "the module's eglot" (lambda () fastedit-mode))
+  (fe-observe "module" (buffer-string))
+  (fe-observe "undo" (fe-undo 1)))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+""",
+    )
+    record = seen["record"]
+    assert record["kind"] == "generateTests" and record["state"] == "done", record
+    # The tests are verified (they parse, their imports resolve) before they land.
+    assert record["metrics"]["edits"] >= 1, record
+    assert seen["test-file"] == "test_work.py"
+    assert seen["module"] == TESTS
+    # One undo in the new module removes the job's text; the source never changed.
+    assert seen["undo"] == [""]
+    assert seen["source"] == seen["source-file"] == TESTED
+    assert seen["prompts"] == []
+    # The capabilities fastedit.el adds leave eglot's own values alone (its empty JSON object
+    # is a shared constant: changed, it reached the server as initializationOptions).
+    assert "Server reports" not in seen["messages"], seen["messages"]
+
+
+def test_cancel_key_stops_a_running_stream_and_what_landed_stays(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    answer = "compute(1, 2, 3)  # " + "never finished " * 30
+    stub.script(Answer(text=answer, token_size=2, tps=15))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-wait "some streamed text" (lambda () (string-match-p "compute" (buffer-string))))
+(fe-key "C-c / k")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "streamed" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "cancelled", record
+    streamed = seen["streamed"][len(ORIGINAL) :]
+    assert seen["streamed"].startswith(ORIGINAL) and answer.startswith(streamed)
+    assert streamed and streamed != answer
+    assert seen["undo"] == [ORIGINAL]
+    request = stub.requests[-1]
+    assert request.client_closed, "the model's stream was not closed"
     assert seen["prompts"] == []
 
 

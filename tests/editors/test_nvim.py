@@ -8,6 +8,7 @@ from the buffer, the undo tree and the server (``fastedit.status`` / ``fastedit.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -206,8 +207,9 @@ def test_action_key_streams_into_the_buffer_and_one_undo_restores(
     # The whole job is one undo step.
     session.undo()
     assert session.text() == SOURCE
-    # And the statusline reports the job's speed.
-    assert "tok/s" in session.lua("return require('fastedit').statusline()")
+    # And the statusline reports the model's decode speed and its first token apart.
+    line = session.lua("return require('fastedit').statusline()")
+    assert re.search(r"· [\d,]+ tok/s · first token [\d,]+ ms$", line), line
 
 
 def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(

@@ -172,6 +172,8 @@ def test_complete_rest_streams_into_the_editor_and_one_undo_restores(
     expected = SOURCE.replace("    return \n", f"    return {ANSWER}\n")
     workbench.wait_text(equals=expected)
     assert "tok/s" in shown
+    # Once done: the model's decode speed, and the wait for its first token apart.
+    workbench.wait_status(r"stub-fast · [\d,]+ tok/s · first token [\d,]+ ms$")
     # The whole job is one undo step.
     workbench.call("focusEditor")
     workbench.go_to(5, 1)
@@ -375,3 +377,129 @@ def test_a_rewrite_streams_its_diff_and_revert_this_change_undoes_one_hunk(
     workbench.go_to(10, 3)
     workbench.code_action("Revert this change (fastedit)")
     workbench.wait_text(equals=table.replace("compute(2)", "compute(2, fast=True)"))
+
+
+# -- the palette's other actions: each job ends done and one undo restores ----------------------
+
+REGEX_SOURCE = """import os
+
+# regex: ISO date
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+
+print(os.sep)
+"""
+DATE = r"\d{4}-\d{2}-\d{2}"
+
+
+def _seen(workbench: Workbench) -> set[str]:
+    return {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+
+
+def _undo_to(workbench: Workbench, text: str) -> None:
+    """One ctrl+z in the editor, which must then show ``text``."""
+    workbench.call("focusEditor")
+    workbench.press("Control+z")
+    workbench.wait_text(equals=text)
+
+
+def test_generate_regex_from_the_palette_lands_below_the_examples_and_one_undo_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "dates.py", REGEX_SOURCE)
+    stub_model.script(Answer(text=DATE, token_size=2, tps=20))
+    seen = _seen(workbench)
+    workbench.go_to(3, 1)  # on "# regex: ISO date"
+    workbench.run_command("Fast Edit: Generate Regex")
+    record = _finished(workbench, _new_job(workbench, "/dates.py", seen))
+    assert record["kind"] == "generateRegex" and record["state"] == "done", record
+    expected = REGEX_SOURCE.replace("import os\n", "import os\nimport re\n").replace(
+        "#   reject: 2024-1-31\n", f'#   reject: 2024-1-31\nISO_DATE = re.compile(r"{DATE}")\n'
+    )
+    workbench.wait_text(equals=expected)
+    _undo_to(workbench, REGEX_SOURCE)
+
+
+def test_fix_syntax_from_the_palette_repairs_the_selection_and_one_undo_restores(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    broken = "def area(width, height:\n    return width * height\n"
+    fixed = "def area(width, height):\n    return width * height\n"
+    _open(workbench, "broken.py", broken)
+    stub_model.script(Answer(text=fixed, token_size=4, tps=30))
+    seen = _seen(workbench)
+    workbench.call("focusEditor")
+    workbench.press("Control+a")
+    workbench.run_command("Fast Edit: Fix Syntax")
+    record = _finished(workbench, _new_job(workbench, "/broken.py", seen))
+    assert record["kind"] == "fixSyntax" and record["state"] == "done", record
+    assert record["verification"]["ok"] is True, record
+    workbench.wait_text(equals=fixed)
+    _undo_to(workbench, broken)
+
+
+TESTED = '''def double(x):
+    """Twice x.
+
+    >>> double(2)
+    4
+    """
+    return x * 2
+'''
+TESTS = "from shapes import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def test_generate_tests_from_the_palette_fills_a_new_module_and_one_undo_there_empties_it(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "shapes.py", TESTED)
+    stub_model.script(Answer(text=TESTS, token_size=3, tps=40))
+    seen = _seen(workbench)
+    workbench.go_to(7, 5)  # in double's body
+    workbench.run_command("Fast Edit: Generate Tests")
+    record = _finished(workbench, _new_job(workbench, "shapes.py", seen))
+    assert record["kind"] == "generateTests" and record["state"] == "done", record.get("error")
+    # The server created the module and showed it; the tests streamed into its editor.
+    assert (workbench.server.workspace / "test_shapes.py").exists()
+    workbench.wait_text(equals=TESTS)
+    # One undo in the new module removes the job's text; the source never changed.
+    _undo_to(workbench, "")
+    workbench.open_file("shapes.py")
+    assert workbench.text() == TESTED
+    assert (workbench.server.workspace / "shapes.py").read_text() == TESTED
+
+
+def test_set_mode_from_the_palette_picks_the_mode(workbench: Workbench) -> None:
+    _open(workbench, "modes.py", SOURCE)
+    for mode, shown in (("standard", r"^Standard\b"), ("auto", r"^Auto\b")):
+        title = "Fast Edit: Set Mode"
+        workbench.call("quickInput", key="F1", text=title, row=title, closes=False)
+        workbench.call("quickInput", title="Fast Edit: mode", text=mode, row=mode)
+        workbench.wait_status(shown)
+        assert _server_status(workbench)["mode"] == mode
+
+
+def test_a_server_command_not_found_says_where_to_set_it_in_a_remote_window(
+    chromium: str, vsix: Path, tmp_path: Path
+) -> None:
+    # code-server's window is remote: its machine settings are the Remote tab's.
+    missing = str(tmp_path / "missing" / "fastedit-lsp")
+    machine = {"fastedit.server.command": [missing]}
+    server = CodeServer(tmp_path / "cs", vsix, user={}, machine=machine, workspace={})
+    try:
+        bench = Workbench(server, chromium)
+        try:
+            shown = bench.wait_notification(r"was not found")
+            bench.wait_status(r"Fast Edit")
+        finally:
+            bench.close()
+    finally:
+        server.stop()
+    [failure] = [e["data"] for e in server.trace() if e["event"] == "startFailure"]
+    assert failure["notFound"] is True
+    assert "ENOENT" in shown and "fastedit.server.command" in shown, shown
+    assert "Remote" in shown and "tab" in shown, shown

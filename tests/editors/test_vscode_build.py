@@ -6,8 +6,10 @@ Runs editors/vscode/scripts/build.sh (the ``vsix`` fixture) and opens the packag
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
 
@@ -47,3 +49,79 @@ def test_palette_commands_do_not_reuse_the_servers_command_ids() -> None:
     # console ctrl+alt+f is Find: the key is bound in text editors only.
     assert toggle["mac"] == "ctrl+alt+f"
     assert toggle["when"] == "editorTextFocus"
+
+
+def _text_module(tmp_path: Path, calls: str) -> Any:
+    """Run ``calls`` (a JS expression using ``text``, src/text.ts bundled for Node); its JSON."""
+    bundle = tmp_path / "text.js"
+    subprocess.run(
+        ["npx", "--no-install", "esbuild", "src/text.ts", "--bundle", "--platform=node",
+         "--format=cjs", f"--outfile={bundle}", "--log-level=error"],
+        cwd=EXTENSION, check=True, timeout=120,
+    )  # fmt: skip
+    script = (
+        f"const text = require({json.dumps(str(bundle))}); console.log(JSON.stringify({calls}));"
+    )
+    run = subprocess.run(
+        ["node", "-e", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return json.loads(run.stdout)
+
+
+# vscode-languageclient rejects a failed spawn with this string.
+ENOENT = "Launching server using command fastedit-lsp failed. Error: spawn fastedit-lsp ENOENT"
+
+
+def test_a_server_command_not_found_names_the_setting_and_the_remote_tab(
+    vsix: Path, tmp_path: Path
+) -> None:
+    local, remote, early, other = _text_module(
+        tmp_path,
+        f"""[
+        text.startFailure(['fastedit-lsp'], {json.dumps(ENOENT)}, undefined),
+        text.startFailure(['fastedit-lsp'], {json.dumps(ENOENT)}, 'ssh-remote'),
+        text.startFailure(['fastedit-lsp'], 'Launching server using command fastedit-lsp failed.',
+                          undefined, false),
+        text.startFailure(['/venv/bin/fastedit-lsp'], new Error('exited with code 2'), 'wsl', true),
+        ]""",
+    )
+    assert local["notFound"] and local["settingsTab"] == "User"
+    assert local["message"].startswith(
+        'the server command ["fastedit-lsp"] was not found (spawn fastedit-lsp ENOENT). '
+    )
+    for needed in ("pip install fastedit-lsp", "fastedit.server.command", "User settings"):
+        assert needed in local["message"], local["message"]
+    # A local window still says where the setting goes in a remote one.
+    assert "Remote tab" in local["message"]
+    # In a remote window the Remote tab is the fix: the User value is ignored there.
+    assert remote["notFound"] and remote["settingsTab"] == "Remote"
+    assert "Remote [ssh-remote] tab" in remote["message"]
+    assert "ignores fastedit.server.command in your User settings" in remote["message"]
+    # The client may reject before the spawn error arrives: the PATH lookup tells.
+    assert early["notFound"] and "was not found" in early["message"]
+    assert not other["notFound"] and other["settingsTab"] == "Remote"
+    assert other["message"].startswith('could not start ["/venv/bin/fastedit-lsp"]: exited with')
+
+
+def test_the_status_bar_figures_are_decode_speed_and_first_token_or_offline_time(
+    vsix: Path, tmp_path: Path
+) -> None:
+    shown = _text_module(
+        tmp_path,
+        """[
+        text.figuresText({state: 'done', route: 'fast',
+                          metrics: {tokensPerSecond: 1840.4, ttftMs: 120.2, tokens: 900}}),
+        text.figuresText({state: 'running', route: 'fast', metrics: {tokens: 1, ttftMs: 98}}),
+        text.figuresText({state: 'running', route: 'fast', metrics: {tokens: 0}}),
+        text.figuresText({state: 'done', route: 'local',
+                          metrics: {tokensPerSecond: null, ttftMs: null, elapsedMs: 1234}}),
+        text.figuresText({state: 'running', route: 'local', metrics: {}}),
+        ]""",
+    )
+    assert shown == [
+        "1,840 tok/s · first token 120 ms",
+        "1 tokens · first token 98 ms",
+        None,
+        "offline · 1,234 ms",
+        "offline · …",
+    ]

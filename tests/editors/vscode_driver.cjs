@@ -96,11 +96,12 @@ const ops = {
       ({ fn, selector, equals, contains }) => {
         const text = new Function(`return (${fn})`)()(selector);
         if (text === null) return false;
-        return (equals != null ? text === equals : text.includes(contains)) ? text : false;
+        // Wrapped: an empty editor's text ('') is falsy, which would wait on.
+        return (equals != null ? text === equals : text.includes(contains)) ? { text } : false;
       },
       { fn: editorText.toString(), selector: EDITOR, equals, contains },
     );
-    return handle.jsonValue();
+    return (await handle.jsonValue()).text;
   },
   // Wait until the text differs from `before` (a whole text, or line `line`'s text).
   async waitEditorChange({ before, line }) {
@@ -122,6 +123,14 @@ const ops = {
     const handle = await page.waitForFunction(
       ({ fn, pattern }) => new Function(`return (${fn})`)()().find((t) => new RegExp(pattern).test(t)) ?? false,
       { fn: statusTexts.toString(), pattern },
+    );
+    return handle.jsonValue();
+  },
+  async waitNotification({ pattern }) {
+    const handle = await page.waitForFunction(
+      (pattern) => [...document.querySelectorAll('.notifications-toasts .notification-list-item')]
+        .map((e) => e.textContent.trim()).find((t) => new RegExp(pattern).test(t)) ?? false,
+      pattern,
     );
     return handle.jsonValue();
   },

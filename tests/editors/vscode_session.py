@@ -289,6 +289,10 @@ class Workbench:
     def wait_text(self, *, equals: str | None = None, contains: str | None = None) -> str:
         return str(self.call("waitEditorText", equals=equals, contains=contains))
 
+    def wait_notification(self, pattern: str) -> str:
+        """The text of the first notification toast matching ``pattern`` once there is one."""
+        return str(self.call("waitNotification", pattern=pattern))
+
     def wait_status(self, pattern: str) -> str:
         """The text of the first status bar item matching ``pattern`` once there is one."""
         return str(self.call("waitStatus", pattern=pattern))

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from fastedit_lsp.core.document import Point
-from fastedit_lsp.core.jobs import FINISHED, KEEP, Attempt, Job, JobRegistry, Metrics, State
+from fastedit_lsp.core.jobs import (
+    FINISHED,
+    KEEP,
+    Attempt,
+    Job,
+    JobRegistry,
+    Metrics,
+    State,
+    figures_text,
+    speed_line,
+)
 from fastedit_lsp.core.tracking import RegionTracker
 
 URI = "file:///w/m.py"
@@ -46,7 +56,7 @@ def test_a_finished_job_record_carries_route_attempts_verification_error_and_met
     ]
     job.verification = {"ok": True, "details": "parses"}
     job.metrics = Metrics(started_at=100.0, first_token_at=100.25, tokens=40, edits=7)
-    job.metrics.stream_seconds = 0.5
+    job.metrics.decode_from, job.metrics.decode_to = 100.25, 100.64
     job.metrics.finished_at = 101.5
     job.finish("failed", "the model went away")
     record = job.record()
@@ -70,7 +80,7 @@ def test_a_finished_job_record_carries_route_attempts_verification_error_and_met
     assert record["metrics"] == {
         "ttftMs": 250.0,
         "tokens": 40,
-        "tokensPerSecond": 80.0,
+        "tokensPerSecond": 100.0,
         "edits": 7,
         "elapsedMs": 1500.0,
     }
@@ -110,6 +120,57 @@ def test_the_finish_time_is_kept_from_the_first_finish() -> None:
 def test_tokens_per_second_needs_stream_time() -> None:
     metrics = Metrics(started_at=0.0, first_token_at=0.1, tokens=1, finished_at=0.2)
     assert metrics.record()["tokensPerSecond"] is None
+    metrics = Metrics(started_at=0.0, first_token_at=0.1, tokens=1, finished_at=0.2)
+    metrics.decode_from = metrics.decode_to = 0.1
+    assert metrics.record()["tokensPerSecond"] is None
+
+
+def test_tokens_per_second_is_the_decode_speed_with_the_time_to_first_token_apart() -> None:
+    # A 10-token answer at 300 tok/s after 323 ms: its 9 later tokens in 30 ms. The edits'
+    # round trips and the wait for the editor's reports (until 0.5 s) count in neither figure.
+    metrics = Metrics(started_at=0.0, first_token_at=0.323, tokens=10, edits=4, finished_at=0.5)
+    metrics.decode_from, metrics.decode_to = 0.323, 0.353
+    record = metrics.record()
+    assert record["tokensPerSecond"] == 300.0
+    assert record["ttftMs"] == 323.0
+    assert record["elapsedMs"] == 500.0
+
+
+def test_the_offline_engine_reports_its_elapsed_time_and_no_speed() -> None:
+    # Its "tokens" are pieces of an answer computed at once: no speed, no first token.
+    job = make_job(route="local", model="offline")
+    job.metrics = Metrics(started_at=0.0, first_token_at=0.0119, tokens=1200, edits=1)
+    job.metrics.decode_from, job.metrics.decode_to = 0.0119, 0.012
+    job.metrics.finished_at = 0.0124
+    metrics = job.record()["metrics"]
+    assert metrics == {
+        "ttftMs": None,
+        "tokens": 0,
+        "tokensPerSecond": None,
+        "edits": 1,
+        "elapsedMs": 12.4,
+    }
+    assert speed_line(job) == "○ local · offline · 12 ms"
+
+
+def test_the_speed_line_shows_the_decode_speed_and_the_first_token_apart() -> None:
+    job = make_job(route="fast", model="small")
+    job.metrics = Metrics(started_at=0.0, first_token_at=0.12, tokens=1841, finished_at=2.0)
+    job.metrics.decode_from, job.metrics.decode_to = 0.12, 1.12
+    assert speed_line(job) == "⚡ fast · small · 1,840 tok/s · first token 120 ms"
+    # While it waits for its first token: the route and model only.
+    job.metrics = Metrics(started_at=0.0)
+    assert speed_line(job) == "⚡ fast · small"
+
+
+def test_figures_text_is_what_the_editors_show() -> None:
+    model = {"ttftMs": 323.4, "tokens": 10, "tokensPerSecond": 299.6, "elapsedMs": 500.0}
+    assert figures_text(model, offline=False) == "300 tok/s · first token 323 ms"
+    assert figures_text({**model, "tokensPerSecond": None}, offline=False) == (
+        "10 tokens · first token 323 ms"
+    )
+    offline = {"ttftMs": None, "tokens": 0, "tokensPerSecond": None, "elapsedMs": 1234.0}
+    assert figures_text(offline, offline=True) == "offline · 1,234 ms"
 
 
 # -- registry ------------------------------------------------------------------------------------

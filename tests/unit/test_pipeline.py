@@ -27,7 +27,7 @@ from fastedit_lsp.actions.registry import ActionSpec, Registry
 from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
 from fastedit_lsp.backends.breaker import CircuitBreakers
 from fastedit_lsp.core.document import Change, Document, Point
-from fastedit_lsp.core.jobs import Inputs, Job, JobRegistry, TestModule
+from fastedit_lsp.core.jobs import Inputs, Job, JobRegistry, Metrics, TestModule
 from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
 from fastedit_lsp.pipeline.route_stats import RouteStats
 from fastedit_lsp.pipeline.runner import JobRunner
@@ -524,3 +524,19 @@ async def test_the_offline_engine_repairs_a_missing_closer_beyond_python() -> No
     assert job.verification["ok"] is True
     # Only the missing ')' was inserted: nothing deleted.
     assert all(replaced == "" or "(a + b;" in replaced for _, _, _, replaced in host.edits)
+
+
+def test_route_speeds_keep_a_models_decode_speed_and_never_the_offline_engines() -> None:
+    stats = RouteStats()
+    for route, tokens in (("fast", 10), ("local", 1200)):
+        job = Job("job", "completeRest", "file:///m.py", ((0, 0), (0, 0)), RegionTracker(
+            Point(0, 0), Point(0, 0), ""), route=route)  # fmt: skip
+        # 10 tokens, the 9 after the first in 30 ms (300 tok/s); the offline engine's pieces
+        # would have made 1,200 "tokens" in no time.
+        job.metrics = Metrics(started_at=0.0, first_token_at=0.3, tokens=tokens, finished_at=0.5)
+        job.metrics.decode_from, job.metrics.decode_to = 0.3, 0.33
+        stats.record_speed(job)
+    speed = stats.speed()
+    assert set(speed) == {"fast"}
+    assert speed["fast"]["tokensPerSecond"]["p50"] == 300.0
+    assert speed["fast"]["ttftMs"]["p50"] == 300.0

@@ -29,7 +29,13 @@ export interface JobRecord {
   model?: string | null;
   reason?: string | null;
   error?: string | null;
-  metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; edits?: number };
+  metrics?: {
+    ttftMs?: number | null;
+    tokens?: number;
+    tokensPerSecond?: number | null;
+    edits?: number;
+    elapsedMs?: number;
+  };
   verification?: { ok: boolean | null; details?: string };
 }
 

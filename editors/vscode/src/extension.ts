@@ -6,10 +6,19 @@
 // editor's document, cursor and selection.
 import * as fs from 'fs';
 import * as vscode from 'vscode';
-import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, State } from 'vscode-languageclient/node';
+import * as path from 'path';
+import {
+  ClientCapabilities,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  State,
+  StaticFeature,
+} from 'vscode-languageclient/node';
 import { JobEdits } from './edits';
 import { needsRestart, serverCommand, userSettings } from './settings';
 import { Profiles, StatusItem, StatusParams } from './status';
+import { COMMAND_SETTING, startFailure } from './text';
 
 let client: LanguageClient | undefined;
 
@@ -45,6 +54,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: userSettings(extension),
       middleware: {
+        window: {
+          // The test module the server creates for Write Tests opens pinned: a preview editor
+          // would replace the source's preview tab (a file opened with one click), and VS Code
+          // then closes the source document, which stops the job ("the document was closed").
+          showDocument: async (params, _token, next) => {
+            if (params.external === true) {
+              return next(params, _token);
+            }
+            try {
+              const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(params.uri));
+              await vscode.window.showTextDocument(document, {
+                preview: false,
+                preserveFocus: params.takeFocus !== true,
+                selection: params.selection && client?.protocol2CodeConverter.asRange(params.selection),
+              });
+              return { success: true };
+            } catch {
+              return { success: false };
+            }
+          },
+        },
         workspace: {
           handleApplyEdit: (params, next) => edits.handle(params, next),
           // The server pulls `fastedit`: answer with what the user set, without the
@@ -63,6 +93,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // append `--stdio` to the user's command.
     const executable = { command, args };
     const next = new LanguageClient('fastedit', 'Fast Edit', { run: executable, debug: executable }, options);
+    next.registerFeature(STATUS_OPT_IN);
     next.onNotification('fastedit/status', (params: StatusParams) => {
       trace('status', params);
       if (params.job !== undefined) {
@@ -80,11 +111,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       await next.start();
     } catch (error) {
-      const message = `could not start ${JSON.stringify([command, ...args])}: ${(error as Error).message ?? error}`;
-      status.setProblem(message);
-      void vscode.window.showErrorMessage(
-        `Fast Edit: ${message}. Install the server (pip install fastedit-lsp) or set fastedit.server.command.`,
-      );
+      const failure = startFailure([command, ...args], error, vscode.env.remoteName, programExists(command));
+      trace('startFailure', failure);
+      status.setProblem(failure.message);
+      const open = failure.settingsTab === 'Remote' ? 'Open Remote Settings' : 'Open User Settings';
+      void vscode.window.showErrorMessage(`Fast Edit: ${failure.message}`, open).then((choice) => {
+        if (choice === open) {
+          const which = failure.settingsTab === 'Remote' ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
+          void vscode.commands.executeCommand(which, COMMAND_SETTING);
+        }
+      });
       return;
     }
     await refreshProfiles().catch(() => undefined);
@@ -240,6 +276,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 export async function deactivate(): Promise<void> {
   await client?.stop();
   client = undefined;
+}
+
+/**
+ * Opts in to the server's `fastedit/*` notifications: the server sends them only to a client
+ * declaring `experimental.fastedit.statusNotification` (initializationOptions would not do).
+ */
+const STATUS_OPT_IN: StaticFeature = {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, fastedit: { statusNotification: true } };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: 'static' }),
+  clear: () => undefined,
+};
+
+/** Whether `program` exists: a path as given, a bare name on the PATH (undefined: cannot tell). */
+function programExists(program: string): boolean | undefined {
+  if (process.platform === 'win32') {
+    return undefined; // PATHEXT and friends: leave it to the spawn error
+  }
+  if (program.includes(path.sep)) {
+    return fs.existsSync(program);
+  }
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== '');
+  return dirs.some((dir) => fs.existsSync(path.join(dir, program)));
 }
 
 /**

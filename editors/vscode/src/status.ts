@@ -1,6 +1,8 @@
-// The status bar item: mode, model and live tokens per second from `fastedit/status`.
+// The status bar item: mode, model and the job's figures (decode speed, first token) from
+// `fastedit/status`.
 import * as vscode from 'vscode';
 import { isUnverified, type JobRecord } from './edits';
+import { figuresText } from './text';
 
 export interface StatusParams {
   mode: string;
@@ -73,12 +75,14 @@ export class StatusItem implements vscode.Disposable {
     const running = job?.state === 'running';
     const parts = [`${running ? '$(sync~spin)' : mode.icon} ${mode.label}`];
     const model = job?.model ?? this.profiles[this.mode === 'standard' ? 'standard' : 'fast']?.model;
-    if (model) {
+    // The offline engine's model is "offline": its figures say so.
+    if (model && !(job?.route === 'local' && model === 'offline')) {
       parts.push(model);
     }
-    const tps = job?.metrics?.tokensPerSecond;
-    if (typeof tps === 'number' && tps > 0) {
-      parts.push(`${Math.round(tps)} tok/s`);
+    // A model's decode speed and first token, or the offline engine's time.
+    const figures = job && figuresText(job);
+    if (figures) {
+      parts.push(figures);
     }
     if (isUnverified(job)) {
       parts.push('$(warning) unverified');
@@ -102,7 +106,7 @@ export class StatusItem implements vscode.Disposable {
         '',
         `Last job ${job.jobId}: ${job.kind}, ${job.state}, route ${job.route ?? '?'} (${job.model ?? '?'})`,
         '',
-        `${m.tokens ?? 0} tokens, ${m.edits ?? 0} edits, ${m.tokensPerSecond ?? 0} tok/s, first token ${m.ttftMs ?? '?'} ms`,
+        `${m.tokens ?? 0} tokens, ${m.edits ?? 0} edits, ${figuresText(job) ?? 'no figures yet'}`,
       );
       if (job.reason) {
         lines.push('', `Route: ${job.reason}`);

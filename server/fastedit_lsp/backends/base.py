@@ -103,6 +103,8 @@ class StreamInfo:
     deltas: int = 0
     #: Monotonic time of the first content delta, for time-to-first-token.
     first_delta_at: float | None = None
+    #: Monotonic time of the latest content delta, for the decode speed.
+    last_delta_at: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
     pace: Callable[[], Awaitable[None]] | None = None
     #: Seconds the backend may keep reading when the consumer closes the stream before its end

@@ -544,8 +544,9 @@ class OpenAICompatibleBackend:
             info.rejected_prediction_tokens = rejected
         if chunk.text:
             info.deltas += 1
+            info.last_delta_at = self._clock()
             if info.first_delta_at is None:
-                info.first_delta_at = self._clock()
+                info.first_delta_at = info.last_delta_at
         return chunk.text
 
     def _check_complete(self, state: _StreamState, info: StreamInfo) -> None:

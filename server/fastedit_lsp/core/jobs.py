@@ -27,6 +27,9 @@ FINISHED: frozenset[State] = frozenset({"done", "cancelled", "failed", "reverted
 #: The verification of a job with nothing to check its result with.
 NOTHING_TO_VERIFY: dict[str, Any] = {"ok": None, "details": "nothing to verify"}
 
+#: The route of the offline engine (no model: no tokens, no speed).
+LOCAL = "local"
+
 #: How many records ``fastedit.status`` returns (and the registry keeps).
 KEEP = 50
 
@@ -106,29 +109,44 @@ class Attempt:
 
 @dataclass
 class Metrics:
+    """A job's figures: time to the first token, the model's decode speed, edits, elapsed time.
+
+    The decode speed is the model's own: the tokens after the first ÷ the time from the first to
+    the last token of the stream that answered (an escalation's, after a failed draft), so
+    neither the time to the first token nor the editor's time to apply the edits lowers it. The
+    offline engine has no tokens and no first token: it reports only ``elapsedMs``.
+    """
+
     started_at: float = field(default_factory=time.monotonic)
+    #: When the job's first token arrived (time to first token).
     first_token_at: float | None = None
     finished_at: float | None = None
     tokens: int = 0
     edits: int = 0
-    #: Time the model spent between its first and last token (for tokens per second).
-    stream_seconds: float = 0.0
+    #: When the first and the last token of the answering stream arrived (decode speed).
+    decode_from: float | None = None
+    decode_to: float | None = None
     #: Predicted-output tokens the provider accepted / rejected (a rewrite sent with one).
     accepted_prediction_tokens: int | None = None
     rejected_prediction_tokens: int | None = None
 
-    def record(self) -> dict[str, Any]:
+    def tokens_per_second(self) -> float | None:
+        """Tokens after the first ÷ seconds from the first to the last token (None: too few)."""
+        if self.decode_from is None or self.decode_to is None or self.tokens < 2:
+            return None
+        seconds = self.decode_to - self.decode_from
+        return round((self.tokens - 1) / seconds, 1) if seconds > 0 else None
+
+    def record(self, *, offline: bool = False) -> dict[str, Any]:
+        """The record's ``metrics``; ``offline``: the offline engine answered (no speed)."""
         end = self.finished_at or time.monotonic()
         ttft = None
-        if self.first_token_at is not None:
+        if self.first_token_at is not None and not offline:
             ttft = round((self.first_token_at - self.started_at) * 1000, 1)
-        tps = None
-        if self.tokens and self.stream_seconds > 0:
-            tps = round(self.tokens / self.stream_seconds, 1)
         return {
             "ttftMs": ttft,
-            "tokens": self.tokens,
-            "tokensPerSecond": tps,
+            "tokens": 0 if offline else self.tokens,
+            "tokensPerSecond": None if offline else self.tokens_per_second(),
             "edits": self.edits,
             "elapsedMs": round((end - self.started_at) * 1000, 1),
         } | (
@@ -214,7 +232,7 @@ class Job:
             "escalated": self.escalated,
             "attempts": [a.record() for a in self.attempts],
             "verification": self.verification,
-            "metrics": self.metrics.record(),
+            "metrics": self.metrics.record(offline=self.route == LOCAL),
         }
         if self.error is not None:
             out["error"] = self.error
@@ -226,14 +244,29 @@ class Job:
 
 
 def speed_line(job: Job) -> str:
-    """What progress shows: "⚡ fast · <model> · 1,840 tok/s"."""
-    metrics = job.metrics.record()
-    icon = {"fast": "⚡ ", "standard": "◆ ", "local": "○ "}.get(job.route, "")
-    parts = [f"{icon}{job.route or 'routing'}", job.model or "…"]
-    if metrics["tokensPerSecond"]:
+    """What progress shows: "⚡ fast · <model> · 1,840 tok/s · first token 120 ms", or
+    "○ local · offline · 12 ms" for the offline engine."""
+    offline = job.route == LOCAL
+    metrics = job.metrics.record(offline=offline)
+    icon = {"fast": "⚡ ", "standard": "◆ ", LOCAL: "○ "}.get(job.route, "")
+    # The offline engine's model is "offline": its figures say so once.
+    parts = [f"{icon}{job.route or 'routing'}", "" if offline else job.model or "…"]
+    parts.append(figures_text(metrics, offline=offline))
+    return " · ".join(p for p in parts if p)
+
+
+def figures_text(metrics: dict[str, Any], *, offline: bool) -> str:
+    """A record's figures as editors show them: "1,840 tok/s · first token 120 ms" for a model
+    (what is known so far while it streams), "offline · 12 ms" for the offline engine."""
+    if offline:
+        return f"offline · {metrics['elapsedMs']:,.0f} ms" if metrics.get("elapsedMs") else ""
+    parts = []
+    if metrics.get("tokensPerSecond"):
         parts.append(f"{metrics['tokensPerSecond']:,.0f} tok/s")
-    elif metrics["tokens"]:
+    elif metrics.get("tokens"):
         parts.append(f"{metrics['tokens']} tokens")
+    if metrics.get("ttftMs") is not None:
+        parts.append(f"first token {metrics['ttftMs']:,.0f} ms")
     return " · ".join(parts)
 
 

@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 #: The custom notification carrying ``{mode, job?}``.
 STATUS = "fastedit/status"
+#: The client capability ``experimental.fastedit.statusNotification: true`` opts in to the
+#: ``fastedit/*`` notifications: a client that does not know them may warn about each one
+#: (lsp-mode pops up "Unknown notification"), and reads the same through ``fastedit.status``.
+OPT_IN = "statusNotification"
 #: While a job streams, status goes out at most this often (seconds).
 STATUS_INTERVAL = 0.25
 #: How long an edit may wait for the client's reply before the job gives up on the client
@@ -70,6 +74,12 @@ class ClientChannel:
             if node is None:
                 return False
         return bool(node)
+
+    def opted_in(self) -> bool:
+        """Whether the client declared ``experimental.fastedit.statusNotification: true``."""
+        experimental = getattr(self._server.client_capabilities, "experimental", None)
+        fastedit = experimental.get("fastedit") if isinstance(experimental, dict) else None
+        return isinstance(fastedit, dict) and fastedit.get(OPT_IN) is True
 
     # -- edits and requests ----------------------------------------------------------------------
 
@@ -154,7 +164,8 @@ class ClientChannel:
     def send_status(self, job: Job | None, *, streaming: bool = False) -> bool:
         """Send ``fastedit/status``; while streaming, at most every :data:`STATUS_INTERVAL`.
 
-        Returns whether it was sent.
+        Returns whether a status was due (the progress report follows the same pace); it goes
+        on the wire only to a client that opted in (:data:`OPT_IN`).
         """
         now = time.monotonic()
         if (
@@ -170,7 +181,8 @@ class ClientChannel:
             else:
                 self._status_sent_at[job.id] = now
             payload["job"] = job.record()
-        self._server.protocol.notify(STATUS, payload)
+        if self.opted_in():
+            self._server.protocol.notify(STATUS, payload)
         return True
 
     # -- a job's work-done progress --------------------------------------------------------------

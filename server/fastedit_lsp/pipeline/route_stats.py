@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..core.jobs import Job
+from ..core.jobs import LOCAL, Job
 from ..core.timings import percentile
 
 #: How many recent verified jobs per route the failure rate covers, and how many it needs.
@@ -43,8 +43,9 @@ class RouteStats:
         }
 
     def record_speed(self, job: Job) -> None:
-        """Keep a finished job's speed for the route's rolling percentiles."""
-        metrics = job.metrics.record()
+        """Keep a finished job's speed (a model's: time to first token, decode speed) for the
+        route's rolling percentiles; the offline engine has none."""
+        metrics = job.metrics.record(offline=job.route == LOCAL)
         if job.route and metrics["ttftMs"] is not None and metrics["tokensPerSecond"]:
             speeds = self.speeds.setdefault(job.route, deque(maxlen=SPEED_WINDOW))
             speeds.append((metrics["ttftMs"], metrics["tokensPerSecond"]))

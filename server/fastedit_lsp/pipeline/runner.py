@@ -279,8 +279,6 @@ class JobRunner:
 
     def _on_edit(self, job: Job, edits: int) -> None:
         job.metrics.edits = edits
-        if job.metrics.first_token_at is not None:
-            job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
         self.host.status(job, streaming=True)
 
     async def _attempt(
@@ -363,8 +361,6 @@ class JobRunner:
             if info.accepted_prediction_tokens is not None:
                 job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
                 job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
-            if job.metrics.first_token_at is not None:
-                job.metrics.stream_seconds = time.monotonic() - job.metrics.first_token_at
         if key is not None:
             host.models.success(key)
         await self._settle(job)

@@ -39,6 +39,7 @@ async def filtered(
     received = 0
     try:
         async for delta in stream:
+            first = received == 0
             received += len(delta)
             if info.deltas > max_deltas or received > max_chars:
                 raise BackendError(
@@ -47,8 +48,13 @@ async def filtered(
                     f"({info.deltas} deltas, {received:,} characters so far): the answer was "
                     "cut off there. Check the profile's model and maxTokens.",
                 )
+            now = time.monotonic()
             if job.metrics.first_token_at is None:
-                job.metrics.first_token_at = info.first_delta_at or time.monotonic()
+                job.metrics.first_token_at = info.first_delta_at or now
+            # The decode speed is this stream's (an escalation's answer replaces a draft's).
+            if first:
+                job.metrics.decode_from = info.first_delta_at or now
+            job.metrics.decode_to = info.last_delta_at or now
             job.metrics.tokens = info.completion_tokens or info.deltas
             if text := pipeline.feed(delta):
                 if draft.transform is None:

@@ -182,6 +182,8 @@ async def initialize(
                 "general": {"positionEncodings": ["utf-16"]},
                 "workspace": {"applyEdit": True},
                 "textDocument": {"inlineCompletion": {}},
+                # The bench times jobs by their fastedit/status, sent only to clients that opt in.
+                "experimental": {"fastedit": {"statusNotification": True}},
             },
             "initializationOptions": options,
         },

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..core.document import Document
+from ..core.jobs import LOCAL, figures_text
 from .lsp_client import LspClient, LspError
 
 SAMPLE_SUFFIX = ".py.sample"
@@ -177,13 +178,15 @@ class Demo:
         metrics = record["metrics"]
         verification = record["verification"]
         ok = record["state"] == "done" and verification.get("ok") is not False
-        speed = f"{metrics['tokensPerSecond']:,.0f} tok/s" if metrics["tokensPerSecond"] else "-"
-        ttft = f"{metrics['ttftMs']:.0f} ms" if metrics["ttftMs"] is not None else "-"
+        # A model's decode speed and time to first token; the offline engine's elapsed time.
+        offline = record["route"] == LOCAL
+        figures = figures_text(metrics, offline=offline) or "-"
+        if not offline:
+            figures = f"{record['model']} · {figures} · {metrics['elapsedMs']:,.0f} ms in all"
         self.out.write(
             "\n  "
             + self._paint(f"{record['state']}", "32" if ok else "31")
-            + f" · {record['route']} · {record['model']} · TTFT {ttft} · {speed} · "
-            f"{metrics['edits']} edits · {metrics['elapsedMs']:.0f} ms"
+            + f" · {record['route']} · {figures} · {metrics['edits']} edits"
             + f"\n  why: {record['reason']}"
             + f"\n  verified: {verification.get('ok')} ({verification.get('details')})"
             + (f"\n  error: {record['error']}" if record.get("error") else "")

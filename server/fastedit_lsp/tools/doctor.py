@@ -169,9 +169,10 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
     if info.first_delta_at is None or not tokens:
         return [*lines, f"stream: {model} answered nothing"], False
     ttft = (info.first_delta_at - started) * 1000
-    span = ended - info.first_delta_at
-    speed = f"{tokens / span:,.0f} tok/s" if span > 0 else "instant"
-    lines.append(f"stream: {model}: TTFT {ttft:.0f} ms, {tokens} tokens, {speed}")
+    # The decode speed: the tokens after the first over the time from the first to the last.
+    span = (info.last_delta_at or ended) - info.first_delta_at
+    speed = f"{(tokens - 1) / span:,.0f} tok/s" if span > 0 and tokens > 1 else "instant"
+    lines.append(f"stream: {model}: {speed}, first token {ttft:.0f} ms, {tokens} tokens")
     return lines, True
 
 

@@ -580,6 +580,8 @@ function M.setup(opts)
     filetypes = M.options.filetypes,
     root_markers = M.options.root_markers,
     init_options = M.options.settings,
+    -- Opt in to fastedit/status (merged into Neovim's default capabilities).
+    capabilities = { experimental = { fastedit = { statusNotification = true } } },
     handlers = {
       ['workspace/applyEdit'] = undo.handler,
       ['fastedit/status'] = status.handler,

@@ -44,6 +44,31 @@ local function thousands(n)
   return (out:gsub('^,', ''))
 end
 
+--- A job's figures, as the server's record has them: `300 tok/s · first token 323 ms` for a
+--- model (its decode speed, the wait for its first token apart), `offline · 12 ms` for the
+--- offline engine (no model, no speed). Nil when there is nothing to show yet.
+--- @param job table a job record
+--- @return string?
+function M.figures(job)
+  local m = job.metrics or {}
+  if job.route == 'local' then
+    if job.state == 'running' then
+      return 'offline · …'
+    end
+    return type(m.elapsedMs) == 'number' and ('offline · ' .. thousands(m.elapsedMs) .. ' ms') or nil
+  end
+  local parts = {}
+  if type(m.tokensPerSecond) == 'number' then
+    parts[#parts + 1] = thousands(m.tokensPerSecond) .. ' tok/s'
+  elseif job.state == 'running' then
+    parts[#parts + 1] = (m.tokens or 0) > 0 and (m.tokens .. ' tokens') or '…'
+  end
+  if type(m.ttftMs) == 'number' then
+    parts[#parts + 1] = 'first token ' .. thousands(m.ttftMs) .. ' ms'
+  end
+  return #parts > 0 and table.concat(parts, ' · ') or nil
+end
+
 --- One line that fits the command line: a longer message would stop Neovim at "Press ENTER".
 --- @param msg string
 --- @return string
@@ -138,12 +163,10 @@ local function job_summary(job)
   if job.state == 'done' and (metrics.edits or 0) == 0 then
     parts[1] = parts[1] .. ' (no suggestion)'
   end
-  if job.model and job.model ~= vim.NIL then
+  if job.model and job.model ~= vim.NIL and job.route ~= 'local' then
     parts[#parts + 1] = job.model
   end
-  if type(metrics.tokensPerSecond) == 'number' then
-    parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
-  end
+  parts[#parts + 1] = M.figures(job)
   local ok = type(job.verification) == 'table' and job.verification.ok
   if ok == false and job.state == 'done' and (metrics.edits or 0) > 0 then
     -- The draft landed flagged (the server marks its lines with a diagnostic): said first, as
@@ -227,8 +250,9 @@ function M.take_status(reply)
   end
 end
 
---- `⚡ fast · <model> · 1,840 tok/s`: the mode, the model answering (or about to), and the speed
---- of the running job (or of the last one). Empty until the server has spoken.
+--- `⚡ fast · <model> · 1,840 tok/s · first token 120 ms`: the mode, the model answering (or about
+--- to), and the figures of the running job (or of the last one; `offline · 12 ms` for the offline
+--- engine). Empty until the server has spoken.
 --- @return string
 function M.statusline()
   local mode = M.state.mode
@@ -245,15 +269,12 @@ function M.statusline()
   elseif job and job.model and job.model ~= vim.NIL and job.model ~= '' then
     model = job.model
   end
-  if type(model) == 'string' then
+  -- The offline engine's model is "offline": its figures say so.
+  if type(model) == 'string' and not (job and job.route == 'local' and model == 'offline') then
     parts[#parts + 1] = model
   end
   local metrics = job and job.metrics or {}
-  if type(metrics.tokensPerSecond) == 'number' then
-    parts[#parts + 1] = thousands(metrics.tokensPerSecond) .. ' tok/s'
-  elseif job and job.state == 'running' then
-    parts[#parts + 1] = (metrics.tokens or 0) > 0 and (metrics.tokens .. ' tokens') or '…'
-  end
+  parts[#parts + 1] = job and M.figures(job) or nil
   if
     job
     and job.state == 'done'
@@ -296,14 +317,14 @@ function M.report(reply)
     local j = jobs[i]
     local m = j.metrics or {}
     lines[#lines + 1] = string.format(
-      '  %s %-13s %-9s %-8s %s · %s edits · %s tok/s%s',
+      '  %s %-13s %-9s %-8s %s · %s edits · %s%s',
       j.jobId,
       tostring(j.kind),
       tostring(j.state),
       tostring(j.route),
       tostring(j.model),
       tostring(m.edits),
-      type(m.tokensPerSecond) == 'number' and thousands(m.tokensPerSecond) or '-',
+      M.figures(j) or '-',
       (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error))
         or (why_nothing(j) and (' · ' .. why_nothing(j)))
         or ''

@@ -1,0 +1,215 @@
+"""fastedit-lsp in lsp-mode 8 (Debian ``elpa-lsp-mode``), a client beyond the bundled three.
+
+Headless Emacs (batch) with lsp-mode set up as the README says (fastedit as an add-on client for
+Python), against the real server and the loopback stub model: a code action streams its edits,
+commands run through ``lsp-workspace-command-execute``, revert restores the text, and nothing
+lands in ``*Warnings*`` or ``*Messages*`` as a warning: lsp-mode warns "Unknown notification" for
+every notification it does not know, and it does not declare fastedit's opt-in capability.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.tools.stub import Answer, StubModelServer
+
+from .emacs_driver import SESSION_TIMEOUT, _tail, hermetic_env, skip_or_fail
+
+ORIGINAL = "import os\n\nvalue = "
+ANSWER = "compute(1, 2, 3)"
+
+#: The user's init, as the README has it (plus what keeps a batch session quiet and hermetic).
+INIT = r"""
+(require 'lsp-mode)
+(require 'lsp-modeline)
+(require 'lsp-headerline)
+(require 'lsp-diagnostics)
+(require 'lsp-completion)
+(setq lsp-client-packages nil          ; no other Python server in this test
+      lsp-session-file (expand-file-name "lsp-session" user-emacs-directory)
+      lsp-auto-guess-root t
+      lsp-enable-snippet nil
+      lsp-keep-workspace-alive nil
+      lsp-restart 'ignore
+      python-indent-guess-indent-offset nil
+      make-backup-files nil
+      create-lockfiles nil)
+;; Emacs' own Python checkers, absent here, warn in *Warnings*: not lsp-mode's or fastedit's.
+(add-hook 'python-mode-hook
+          (lambda () (remove-hook 'flymake-diagnostic-functions #'python-flymake t)))
+(with-eval-after-load 'flymake-proc
+  (remove-hook 'flymake-diagnostic-functions #'flymake-proc-legacy-flymake))
+;; The README's setup:
+(with-eval-after-load 'lsp-mode
+  (lsp-register-client
+   (make-lsp-client
+    :new-connection (lsp-stdio-connection
+                     (list (getenv "FASTEDIT_TEST_PY") "-m" "fastedit_lsp"))
+    :activation-fn (lsp-activate-on "python")
+    :add-on? t
+    :server-id 'fastedit)))
+
+(defvar fe-observations nil)
+(defun fe-observe (key value) (push (cons key value) fe-observations) value)
+(defun fe-wait (what pred &optional timeout)
+  (let ((deadline (+ (float-time) (or timeout 60))) value)
+    (while (and (not (setq value (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or value (funcall pred) (error "Timed out waiting for %s" what))))
+(defun fe-command (command &optional argument)
+  (lsp-workspace-command-execute command (if argument (vector argument) [])))
+(defun fe-last-job ()
+  (let ((jobs (gethash "jobs" (fe-command "fastedit.status"))))
+    (gethash "jobId" (aref jobs (1- (length jobs))))))
+(defun fe-wait-job (id)
+  (let ((record (fe-command "fastedit.wait" (ht ("jobId" id) ("timeoutMs" 50000)))))
+    (fe-wait "the job's last edit in the buffer"
+             (lambda () (equal (buffer-string) (fe-expected record))))
+    record))
+(defvar fe-expected-text nil)
+(defun fe-expected (_record) fe-expected-text)
+(defun fe-finish ()
+  (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+  (fe-observe "warnings" (if (get-buffer "*Warnings*")
+                             (with-current-buffer "*Warnings*" (buffer-string))
+                           ""))
+  (with-temp-file (getenv "FASTEDIT_TEST_OUT")
+    (insert (json-encode (reverse fe-observations))))
+  (kill-emacs 0))
+"""
+
+
+#: Prints lsp-mode's version (from its header) once it loads.
+VERSION = """(progn (require 'lsp-mode) (require 'lisp-mnt) (require 'find-func)
+  (princ (with-temp-buffer (insert-file-contents (find-library-name "lsp-mode")) (lm-version))))"""
+
+
+@functools.cache
+def _lsp_mode_problem() -> str | None:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        return "emacs is not installed (apt-get install --no-install-recommends emacs-nox)"
+    probe = subprocess.run(
+        [emacs, "--batch", "--eval", VERSION],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0 or not probe.stdout.startswith("8."):
+        return (
+            "lsp-mode 8 does not load in emacs (apt-get install --no-install-recommends "
+            f"elpa-lsp-mode): {probe.stdout[-100:]} {probe.stderr[-300:]}"
+        )
+    return None
+
+
+@pytest.fixture
+def env(tmp_path: Path, stub: StubModelServer) -> dict[str, str]:
+    if (problem := _lsp_mode_problem()) is not None:
+        skip_or_fail(problem)
+    return hermetic_env(
+        tmp_path,
+        FASTEDIT_FAST_BASE_URL=stub.base_url,
+        FASTEDIT_FAST_MODEL="stub-fast",
+        FASTEDIT_STANDARD_BASE_URL=stub.base_url,
+        FASTEDIT_STANDARD_MODEL="stub-strong",
+    )
+
+
+def run(tmp_path: Path, env: dict[str, str], body: str) -> dict[str, Any]:
+    """Open ``work.py`` holding ORIGINAL in lsp-mode (cursor at its end), run ``body``."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "work.py").write_text(ORIGINAL)
+    script = tmp_path / "scenario.el"
+    script.write_text(
+        INIT
+        + """
+(find-file "work.py")
+(lsp)
+(fe-wait "lsp-mode's fastedit workspace"
+         (lambda () (seq-find (lambda (w) (eq (lsp--workspace-status w) 'initialized))
+                              (lsp-workspaces))))
+(goto-char (point-max))
+"""
+        + body
+        + "\n(fe-finish)\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "observations.json"
+    emacs = shutil.which("emacs")
+    assert emacs is not None
+    full_env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
+    try:
+        done = subprocess.run(
+            [emacs, "--batch", "-l", str(script)],
+            cwd=work,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SESSION_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"emacs did not finish in {SESSION_TIMEOUT} s:\n{_tail(exc.stderr)}")
+    if done.returncode != 0 or not out.exists():
+        pytest.fail(f"emacs exited with {done.returncode}:\n{_tail(done.stderr)}")
+    observations: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return observations
+
+
+def test_lsp_mode_streams_a_code_action_runs_commands_and_reverts_without_a_warning(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=ANSWER, token_size=2, tps=20))
+    seen = run(
+        tmp_path,
+        env,
+        f"""
+(fe-observe "toggled" (gethash "mode" (fe-command "fastedit.toggleFastMode")))
+(fe-observe "set" (gethash "mode" (fe-command "fastedit.setMode" (ht ("mode" "auto")))))
+;; lsp-mode's own command and menu; the action picked by its title.
+(let ((last-nonmenu-event ?\\r))
+  (fe-wait "the code actions"
+           (lambda () (seq-find (lambda (a) (equal (gethash "title" a)
+                                                   "Complete the rest (fastedit)"))
+                                (lsp-code-actions-at-point))))
+  (cl-letf (((symbol-function 'completing-read)
+             (lambda (_prompt collection &rest _)
+               (fe-observe "menu" (mapcar (lambda (c) (if (consp c) (car c) c)) collection))
+               "Complete the rest (fastedit)")))
+    (call-interactively #'lsp-execute-code-action)))
+(setq fe-expected-text {json.dumps(ORIGINAL + ANSWER)})
+(let ((id (fe-last-job)))
+  (fe-observe "record" (fe-wait-job id))
+  (fe-observe "streamed" (buffer-string))
+  (fe-observe "reverted" (gethash "reverted" (fe-command "fastedit.revert" (ht ("jobId" id)))))
+  (fe-wait "the revert" (lambda () (equal (buffer-string) {json.dumps(ORIGINAL)})))
+  (fe-observe "after-revert" (buffer-string)))
+;; What a client without fastedit/status reads instead.
+(fe-observe "status-mode" (gethash "mode" (fe-command "fastedit.status")))
+""",
+    )
+    assert seen["toggled"] == "fast" and seen["set"] == "auto"
+    assert "Complete the rest (fastedit)" in seen["menu"]
+    record = seen["record"]
+    assert record["kind"] == "completeRest" and record["state"] == "done", record
+    assert record["metrics"]["edits"] >= 2, record
+    assert seen["streamed"] == ORIGINAL + ANSWER
+    assert seen["reverted"] is True and seen["after-revert"] == ORIGINAL
+    assert seen["status-mode"] == "auto"
+    # No popup: lsp-mode warned "Unknown notification: fastedit/status" for each status.
+    assert "Unknown notification" not in seen["messages"], seen["messages"]
+    assert "Warning" not in seen["messages"], seen["messages"]
+    assert seen["warnings"] == "", seen["warnings"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ...core.document import Point
 from .lines import LineDiff, Lines, Prediction, char_span, window_order
+from .scope import in_code
 from .tokens import tokens
 
 #: How many lines a call's arguments may span.
@@ -90,6 +91,8 @@ class AddedArgument:
 
 def added_argument(lines: Lines, diff: LineDiff) -> AddedArgument | None:
     """The argument the line's change added to a call, if that is all it did."""
+    if diff.old_mid or not diff.new_mid:
+        return None  # not tokens inserted between tokens
     i, j, k = char_span(diff.old, diff.new)
     if j != i:
         return None
@@ -130,7 +133,7 @@ def added_argument(lines: Lines, diff: LineDiff) -> AddedArgument | None:
 
 
 def carry_argument(
-    lines: Lines, diff: LineDiff, added: AddedArgument, cursor: Point
+    lines: Lines, diff: LineDiff, added: AddedArgument, cursor: Point, python: bool
 ) -> Prediction | None:
     name = re.escape(added.callee)
     pattern = re.compile(rf"\.{name}\s*\(" if added.method else rf"(?<![\w.]){name}\s*\(")
@@ -153,12 +156,14 @@ def carry_argument(
             if call is None:
                 continue
             edit = _insertion(call, added, keyword)
-            if edit is not None:
+            if edit is not None and (not python or in_code(lines, edit.start)):
                 return edit
     return None
 
 
-def _insertion(call: Call, added: AddedArgument, keyword: re.Match[str] | None) -> Prediction | None:
+def _insertion(
+    call: Call, added: AddedArgument, keyword: re.Match[str] | None
+) -> Prediction | None:
     texts = [a.text for a in call.args]
     if added.text in texts or any(t.startswith("*") for t in texts):
         return None

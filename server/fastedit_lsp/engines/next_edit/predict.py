@@ -51,11 +51,11 @@ def predict(
     if names is not None:
         found = carry_rename(lines, diff, names, records, cursor, python)
     elif (added := added_argument(lines, diff)) is not None:
-        found = carry_argument(lines, diff, added, cursor)
+        found = carry_argument(lines, diff, added, cursor, python)
     elif (rule := known_rule(diff)) is not None:
-        found = carry_rule(lines, diff, rule, cursor)
+        found = carry_rule(lines, diff, rule, cursor, python)
     elif (template := learn_template(diff)) is not None:
-        found = carry_template(lines, diff, template, cursor)
+        found = carry_template(lines, diff, template, cursor, python)
     else:
         found = None
     if found is None or verified(lines, found, python) is not None:
@@ -72,6 +72,8 @@ def verified(lines: Lines, prediction: Prediction, python: bool) -> str | None:
         return "it does not apply to this version"
     if start.line == end.line and lines.line(start.line)[start.col : end.col] == prediction.text:
         return "it changes nothing"
-    if python and adds_syntax_error(lines, prediction):
+    # A rename puts one identifier in another's place: it cannot change the syntax, and the
+    # parse would cost more than the rest of the suggestion.
+    if python and prediction.kind != "rename" and adds_syntax_error(lines, prediction):
         return "it adds a syntax error"
     return None

@@ -14,21 +14,25 @@ from collections.abc import Sequence
 from ...core.document import Point
 from .history import EditRecord
 from .lines import WINDOW, LineDiff, Lines, Prediction
-from .scope import enclosing_def, name_sites, token_sites
+from .scope import enclosing_def, in_code, name_sites
 
 
 def renamed(diff: LineDiff) -> tuple[str, str] | None:
-    """``(old, new)`` when the line's only change is one variable name for another."""
-    old_mid, new_mid = diff.old_mid, diff.new_mid
-    if len(old_mid) != 1 or len(new_mid) != 1:
+    """``(old, new)`` when the line's only change is one variable's name, in one place or in
+    several (the same name each time)."""
+    a, b = diff.old_tokens, diff.new_tokens
+    if len(a) != len(b) or diff.prefix == len(a):
         return None
-    old, new = old_mid[0], new_mid[0]
+    pairs = {(x.text, y.text) for x, y in zip(a, b, strict=True) if x.text != y.text}
+    if len(pairs) != 1:
+        return None
+    old, new = a[diff.prefix], b[diff.prefix]
     if not (old.is_identifier and new.is_identifier):
         return None
-    toks = diff.old_tokens
-    before = toks[diff.prefix - 1].text if diff.prefix else ""
-    after = toks[diff.prefix + 1].text if diff.prefix + 1 < len(toks) else ""
-    if before == "." or (after == "=" and before in ("(", ",")):
+    before = a[diff.prefix - 1].text if diff.prefix else ""
+    after = a[diff.prefix + 1].text if diff.prefix + 1 < len(a) else ""
+    signature = bool(a) and a[0].text in ("def", "async")
+    if before == "." or (not signature and after == "=" and before in ("(", ",")):
         return None  # an attribute or a keyword argument: a line rewrite, not a variable
     return old.text, new.text
 
@@ -43,17 +47,13 @@ def carry_rename(
 ) -> Prediction | None:
     old, new = names
     block = enclosing_def(lines, diff.line) if python else None
-    sites_old: list[Point] | None = None
-    sites_new: list[Point] | None = None
     if block is not None:
-        sites_old = name_sites(lines, *block, old)
-        sites_new = name_sites(lines, *block, new) if sites_old is not None else None
-    if sites_old is None or sites_new is None:
+        rows = range(*block)
+    else:
         lo = max(0, min(cursor.line, diff.line) - WINDOW)
-        hi = min(lines.line_count, max(cursor.line, diff.line) + WINDOW + 1)
-        rows = range(block[0], block[1]) if block is not None else range(lo, hi)
-        sites_old = list(token_sites(lines, rows, old))
-        sites_new = list(token_sites(lines, rows, new))
+        rows = range(lo, min(lines.line_count, max(cursor.line, diff.line) + WINDOW + 1))
+    sites_old = name_sites(lines, rows.start, rows.stop, old)
+    sites_new = name_sites(lines, rows.start, rows.stop, new)
     if not sites_old:
         return None
     renamed_lines = {
@@ -66,6 +66,10 @@ def carry_rename(
     if any(site.line not in renamed_lines for site in sites_new):
         return None  # the new name was in use already: another variable, not a rename
     here = max(cursor, Point(diff.line, 0)) if cursor.line == diff.line else cursor
-    after = [s for s in sites_old if s >= here]
-    site = after[0] if after else sites_old[0]
+    ordered = [s for s in sites_old if s >= here] + [s for s in sites_old if s < here]
+    if block is None and python:
+        ordered = [s for s in ordered[:8] if in_code(lines, s)]
+    if not ordered:
+        return None
+    site = ordered[0]
     return Prediction(site, Point(site.line, site.col + len(old)), new, "rename")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ...core.document import Point
 from .lines import LineDiff, Lines, Prediction, line_edit, window_order
+from .scope import in_code
 from .tokens import KEYWORDS, Token, tokens
 
 Rule = Callable[[str], str | None]
@@ -48,7 +49,9 @@ def _split_top(text: str) -> list[str] | None:
     return parts
 
 
-def _fstring(literal: str, values: list[str], fields: Callable[[str], list[str] | None]) -> str | None:
+def _fstring(
+    literal: str, values: list[str], fields: Callable[[str], list[str] | None]
+) -> str | None:
     quote = literal[-1]
     if literal[0] != quote or len(literal) < 2 or literal[:3] in ('"""', "'''"):
         return None  # a prefixed (b, r, f, u) or triple-quoted literal is left alone
@@ -139,7 +142,9 @@ def _format_fields(body: str) -> list[str] | None:
     return out
 
 
-_FORMAT = re.compile(r"""(?P<lit>(?<![\w'"])(?:'(?:[^'\\{}]|\\.|\{[^{}]*\})*'|"(?:[^"\\{}]|\\.|\{[^{}]*\})*"))\.format\(""")
+_FORMAT = re.compile(
+    r"""(?P<lit>(?<![\w'"])(?:'(?:[^'\\{}]|\\.|\{[^{}]*\})*'|"(?:[^"\\{}]|\\.|\{[^{}]*\})*"))\.format\("""
+)
 
 
 def format_to_fstring(line: str) -> str | None:
@@ -184,12 +189,16 @@ def known_rule(diff: LineDiff) -> Rule | None:
     return None
 
 
-def carry_rule(lines: Lines, diff: LineDiff, rule: Rule, cursor: Point) -> Prediction | None:
+def carry_rule(
+    lines: Lines, diff: LineDiff, rule: Rule, cursor: Point, python: bool
+) -> Prediction | None:
     for row in window_order(lines, diff.line, cursor.line):
         text = lines.line(row)
         rewritten = rule(text)
         if rewritten is not None and rewritten != text:
-            return line_edit(row, text, rewritten, "rewrite")
+            found = line_edit(row, text, rewritten, "rewrite")
+            if found is not None and (not python or in_code(lines, found.start)):
+                return found
     return None
 
 
@@ -261,7 +270,10 @@ def _match(template: Template, toks: list[Token], start: int) -> dict[str, str] 
         if hole is None:
             if got.text != want.text:
                 return None
-        elif got.kind not in ("name", "number", "string") or bound.setdefault(hole, got.text) != got.text:
+        elif (
+            got.kind not in ("name", "number", "string")
+            or bound.setdefault(hole, got.text) != got.text
+        ):
             return None
     left = toks[start - 1] if start else None
     end = start + len(template.old)
@@ -282,7 +294,7 @@ def _render(template: Template, bound: dict[str, str]) -> str:
 
 
 def carry_template(
-    lines: Lines, diff: LineDiff, template: Template, cursor: Point
+    lines: Lines, diff: LineDiff, template: Template, cursor: Point, python: bool
 ) -> Prediction | None:
     anchor = template.old[template.anchor].text
     for row in window_order(lines, diff.line, cursor.line):
@@ -300,6 +312,8 @@ def carry_template(
             first, last = toks[start], toks[start + len(template.old) - 1]
             replacement = _render(template, bound)
             if text[first.col : last.end] == replacement:
+                continue
+            if python and not in_code(lines, Point(row, first.col)):
                 continue
             return Prediction(Point(row, first.col), Point(row, last.end), replacement, "rewrite")
     return None

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Literal, NamedTuple
+from collections.abc import Iterator
+from typing import Literal, NamedTuple, Protocol
 
 Kind = Literal["name", "number", "string", "comment", "op"]
 
@@ -65,3 +66,59 @@ def is_identifier(text: str) -> bool:
 
 def indentation(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
+
+
+def opens_string(tok: Token) -> str | None:
+    """The triple quote a string token opens without closing on its line, if any."""
+    if tok.kind != "string":
+        return None
+    body = tok.text.lstrip("rRbBuUfF")
+    quote = body[:3]
+    if quote not in ('"""', "'''"):
+        return None
+    return None if len(body) >= 6 and body.endswith(quote) else quote
+
+
+def _scan(text: str, open_quote: str | None) -> tuple[int, list[Token], str | None]:
+    """Tokens of a line that may start inside a multi-line string: (where code starts, its
+    tokens, the quote still open at the end)."""
+    offset = 0
+    if open_quote is not None:
+        close = text.find(open_quote)
+        if close < 0:
+            return len(text), [], open_quote
+        offset = close + 3
+    toks = tokens(text[offset:])
+    if offset:
+        toks = [Token(t.kind, t.text, t.col + offset) for t in toks]
+    return offset, toks, (opens_string(toks[-1]) if toks else None)
+
+
+def code_lines(
+    lines: LinesLike, rows: range, needle: str | None = None, *, every: bool = False
+) -> Iterator[tuple[int, int, list[Token]]]:
+    """``(row, where its code starts, its tokens)`` for each row holding ``needle``, knowing which
+    lines lie inside a multi-line string (code starts after the string closes; a row wholly
+    inside one starts at its end). ``rows`` must start outside any string. Only lines with a
+    triple quote are tokenized to follow strings, so another row costs a substring test. With
+    ``every``, every row is yielded (the tokens only of those holding ``needle``)."""
+    open_quote: str | None = None
+    for row in rows:
+        text = lines.line(row)
+        wanted = needle is not None and needle in text
+        if not wanted and '"""' not in text and "'''" not in text:
+            if open_quote is None:
+                if every:
+                    yield row, 0, []
+                continue
+            if open_quote not in text:
+                if every:
+                    yield row, len(text), []
+                continue
+        offset, toks, open_quote = _scan(text, open_quote)
+        if wanted or every:
+            yield row, offset, toks if wanted else []
+
+
+class LinesLike(Protocol):
+    def line(self, index: int) -> str: ...

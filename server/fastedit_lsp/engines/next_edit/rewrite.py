@@ -136,10 +136,7 @@ def _format_fields(body: str) -> list[str] | None:
     pieces = re.split(r"\{\{(:[^{}]*)?\}\}", body)
     if any(p is not None and ("{{" in p or "}}" in p) for p in pieces[0::2]):
         return None
-    out = []
-    for index, piece in enumerate(pieces):
-        out.append(piece or "" if index % 2 == 0 else piece or "")
-    return out
+    return [piece or "" for piece in pieces]
 
 
 _FORMAT = re.compile(

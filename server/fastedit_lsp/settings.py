@@ -192,6 +192,23 @@ class ContextSettings(_Model):
     )
 
 
+class NextEditSettings(_Model):
+    enabled: bool = Field(
+        True,
+        description="Next-edit suggestions: predict your next edit from your own recent edits "
+        "(offline engine; `fastedit.toggleNextEdit` flips it).",
+    )
+    use_model: bool = Field(
+        False, description="Ask the fast model for next edits too (needs a fast profile)."
+    )
+    debounce_ms: int = Field(
+        150, ge=0, le=5000, description="Wait this long after typing stops before asking the model."
+    )
+    languages: tuple[str, ...] = Field(
+        (), description="Language ids to suggest next edits in (empty: every language)."
+    )
+
+
 class Settings(_Model):
     """The ``fastedit`` settings section."""
 
@@ -245,6 +262,7 @@ class Settings(_Model):
     )
     tests: TestsSettings = TestsSettings()
     context: ContextSettings = ContextSettings()
+    next_edit: NextEditSettings = NextEditSettings()
 
 
 # -- sources -------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..pipeline.route_stats import RouteStats
     from ..pipeline.runner import JobRunner
     from ..settings import ProfileName
+    from .next_edits import NextEdits
 
 
 class FasteditServer(PatchedLanguageServer):
@@ -73,6 +74,7 @@ class FasteditServer(PatchedLanguageServer):
         self._backends: Backends | None = None
         self._completions: CompletionSources | None = None
         self._runner: JobRunner | None = None
+        self._next_edits: NextEdits | None = None
 
     # -- state owners made on first use (their modules load after the initialize reply) ----------
 
@@ -99,6 +101,15 @@ class FasteditServer(PatchedLanguageServer):
                 log=lambda message: self.client.log_message(message, types.MessageType.Warning),
             )
         return self._completions
+
+    @property
+    def next_edits(self) -> NextEdits:
+        """Next-edit suggestions: on or off, offers, counters."""
+        if self._next_edits is None:
+            from .next_edits import NextEdits
+
+            self._next_edits = NextEdits(self.documents, lambda: self.config.resolved.settings)
+        return self._next_edits
 
     @property
     def runner(self) -> JobRunner:
@@ -201,6 +212,7 @@ class FasteditServer(PatchedLanguageServer):
             "breakers": self._backends.breaker_snapshot(now) if self._backends else [],
             "speed": self.route_stats.speed() if self._runner is not None else {},
             "completions": self.completions.report(),
+            "nextEdit": self.next_edits.status(),
         }
 
 

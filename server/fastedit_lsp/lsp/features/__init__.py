@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, completions, lifecycle
+    from . import code_actions, commands, completions, lifecycle, next_edit
     from . import debug_stats as debug
     from . import debug_timings as timings
 
@@ -20,3 +20,4 @@ def register_all(server: FasteditServer) -> None:
     debug.register(server)
     completions.register(server)
     timings.register(server)
+    next_edit.register(server)

@@ -1,0 +1,202 @@
+"""Next-edit suggestions' state: whether they are on, what was offered, shown, accepted and
+dismissed, and the request in flight per document.
+
+The engine (``engines.next_edit``) predicts from the document store's edit history; this module
+asks it for the current version, verifies the answer against that version, remembers the offer
+under an id (the accept command names it) and counts what the client reports. A suggestion is
+never applied here: the editor applies it when the user accepts (DESIGN.md, invariant 10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import count
+from typing import TYPE_CHECKING, Any
+
+from ..core.document import Document, Point
+from ..engines.next_edit.lines import Prediction
+from ..engines.next_edit.predict import PYTHON, predict, verified
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .documents import DocumentStore
+
+#: Offers remembered for their accept/dismiss commands.
+OFFERS = 64
+#: Server times kept for the bench (milliseconds per suggestion request).
+TIMINGS = 2000
+ACCEPT = "fastedit.acceptNextEdit"
+DISMISS = "fastedit.dismissNextEdit"
+
+
+@dataclass
+class Offer:
+    """A suggestion sent to the client: for which document version, and what became of it."""
+
+    id: str
+    uri: str
+    version: int
+    prediction: Prediction
+    state: str = "offered"  # offered | shown | accepted | dismissed
+
+
+class NextEdits:
+    """Next-edit suggestions for every open document."""
+
+    def __init__(self, documents: DocumentStore, settings: Callable[[], Settings]) -> None:
+        self._documents = documents
+        self._settings = settings
+        #: ``fastedit.toggleNextEdit``'s choice; None follows the setting.
+        self._toggled: bool | None = None
+        self._ids = count(1)
+        self._offers: OrderedDict[str, Offer] = OrderedDict()
+        #: Each document's request in flight: a newer one cancels it.
+        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self.shown = self.accepted = self.dismissed = 0
+        self.last: dict[str, Any] | None = None
+        #: Server time per suggestion request, in milliseconds (``fastedit-lsp bench``).
+        self.timings: deque[float] = deque(maxlen=TIMINGS)
+
+    # -- switches --------------------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        if self._toggled is not None:
+            return self._toggled
+        return self._settings().next_edit.enabled
+
+    def toggle(self) -> bool:
+        self._toggled = not self.enabled
+        return self._toggled
+
+    def allowed(self, document: Document) -> bool:
+        languages = self._settings().next_edit.languages
+        return self.enabled and (not languages or document.language_id in languages)
+
+    # -- suggestions -----------------------------------------------------------------------------
+
+    def supersede(self, uri: str) -> asyncio.Future[Any]:
+        """Register a new request for ``uri``; the older one still in flight is cancelled."""
+        older = self._inflight.pop(uri, None)
+        if older is not None and not older.done():
+            older.cancel()
+        marker: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[uri] = marker
+        return marker
+
+    def finish(self, uri: str, marker: asyncio.Future[Any]) -> None:
+        if self._inflight.get(uri) is marker:
+            del self._inflight[uri]
+        if not marker.done():
+            marker.set_result(None)
+
+    def offline(self, uri: str, version: int | None, line: int, character: int) -> list[Offer]:
+        """The offline engine's suggestion for the document's current version (``version``, when
+        given, must be it: a request for a stale version gets nothing)."""
+        started = time.perf_counter()
+        try:
+            document = self._documents.get(uri)
+            if document is None or not self.allowed(document):
+                return []
+            if version is not None and version != document.version:
+                return []
+            history = self._documents.history(uri)
+            if history is None or not history.records:
+                return []
+            cursor = document.to_point(line, character)
+            prediction = predict(document, list(history.records), cursor, document.language_id)
+            return [] if prediction is None else [self.offer(document, prediction)]
+        finally:
+            self.timings.append((time.perf_counter() - started) * 1000)
+
+    def offer(self, document: Document, prediction: Prediction) -> Offer:
+        offer = Offer(f"ne-{next(self._ids)}", document.uri, document.version, prediction)
+        self._offers[offer.id] = offer
+        while len(self._offers) > OFFERS:
+            self._offers.popitem(last=False)
+        self.last = self._record(offer)
+        return offer
+
+    def check(self, document: Document, prediction: Prediction) -> str | None:
+        """Why a suggestion (the model's) cannot be shown on ``document`` now (None: it can)."""
+        return verified(document, prediction, document.language_id in PYTHON)
+
+    def wire(self, offer: Offer) -> dict[str, Any]:
+        """An offer in ``textDocument/copilotInlineEdit``'s shape."""
+        document = self._documents.get(offer.uri)
+        p = offer.prediction
+        start = document.to_client(p.start) if document else (p.start.line, p.start.col)
+        end = document.to_client(p.end) if document else (p.end.line, p.end.col)
+        return {
+            "text": p.text,
+            "range": {
+                "start": {"line": start[0], "character": start[1]},
+                "end": {"line": end[0], "character": end[1]},
+            },
+            "textDocument": {"uri": offer.uri, "version": offer.version},
+            "command": {"title": "Accept next edit", "command": ACCEPT, "arguments": [offer.id]},
+        }
+
+    def inline_item(self, uri: str, line: int, character: int) -> tuple[Offer, str, Point] | None:
+        """The suggestion as an inline completion: only when it is on the cursor's line, its
+        range holds the cursor and the replaced text is a prefix of the new text (what VS Code's
+        stable API can show). ``(offer, text from the range's start, range start)``."""
+        offers = self.offline(uri, None, line, character)
+        document = self._documents.get(uri)
+        if not offers or document is None:
+            return None
+        p = offers[0].prediction
+        cursor = document.to_point(line, character)
+        if not (p.start.line == p.end.line == cursor.line and p.start <= cursor <= p.end):
+            return None
+        replaced = document.get_text(p.start, p.end)
+        if not p.text.startswith(replaced) or p.text == replaced:
+            return None
+        return offers[0], p.text, p.start
+
+    # -- what the client reports -----------------------------------------------------------------
+
+    def report(self, offer_id: str, state: str) -> bool:
+        """The client showed, accepted or dismissed an offer; False for an unknown id."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return False
+        if state == "shown":
+            if offer.state == "offered":
+                self.shown += 1
+                offer.state = "shown"
+        elif offer.state in ("offered", "shown"):
+            offer.state = state
+            if state == "accepted":
+                self.accepted += 1
+            else:
+                self.dismissed += 1
+        self.last = self._record(offer)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """``fastedit.status``'s ``nextEdit``."""
+        return {
+            "enabled": self.enabled,
+            "useModel": self._settings().next_edit.use_model,
+            "shown": self.shown,
+            "accepted": self.accepted,
+            "dismissed": self.dismissed,
+            "last": self.last,
+        }
+
+    def _record(self, offer: Offer) -> dict[str, Any]:
+        p = offer.prediction
+        return {
+            "id": offer.id,
+            "uri": offer.uri,
+            "version": offer.version,
+            "kind": p.kind,
+            "state": offer.state,
+            "line": p.start.line,
+            "text": p.text,
+        }

@@ -24,6 +24,9 @@ NOT_AT_START_UP = (
     "pydantic",
     "httpx",
     "grex",
+    # The parse check's grammars load with the first check.
+    "tree_sitter",
+    "fastedit_lsp.engines.parse",
     "fastedit_lsp.settings",
     "fastedit_lsp.pipeline.runner",
     # The action registry (a list of names) is read at start-up; the actions themselves are not.

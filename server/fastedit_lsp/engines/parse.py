@@ -1,0 +1,426 @@
+"""The parse check: does a draft add syntax errors where it was written? (tree-sitter)
+
+Pure, offline, and the only module of the server that imports ``tree_sitter``: grammars are the
+official ``tree-sitter-<language>`` wheels (compiled in, nothing is downloaded), loaded on first
+use — never while the server starts (tests/e2e/test_structural_guard.py).
+
+A draft replaces one region of a document. It fails when the syntax errors (tree-sitter's ERROR
+and MISSING nodes) within the region ± :data:`MARGIN` lines grow, in count or in span, compared
+with the document before the job: so a file already broken elsewhere, or code the user is still
+writing, does not fail every draft; only what the draft made worse does. The document before
+the job is parsed once (:func:`parse`); the draft's document is parsed incrementally from its
+tree (tree-sitter reuses every subtree the edit did not touch), and only the nodes around the
+region are visited.
+
+The API: :func:`language_of` (an LSP ``languageId``, a path or a URI → a grammar name),
+:func:`parse_errors` (every error of a text), :func:`parse` + :func:`check_edit` (the check on
+an edit, from a parsed "before"), :func:`check_region` (the same from two texts and the region's
+lines).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import posixpath
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..core.document import split_lines
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Tree, TreeCursor
+
+#: Lines around the edited region that the check looks at.
+MARGIN = 3
+
+#: Grammar name → (module, function returning the language pointer).
+GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
+}
+
+#: LSP ``languageId``s (VS Code's, Neovim's filetypes, eglot's mode-derived names) → grammar.
+LANGUAGE_IDS: dict[str, str] = {
+    "python": "python",
+    "py": "python",
+    "javascript": "javascript",
+    "javascriptreact": "javascript",
+    "js": "javascript",
+    "jsx": "javascript",
+    "typescript": "typescript",
+    "ts": "typescript",
+    "typescriptreact": "tsx",
+    "tsx": "tsx",
+    "go": "go",
+    "golang": "go",
+    "rust": "rust",
+    "rs": "rust",
+    "java": "java",
+    "c": "c",
+    "cpp": "cpp",
+    "c++": "cpp",
+    "cuda": "cpp",
+    "csharp": "c_sharp",
+    "c-sharp": "c_sharp",
+    "c_sharp": "c_sharp",
+    "cs": "c_sharp",
+}
+
+#: File extensions → grammar (when the languageId says nothing we know).
+EXTENSIONS: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".cs": "c_sharp",
+}
+
+#: How the check names a grammar to the user.
+DISPLAY = {
+    "python": "Python",
+    "javascript": "JavaScript",
+    "typescript": "TypeScript",
+    "tsx": "TSX",
+    "go": "Go",
+    "rust": "Rust",
+    "java": "Java",
+    "c": "C",
+    "cpp": "C++",
+    "c_sharp": "C#",
+}
+
+
+def language_of(uri_or_language_id: str) -> str | None:
+    """The grammar for an LSP ``languageId`` (``typescriptreact``, eglot's ``js-ts``...) or a
+    file's path or URI (by its extension); None when there is none."""
+    key = uri_or_language_id.strip().lower()
+    if not key:
+        return None
+    bare = key.removesuffix("-ts").removesuffix("-mode")
+    if bare in LANGUAGE_IDS:
+        return LANGUAGE_IDS[bare]
+    path = key.split("?", 1)[0].split("#", 1)[0]
+    _, extension = posixpath.splitext(path)
+    return EXTENSIONS.get(extension)
+
+
+@functools.cache
+def _language(name: str) -> Language:
+    """The grammar, loaded once (grammars are immutable: this cache is the only state)."""
+    from tree_sitter import Language
+
+    if name not in GRAMMARS:
+        raise ValueError(f"no grammar for {name!r} (known: {', '.join(sorted(GRAMMARS))})")
+    module, function = GRAMMARS[name]
+    return Language(getattr(importlib.import_module(module), function)())
+
+
+def _parse(name: str, data: bytes, old: Tree | None = None) -> Tree:
+    from tree_sitter import Parser
+
+    parser = Parser(_language(name))
+    return parser.parse(data, old) if old is not None else parser.parse(data)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The check's answer: ``ok`` and what the user is told (the first new error, or why it
+    passed)."""
+
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    """One syntax error: an ERROR node (unexpected text) or a MISSING one (a token tree-sitter
+    had to invent, e.g. a closing brace)."""
+
+    kind: Literal["error", "missing"]
+    #: UTF-8 byte offsets in the text (``start == end`` for a MISSING node).
+    start: int
+    end: int
+    #: 0-based line of ``start``.
+    line: int
+    #: The unexpected text's first word, or the missing token.
+    token: str
+
+    @property
+    def message(self) -> str:
+        """What the user is told: "line 12: missing '}'"."""
+        what = "missing" if self.kind == "missing" else "unexpected"
+        token = f"'{self.token}'" if self.token else "end of text"
+        return f"line {self.line + 1}: {what} {token}"
+
+
+class Parsed:
+    """A text and its tree (the "before" of a check, reusable for every draft on it)."""
+
+    def __init__(self, language: str, text: str, tree: Tree | None = None) -> None:
+        self.language = language
+        self.text = text
+        self.data = text.encode("utf-8", "surrogatepass")
+        self.tree = tree if tree is not None else _parse(language, self.data)
+
+    @property
+    def has_errors(self) -> bool:
+        return bool(self.tree.root_node.has_error)
+
+    def problems(self, start_byte: int = 0, end_byte: int | None = None) -> list[SyntaxProblem]:
+        """The outermost ERROR nodes and the MISSING nodes overlapping ``[start_byte,
+        end_byte]``, in order."""
+        if not self.has_errors:
+            return []
+        end = len(self.data) if end_byte is None else end_byte
+        found: list[Node] = []
+        _collect(self.tree.walk(), start_byte, end, found)
+        return [self._problem(node) for node in found]
+
+    def byte_of(self, offset: int) -> int:
+        """The UTF-8 byte offset of a code-point offset."""
+        return len(self.text[:offset].encode("utf-8", "surrogatepass"))
+
+    def line_of(self, byte: int) -> int:
+        """The 0-based line of a byte offset (lines end at ``\\n``, as tree-sitter counts rows;
+        a ``\\r\\n`` ends with one)."""
+        return self.data.count(b"\n", 0, byte)
+
+    def _problem(self, node: Node) -> SyntaxProblem:
+        line = self.line_of(node.start_byte)
+        if node.is_missing:
+            return SyntaxProblem("missing", node.start_byte, node.start_byte, line, node.type)
+        snippet = self.data[node.start_byte : min(node.end_byte, node.start_byte + 200)]
+        words = snippet.decode("utf-8", "replace").split(None, 1)
+        first = words[0] if words else ""
+        if len(first) > 24:
+            first = first[:24] + "…"
+        return SyntaxProblem("error", node.start_byte, node.end_byte, line, first)
+
+
+def _collect(cursor: TreeCursor, start: int, end: int, out: list[Node]) -> None:
+    """Outermost ERROR and MISSING nodes under the cursor's node that overlap ``[start, end]``,
+    visiting only children that overlap it and hold an error.
+
+    A cursor, not ``Node.next_sibling``: the latter skips a zero-width MISSING node at the end
+    of its parent (py-tree-sitter 0.25), which is exactly the missing ``}`` of a draft.
+    """
+    node = cursor.node
+    if node is None:
+        return
+    if node.is_error or node.is_missing:
+        out.append(node)
+        return
+    if not node.has_error:
+        return
+    if start > node.start_byte:
+        moved = cursor.goto_first_child_for_byte(start) is not None
+    else:
+        moved = cursor.goto_first_child()
+    if not moved:
+        return
+    while True:
+        child = cursor.node
+        if child is None or child.start_byte > end:
+            break
+        if child.end_byte >= start:
+            _collect(cursor, start, end, out)
+        if not cursor.goto_next_sibling():
+            break
+    cursor.goto_parent()
+
+
+def parse(language: str, text: str) -> Parsed:
+    """Parse ``text`` (the document before a job); ValueError for an unknown grammar."""
+    return Parsed(language, text)
+
+
+def parse_errors(language: str, text: str) -> list[SyntaxProblem]:
+    """Every syntax error of ``text``, in order (empty: it parses)."""
+    return parse(language, text).problems()
+
+
+def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
+    """``before`` with code points ``[start, end)`` replaced by ``text``, reparsed incrementally
+    from its tree (which stays as it was)."""
+    data = before.data
+    start_byte = before.byte_of(start)
+    old_end_byte = start_byte + len(before.text[start:end].encode("utf-8", "surrogatepass"))
+    inserted = text.encode("utf-8", "surrogatepass")
+    new_end_byte = start_byte + len(inserted)
+    after_text = before.text[:start] + text + before.text[end:]
+    after_data = data[:start_byte] + inserted + data[old_end_byte:]
+    tree = before.tree.copy()
+    tree.edit(
+        start_byte=start_byte,
+        old_end_byte=old_end_byte,
+        new_end_byte=new_end_byte,
+        start_point=_point(data, start_byte),
+        old_end_point=_point(data, old_end_byte),
+        new_end_point=_point_after(data, start_byte, inserted),
+    )
+    new_tree = _parse(before.language, after_data, tree)
+    return Parsed(before.language, after_text, new_tree)
+
+
+def _point(data: bytes, byte: int) -> tuple[int, int]:
+    """tree-sitter's (row, byte column) of a byte offset."""
+    return data.count(b"\n", 0, byte), byte - (data.rfind(b"\n", 0, byte) + 1)
+
+
+def _point_after(data: bytes, at: int, inserted: bytes) -> tuple[int, int]:
+    row, column = _point(data, at)
+    breaks = inserted.count(b"\n")
+    if not breaks:
+        return row, column + len(inserted)
+    return row + breaks, len(inserted) - inserted.rfind(b"\n") - 1
+
+
+def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
+    """Whether replacing code points ``[start, end)`` of ``before`` with ``text`` keeps the
+    syntax errors around the region (± :data:`MARGIN` lines) from growing in count or span."""
+    after = reparse(before, start, end, text)
+    s = before.byte_of(start)
+    return compare(
+        before, after, s, before.byte_of(end), s + len(text.encode("utf-8", "surrogatepass"))
+    )
+
+
+def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> Verdict:
+    """The check on two parsed texts that differ in bytes ``[start, end)`` (before) and
+    ``[start, new_end)`` (after).
+
+    Fails when, around the region (± :data:`MARGIN` lines), the draft's text has more errors
+    than the text before, or error nodes cover more of the unchanged lines or a larger share of
+    the region; or when errors appear farther away where there were none (the draft left a
+    brace open: tree-sitter reports the missing ``}`` where the enclosing block ends).
+    """
+    name = DISPLAY.get(before.language, before.language)
+    if not after.has_errors:
+        return Verdict(True, f"{name} parses around the edit")
+    b_window = _window(before.data, start, end)
+    a_window = _window(after.data, start, new_end)
+    old_all = before.problems()
+    new_all = after.problems()
+    old = [p for p in old_all if _overlaps(p, b_window)]
+    new = [p for p in new_all if _overlaps(p, a_window)]
+    fresh = _fresh(old_all, new_all, start, end, new_end)
+    first = fresh[0] if fresh else (new or new_all)[0]
+    if len(new) > len(old):
+        return Verdict(False, f"{name} syntax error: {first.message}")
+    outside = _coverage(new, a_window, start, new_end) > _coverage(old, b_window, start, end)
+    if outside or _inside(new, start, new_end) > _inside(old, start, end) + 1e-9:
+        return Verdict(False, f"{name} syntax error spreads: {first.message}")
+    if len(new_all) - len(new) > len(old_all) - len(old) and any(
+        not _overlaps(p, a_window) for p in fresh
+    ):
+        far = next(p for p in fresh if not _overlaps(p, a_window))
+        return Verdict(False, f"{name} syntax error: {far.message} (unbalanced by the edit)")
+    known = "; ".join(p.message for p in new[:2]) or "errors elsewhere are not the edit's"
+    return Verdict(True, f"{name} parses around the edit as well as before ({known})")
+
+
+def _overlaps(problem: SyntaxProblem, window: tuple[int, int]) -> bool:
+    return problem.start <= window[1] and problem.end >= window[0]
+
+
+def _fresh(
+    old: list[SyntaxProblem], new: list[SyntaxProblem], start: int, end: int, new_end: int
+) -> list[SyntaxProblem]:
+    """The draft's document's errors that the document before had not at the same place."""
+    shift = new_end - end
+    seen = Counter((p.kind, p.token, p.start) for p in old)
+    in_region = any(p.start < end and p.end > start for p in old)
+    out = []
+    for p in new:
+        if p.start < start:
+            key = p.start
+        elif p.start >= new_end:
+            key = p.start - shift
+        else:
+            if in_region:
+                continue
+            out.append(p)
+            continue
+        if seen[p.kind, p.token, key] > 0:
+            seen[p.kind, p.token, key] -= 1
+        else:
+            out.append(p)
+    return out
+
+
+def _window(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Bytes of the lines from ``MARGIN`` above ``start`` to ``MARGIN`` below ``end``."""
+    first = start
+    for _ in range(MARGIN + 1):
+        first = data.rfind(b"\n", 0, first)
+        if first < 0:
+            break
+    last = end - 1
+    for _ in range(MARGIN + 1):
+        last = data.find(b"\n", last + 1)
+        if last < 0:
+            break
+    return first + 1, len(data) if last < 0 else last + 1
+
+
+def _coverage(problems: list[SyntaxProblem], window: tuple[int, int], start: int, end: int) -> int:
+    """Bytes of the window outside the region ``[start, end)`` covered by ERROR nodes."""
+    total = 0
+    for p in problems:
+        if p.kind == "error":
+            for lo, hi in ((window[0], start), (end, window[1])):
+                total += max(0, min(p.end, hi) - max(p.start, lo))
+    return total
+
+
+def _inside(problems: list[SyntaxProblem], start: int, end: int) -> float:
+    """The share of the region covered by ERROR nodes (an empty region: 1 when an ERROR node
+    encloses it)."""
+    spans = [(p.start, p.end) for p in problems if p.kind == "error"]
+    if end <= start:
+        return 1.0 if any(a < start < b for a, b in spans) else 0.0
+    covered = sum(max(0, min(b, end) - max(a, start)) for a, b in spans)
+    return covered / (end - start)
+
+
+def check_region(language: str, before: str, after: str, start_line: int, end_line: int) -> Verdict:
+    """The check from two texts: ``after`` is ``before`` with one region replaced, which in
+    ``after`` spans lines ``start_line`` to ``end_line`` (0-based, inclusive)."""
+    parsed = parse(language, before)
+    after_lines = split_lines(after)
+    before_lines = split_lines(before)
+    delta = len(after_lines) - len(before_lines)
+    start = sum(len(line) for line in before_lines[:start_line])
+    end = start + sum(
+        len(line) for line in before_lines[start_line : max(start_line, end_line - delta + 1)]
+    )
+    new_end = start + sum(len(line) for line in after_lines[start_line : end_line + 1])
+    return check_edit(parsed, start, end, after[start:new_end])

@@ -142,3 +142,27 @@ def test_the_fstring_rewrites() -> None:
     assert percent_to_fstring('b"%s" % a') is None
     assert format_to_fstring('"{} {:>3}".format(a, b)') == 'f"{a} {b:>3}"'
     assert format_to_fstring('"{0}".format(a)') is None
+
+
+def test_a_suggestion_that_breaks_another_languages_syntax_is_dropped_by_tree_sitter() -> None:
+    from fastedit_lsp.engines.next_edit.lines import ListLines
+    from fastedit_lsp.engines.next_edit.predict import verified
+
+    lines = ListLines(["function f(a) {", "  g(a, b);", "  g(c, d);", "}"])
+    fine = Prediction(Point(2, 8), Point(2, 8), ", 1", "argument")
+    broken = Prediction(Point(2, 8), Point(2, 8), ", (", "argument")
+    assert verified(lines, fine, "javascript") is None
+    assert verified(lines, broken, "javascript") == "it adds a syntax error"
+
+
+def test_a_jobs_echoed_edit_is_reported_as_its_own() -> None:
+    from fastedit_lsp.core.document import Change
+    from fastedit_lsp.core.tracking import RegionTracker, apply_change
+
+    document = Document("file:///t.py", "x = 1\n")
+    tracker = RegionTracker(Point(0, 4), Point(0, 5), "1")
+    edit = tracker.next_edit("2")
+    tracker.sent(edit)
+    echoed = apply_change(document, [(tracker, True)], Change(edit.start, edit.end, edit.text))
+    typed = apply_change(document, [(tracker, True)], Change(Point(0, 0), Point(0, 0), "#"))
+    assert (echoed, typed) == (True, False)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.document import Document, Point
 from ..engines.next_edit.lines import Prediction
-from ..engines.next_edit.predict import PYTHON, predict, verified
+from ..engines.next_edit.predict import predict, verified
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -123,7 +123,7 @@ class NextEdits:
 
     def check(self, document: Document, prediction: Prediction) -> str | None:
         """Why a suggestion (the model's) cannot be shown on ``document`` now (None: it can)."""
-        return verified(document, prediction, document.language_id in PYTHON)
+        return verified(document, prediction, document.language_id)
 
     def wire(self, offer: Offer) -> dict[str, Any]:
         """An offer in ``textDocument/copilotInlineEdit``'s shape."""

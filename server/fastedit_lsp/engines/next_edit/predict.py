@@ -23,6 +23,8 @@ from .scope import adds_syntax_error
 
 #: Languages whose syntax the engine reads as Python (scopes from ``ast``, the parse check).
 PYTHON = frozenset({"python", ""})
+#: Lines on each side of an edit that the tree-sitter check parses.
+CONTEXT_LINES = 40
 
 
 def last_diff(records: Sequence[EditRecord], lines: Lines) -> LineDiff | None:
@@ -58,13 +60,16 @@ def predict(
         found = carry_template(lines, diff, template, cursor, python)
     else:
         found = None
-    if found is None or verified(lines, found, python) is not None:
+    if found is None or verified(lines, found, language) is not None:
         return None
     return found
 
 
-def verified(lines: Lines, prediction: Prediction, python: bool) -> str | None:
-    """Why a suggestion cannot be shown on the current version (None: it can)."""
+def verified(lines: Lines, prediction: Prediction, language: str) -> str | None:
+    """Why a suggestion cannot be shown on the current version (None: it can): it must apply
+    to it, change something, and add no syntax error where a parser exists (``ast`` for Python,
+    tree-sitter for the other languages with a grammar)."""
+    python = language in PYTHON
     start, end = prediction.start, prediction.end
     if end < start or end.line >= lines.line_count:
         return "it does not apply to this version"
@@ -76,4 +81,27 @@ def verified(lines: Lines, prediction: Prediction, python: bool) -> str | None:
     # parse would cost more than the rest of the suggestion.
     if python and prediction.kind != "rename" and adds_syntax_error(lines, prediction):
         return "it adds a syntax error"
+    if not python and language and _tree_sitter_breaks(lines, prediction, language):
+        return "it adds a syntax error"
     return None
+
+
+def _tree_sitter_breaks(lines: Lines, prediction: Prediction, language: str) -> bool:
+    """The parse check (tree-sitter) on the lines around the edit, where a grammar exists."""
+    from ..parse import check_region, language_of
+
+    grammar = language_of(language)
+    if grammar is None:
+        return False
+    lo = max(0, prediction.start.line - CONTEXT_LINES)
+    hi = min(lines.line_count, prediction.end.line + CONTEXT_LINES + 1)
+    before = [lines.line(i) for i in range(lo, hi)]
+    first, last = prediction.start.line - lo, prediction.end.line - lo
+    head = before[first][: prediction.start.col]
+    tail = before[last][prediction.end.col :]
+    middle = (head + prediction.text + tail).split("\n")
+    after = before[:first] + middle + before[last + 1 :]
+    verdict = check_region(
+        grammar, "\n".join(before) + "\n", "\n".join(after) + "\n", first, first + len(middle) - 1
+    )
+    return not verdict.ok

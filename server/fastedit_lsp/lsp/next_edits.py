@@ -24,6 +24,7 @@ from ..engines.next_edit.predict import predict, verified
 if TYPE_CHECKING:
     from ..settings import Settings
     from .documents import DocumentStore
+    from .next_edit_model import NextEditModel
 
 #: Offers remembered for their accept/dismiss commands.
 OFFERS = 64
@@ -47,9 +48,16 @@ class Offer:
 class NextEdits:
     """Next-edit suggestions for every open document."""
 
-    def __init__(self, documents: DocumentStore, settings: Callable[[], Settings]) -> None:
+    def __init__(
+        self,
+        documents: DocumentStore,
+        settings: Callable[[], Settings],
+        model: NextEditModel | None = None,
+    ) -> None:
         self._documents = documents
         self._settings = settings
+        #: The fast model's suggestions (``nextEdit.useModel``).
+        self.model = model
         #: ``fastedit.toggleNextEdit``'s choice; None follows the setting.
         self._toggled: bool | None = None
         self._ids = count(1)
@@ -79,20 +87,34 @@ class NextEdits:
 
     # -- suggestions -----------------------------------------------------------------------------
 
-    def supersede(self, uri: str) -> asyncio.Future[Any]:
-        """Register a new request for ``uri``; the older one still in flight is cancelled."""
-        older = self._inflight.pop(uri, None)
-        if older is not None and not older.done():
+    async def from_model(
+        self, uri: str, line: int, character: int, *, debounce: bool = True
+    ) -> list[Offer]:
+        """The model's suggestion, as the one request in flight: a newer request (for any
+        document) cancels this one, which closes its model stream and answers nothing."""
+        document = self._documents.get(uri)
+        if self.model is None or document is None or not self.allowed(document):
+            return []
+        for older in list(self._inflight.values()):
             older.cancel()
-        marker: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inflight[uri] = marker
-        return marker
-
-    def finish(self, uri: str, marker: asyncio.Future[Any]) -> None:
-        if self._inflight.get(uri) is marker:
-            del self._inflight[uri]
-        if not marker.done():
-            marker.set_result(None)
+        self._inflight.clear()
+        cursor = document.to_point(line, character)
+        task = asyncio.ensure_future(self.model.suggest(uri, cursor, debounce=debounce))
+        self._inflight[uri] = task
+        try:
+            prediction = await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                task.cancel()
+                raise
+            return []
+        finally:
+            if self._inflight.get(uri) is task:
+                del self._inflight[uri]
+        document = self._documents.get(uri)
+        if prediction is None or document is None:
+            return []
+        return [self.offer(document, prediction)]
 
     def offline(self, uri: str, version: int | None, line: int, character: int) -> list[Offer]:
         """The offline engine's suggestion for the document's current version (``version``, when
@@ -158,6 +180,9 @@ class NextEdits:
             return None
         return offers[0], p.text, p.start
 
+    def offer_of(self, offer_id: str) -> Offer | None:
+        return self._offers.get(offer_id)
+
     # -- what the client reports -----------------------------------------------------------------
 
     def report(self, offer_id: str, state: str) -> bool:
@@ -187,6 +212,8 @@ class NextEdits:
             "accepted": self.accepted,
             "dismissed": self.dismissed,
             "last": self.last,
+            "modelRequests": self.model.requests if self.model is not None else 0,
+            "modelSkipped": self.model.skipped if self.model is not None else None,
         }
 
     def _record(self, offer: Offer) -> dict[str, Any]:

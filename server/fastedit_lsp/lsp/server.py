@@ -106,9 +106,18 @@ class FasteditServer(PatchedLanguageServer):
     def next_edits(self) -> NextEdits:
         """Next-edit suggestions: on or off, offers, counters."""
         if self._next_edits is None:
+            from .next_edit_model import NextEditModel
             from .next_edits import NextEdits
 
-            self._next_edits = NextEdits(self.documents, lambda: self.config.resolved.settings)
+            settings = lambda: self.config.resolved.settings  # noqa: E731
+            model = NextEditModel(
+                self.documents,
+                self.jobs,
+                backends=lambda: self.backends,
+                profile=lambda: self.config.profile("fast", announce=False),
+                settings=settings,
+            )
+            self._next_edits = NextEdits(self.documents, settings, model)
         return self._next_edits
 
     @property

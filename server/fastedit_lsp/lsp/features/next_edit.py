@@ -23,6 +23,8 @@ from ..next_edits import ACCEPT, DISMISS, NextEdits
 from ..server import FasteditServer
 
 COPILOT_INLINE_EDIT = "textDocument/copilotInlineEdit"
+#: How long a prefetch waits for the editor to report an accepted edit.
+PREFETCH_WAIT = 2.0
 DID_SHOW_INLINE_EDIT = "textDocument/didShowInlineEdit"
 
 
@@ -49,14 +51,34 @@ async def _suggest(
     ls: FasteditServer, uri: str, version: int | None, line: int, character: int
 ) -> dict[str, Any]:
     next_edits: NextEdits = ls.next_edits
-    marker = next_edits.supersede(uri)
+    if ls.documents.get(uri) is not None and ls.documents.git_pending(uri):
+        await ls.documents.excluded_checked(uri)  # once per file: git says if it is ignored
+    offers = next_edits.offline(uri, version, line, character)
+    document = ls.documents.get(uri)
+    if not offers and document is not None and version in (None, document.version):
+        offers = await next_edits.from_model(uri, line, character)
+    return {"edits": [next_edits.wire(o) for o in offers]}
+
+
+async def _prefetch(ls: FasteditServer, offer_id: str) -> None:
+    """After an accepted suggestion, ask the model for the next one as soon as the editor
+    reports the accepted edit (the answer waits in the cache for that version)."""
+    offer = ls.next_edits.offer_of(offer_id)
+    if offer is None or ls.next_edits.model is None:
+        return
+    document = ls.documents.get(offer.uri)
+    if document is None or document.version != offer.version:
+        return
     try:
-        if ls.documents.get(uri) is not None and ls.documents.git_pending(uri):
-            await ls.documents.excluded_checked(uri)  # once per file: git says if it is ignored
-        offers = next_edits.offline(uri, version, line, character)
-        return {"edits": [next_edits.wire(o) for o in offers]}
-    finally:
-        next_edits.finish(uri, marker)
+        await asyncio.wait_for(ls.documents.next_change(), PREFETCH_WAIT)
+    except TimeoutError:
+        return
+    document = ls.documents.get(offer.uri)
+    if document is None or ls.next_edits.model.why_not(offer.uri) is not None:
+        return
+    end = offer.prediction.start
+    line, character = document.to_client(end)
+    await ls.next_edits.from_model(offer.uri, line, character, debounce=False)
 
 
 def register(server: FasteditServer) -> None:
@@ -112,7 +134,11 @@ def register(server: FasteditServer) -> None:
     @server.command(ACCEPT)
     async def accept_next_edit(ls: FasteditServer, *args: Any) -> dict[str, bool]:
         """fastedit.acceptNextEdit [id]: the client applied the suggestion (it counts)."""
-        return {"known": ls.next_edits.report(_offer_id(args, ACCEPT), "accepted")}
+        offer_id = _offer_id(args, ACCEPT)
+        known = ls.next_edits.report(offer_id, "accepted")
+        if known and ls.config.resolved.settings.next_edit.use_model:
+            ls.spawn(_prefetch(ls, offer_id))
+        return {"known": known}
 
     @server.command(DISMISS)
     async def dismiss_next_edit(ls: FasteditServer, *args: Any) -> dict[str, bool]:

@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--runs", type=int, default=50, help="measured runs per figure")
     bench.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     bench.add_argument(
+        "--next-edit", action="store_true", help="only the server time per next-edit suggestion"
+    )
+    bench.add_argument(
         "--plot",
         metavar="PATH",
         nargs="?",
@@ -120,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         from .tools.demo import main as demo_main
 
         return demo_main(args.folder, sys.stdout)
+    if command == "bench" and args.next_edit:
+        from .tools.bench_next_edit import main as bench_next_edit
+
+        return bench_next_edit(sys.stdout, runs=max(1, args.runs))
     if command == "bench":
         from .tools.bench import main as bench_main
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
@@ -60,6 +61,9 @@ class NextEditModel:
         #: Model requests sent, and why the last one was not.
         self.requests = 0
         self.skipped: str | None = None
+        #: The server's own time per model suggestion (ms): the request's time minus the time
+        #: spent waiting for the model's answer (``fastedit-lsp bench --next-edit``).
+        self.timings: deque[float] = deque(maxlen=2000)
 
     def forget(self, uri: str) -> None:
         self._cache.pop(uri, None)
@@ -110,20 +114,24 @@ class NextEditModel:
             if (reason := self.why_not(uri)) is not None:
                 self.skipped = reason
                 return None
+        started = time.perf_counter()
         snapshot = document.copy()
-        prediction = await self._ask(snapshot, cursor)
+        prediction, waited = await self._ask(snapshot, cursor)
         current = self._documents.get(uri)
         if current is None or current.version != version:
             return None  # an answer for a stale version is dropped
         self._cache[uri] = (version, cursor.line, prediction)
-        return self._still_good(current, prediction)
+        good = self._still_good(current, prediction)
+        self.timings.append((time.perf_counter() - started - waited) * 1000)
+        return good
 
     def _still_good(self, document: Document, prediction: Prediction | None) -> Prediction | None:
         if prediction is None or verified(document, prediction, document.language_id):
             return None
         return prediction
 
-    async def _ask(self, document: Document, cursor: Point) -> Prediction | None:
+    async def _ask(self, document: Document, cursor: Point) -> tuple[Prediction | None, float]:
+        """The model's edit, and the seconds spent waiting for the model."""
         from ..backends.base import BackendError, ChatRequest, StreamInfo
         from ..prompting.next_edit import next_edit_messages
 
@@ -140,6 +148,7 @@ class NextEditModel:
         )
         self.requests += 1
         parts: list[str] = []
+        sent = time.perf_counter()
         try:
             backend = await self._backends().backend(profile)
             async with aclosing(backend.stream(request, StreamInfo())) as deltas:
@@ -147,6 +156,8 @@ class NextEditModel:
                     parts.append(delta)
         except BackendError as error:
             self.skipped = f"the model failed: {error}"
-            return None  # never counted against the breaker: this request was optional
+            # Never counted against the breaker: this request was optional.
+            return None, time.perf_counter() - sent
+        waited = time.perf_counter() - sent
         updated = updated_block("".join(parts))
-        return None if updated is None else edit_from_rewrite(win, updated)
+        return (None if updated is None else edit_from_rewrite(win, updated)), waited

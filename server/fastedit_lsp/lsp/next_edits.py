@@ -212,7 +212,9 @@ class NextEdits:
             "accepted": self.accepted,
             "dismissed": self.dismissed,
             "last": self.last,
+            "serverMs": _percentiles(self.timings),
             "modelRequests": self.model.requests if self.model is not None else 0,
+            "modelServerMs": _percentiles(self.model.timings if self.model else deque()),
             "modelSkipped": self.model.skipped if self.model is not None else None,
         }
 
@@ -227,3 +229,12 @@ class NextEdits:
             "line": p.start.line,
             "text": p.text,
         }
+
+
+def _percentiles(samples: deque[float]) -> dict[str, float | int]:
+    """p50/p99 of the offline engine's server time per request (ms)."""
+    ordered = sorted(samples)
+    if not ordered:
+        return {"p50": 0.0, "p99": 0.0, "n": 0}
+    p99 = ordered[min(len(ordered) - 1, -(-99 * len(ordered) // 100) - 1)]
+    return {"p50": round(ordered[len(ordered) // 2], 3), "p99": round(p99, 3), "n": len(ordered)}

@@ -144,3 +144,44 @@ async def test_a_provider_low_on_rate_limit_headroom_gets_no_suggestion_requests
     status = await editor.command("fastedit.status")
     assert "headroom is 10%" in status["nextEdit"]["modelSkipped"]
     assert status["breakers"] == [] or all(b["state"] == "closed" for b in status["breakers"])
+
+
+async def test_after_an_accept_the_next_suggestion_is_prefetched(
+    editor: Editor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "prefetch.py")
+    editor.open(uri, SOURCE)
+    _edit_a_number(editor, uri)
+    accepted = EDITED.replace('"sum"', '"total"')
+    following = accepted.replace("    return count", "    return count or 0")
+    stub.script(Answer(text=REWRITE), Answer(text=f"<updated>\n{following}</updated>"))
+    (edit,) = (await _ask(editor, uri))["edits"]
+    start = editor.docs[uri].offset(4, 16, editor.encoding)
+    editor._change(uri, start, start + 3, edit["text"])  # the editor applies it on the key
+    await editor.command("fastedit.acceptNextEdit", edit["command"]["arguments"][0])
+    await stub.wait_for_requests(2)  # asked before the editor asks
+    (following_edit,) = (await _ask(editor, uri, 4, 16))["edits"]
+    assert following_edit["text"] == " or 0"
+    assert len(stub.requests) == 2  # answered from the prefetched answer
+    status = await editor.command("fastedit.status")
+    assert status["nextEdit"]["accepted"] == 1
+
+
+async def test_a_dismissed_suggestion_is_counted(
+    editor: Editor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    uri = _uri(tmp_path / "dismiss.py")
+    editor.open(uri, SOURCE)
+    _edit_a_number(editor, uri)
+    stub.script(Answer(text=REWRITE))
+    (edit,) = (await _ask(editor, uri))["edits"]
+    offer_id = edit["command"]["arguments"][0]
+    assert await editor.command("fastedit.dismissNextEdit", {"id": offer_id}) == {"known": True}
+    assert await editor.command("fastedit.dismissNextEdit", "ne-unknown") == {"known": False}
+    status = (await editor.command("fastedit.status"))["nextEdit"]
+    assert (status["dismissed"], status["accepted"], status["last"]["state"]) == (
+        1,
+        0,
+        "dismissed",
+    )
+    assert editor.text(uri) == EDITED  # nothing applied

@@ -67,12 +67,13 @@ async def _prefetch(ls: FasteditServer, offer_id: str) -> None:
     if offer is None or ls.next_edits.model is None:
         return
     document = ls.documents.get(offer.uri)
-    if document is None or document.version != offer.version:
+    if document is None:
         return
-    try:
-        await asyncio.wait_for(ls.documents.next_change(), PREFETCH_WAIT)
-    except TimeoutError:
-        return
+    if document.version == offer.version:  # the editor has not reported the edit yet
+        try:
+            await asyncio.wait_for(ls.documents.next_change(), PREFETCH_WAIT)
+        except TimeoutError:
+            return
     document = ls.documents.get(offer.uri)
     if document is None or ls.next_edits.model.why_not(offer.uri) is not None:
         return

@@ -106,10 +106,10 @@ class DocumentStore:
             return
         jobs = [j for j in self._jobs if j.uri == uri and j.state != "reverted"]
         trackers = [(j.tracker, not j.is_finished and not j.settling) for j in jobs]
-        history = self._histories.get(uri) if self._learns(uri) else None
-        if history is None and self._learns(uri):
-            history = self._histories[uri] = EditHistory()
-        elif history is None:
+        history: EditHistory | None = None
+        if self._learns(uri):
+            history = self._histories.setdefault(uri, EditHistory())
+        else:
             self._histories.pop(uri, None)
         for content in params.content_changes:
             partial = isinstance(content, types.TextDocumentContentChangePartial)

@@ -42,7 +42,7 @@ async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
     yield make
     for editor in editors:
         await stop_editor(editor)
-        # Checked for every test: DESIGN.md's contract on edits.
+        # Checked for every test: edits stay in their target and never delete typing.
         assert editor.violations == []
 
 

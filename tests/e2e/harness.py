@@ -360,7 +360,7 @@ async def start_editor(
     client: LanguageClient = await config.start()  # type: ignore[assignment]
     editor = Editor(client, encoding=encoding, sync=sync)
     # lsprotocol's Command | CodeAction hook takes any dict with a "command" key for a Command,
-    # so a CodeAction carrying a command would arrive mangled (notes/toolchain.md).
+    # so a CodeAction carrying a command would arrive mangled (lsprotocol 2025.0.0).
     converter = client.protocol._converter
     converter.register_structure_hook(
         types.Command | types.CodeAction,  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Whether a real editor is available: skip locally, fail in CI (DESIGN.md, Testing).
+"""Whether a real editor is available: skip locally, fail in CI (CI must run every editor test).
 
 Shared by the Neovim, Emacs and VS Code tests: ``editor = require_editor("nvim", path, hint)``.
 """

@@ -201,6 +201,6 @@ def start(nvim_path: str, workdir: Path, setup: dict[str, Any]) -> Session:
 
 
 def stop(session: Session) -> None:
-    # A blocking qa! raises EOFError in pynvim 0.6 (notes/editors-nvim-emacs.md).
+    # A blocking qa! raises EOFError in pynvim 0.6 (the process exits before it answers).
     session.nvim.command("qa!", async_=True)
     session.nvim.close()

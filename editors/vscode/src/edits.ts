@@ -6,7 +6,7 @@
 // the user typed) opens an undo step, the job's later edits join it. VS Code's own typing starts
 // a new undo step after a change it did not make itself, so the user's typing never joins a job's
 // step, and a job edit that follows the user's typing opens a new step: undo never removes the
-// user's typing together with the job's text (DESIGN.md, invariant 6).
+// user's typing together with the job's text (one undo step per job, never with the typing).
 import * as vscode from 'vscode';
 import {
   ApplyWorkspaceEditParams,

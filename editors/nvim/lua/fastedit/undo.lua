@@ -1,6 +1,6 @@
 -- workspace/applyEdit for fastedit: a job's streamed edits become one undo step.
 --
--- Invariant 6 (DESIGN.md): if the user does not type during a stream, one `u` removes the whole
+-- One undo step per job: if the user does not type during a stream, one `u` removes the whole
 -- job; if they do, undo never removes their typing together with the job's text.
 --
 -- Measured on Neovim 0.11.4:

@@ -4,7 +4,7 @@ dismissed, and the request in flight per document.
 The engine (``engines.next_edit``) predicts from the document store's edit history; this module
 asks it for the current version, verifies the answer against that version, remembers the offer
 under an id (the accept command names it) and counts what the client reports. A suggestion is
-never applied here: the editor applies it when the user accepts (DESIGN.md, invariant 10).
+never applied here: the editor applies it when the user accepts, to the version it was made for.
 """
 
 from __future__ import annotations

@@ -62,8 +62,10 @@ class NextEdits:
         self._toggled: bool | None = None
         self._ids = count(1)
         self._offers: OrderedDict[str, Offer] = OrderedDict()
-        #: Each document's request in flight: a newer one cancels it.
-        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        #: The model request in flight, by (uri, version, cursor line): a newer one cancels it.
+        self._inflight: dict[tuple[str, int, int], asyncio.Future[Any]] = {}
+        #: The last prefetch (after an accept), kept for the request it anticipates.
+        self._prefetching: dict[tuple[str, int, int], asyncio.Future[Any]] = {}
         self.shown = self.accepted = self.dismissed = 0
         self.last: dict[str, Any] | None = None
         #: Server time per suggestion request, in milliseconds (``fastedit-lsp bench``).
@@ -88,33 +90,43 @@ class NextEdits:
     # -- suggestions -----------------------------------------------------------------------------
 
     async def from_model(
-        self, uri: str, line: int, character: int, *, debounce: bool = True
+        self, uri: str, line: int, character: int, *, prefetch: bool = False
     ) -> list[Offer]:
         """The model's suggestion, as the one request in flight: a newer request (for any
-        document) cancels this one, which closes its model stream and answers nothing."""
+        document) cancels it, which closes its model stream and answers nothing; a request for
+        the version and line a prefetch (``prefetch``) is answering waits for it instead."""
         document = self._documents.get(uri)
         if self.model is None or document is None or not self.allowed(document):
             return []
-        for older in list(self._inflight.values()):
-            older.cancel()
-        self._inflight.clear()
         cursor = document.to_point(line, character)
-        task = asyncio.ensure_future(self.model.suggest(uri, cursor, debounce=debounce))
-        self._inflight[uri] = task
+        key = (uri, document.version, cursor.line)
+        task = self._prefetching.get(key)
+        if task is None or task.done():
+            for older in list(self._inflight.values()):
+                older.cancel()
+            self._inflight.clear()
+            task = asyncio.ensure_future(self.model.suggest(uri, cursor, debounce=not prefetch))
+            self._inflight[key] = task
+            if prefetch:
+                self._prefetching = {key: task}
+            task.add_done_callback(lambda done: self._forget_task(key, done))
         try:
-            prediction = await task
+            prediction = await asyncio.shield(task)
         except asyncio.CancelledError:
             if not task.cancelled():
-                task.cancel()
+                task.cancel()  # this request itself was cancelled: so is its model call
                 raise
             return []
-        finally:
-            if self._inflight.get(uri) is task:
-                del self._inflight[uri]
         document = self._documents.get(uri)
         if prediction is None or document is None:
             return []
         return [self.offer(document, prediction)]
+
+    def _forget_task(self, key: tuple[str, int, int], task: asyncio.Future[Any]) -> None:
+        if self._inflight.get(key) is task:
+            del self._inflight[key]
+        if self._prefetching.get(key) is task and task.cancelled():
+            del self._prefetching[key]
 
     def offline(self, uri: str, version: int | None, line: int, character: int) -> list[Offer]:
         """The offline engine's suggestion for the document's current version (``version``, when

@@ -79,7 +79,7 @@ async def _prefetch(ls: FasteditServer, offer_id: str) -> None:
         return
     end = offer.prediction.start
     line, character = document.to_client(end)
-    await ls.next_edits.from_model(offer.uri, line, character, debounce=False)
+    await ls.next_edits.from_model(offer.uri, line, character, prefetch=True)
 
 
 def register(server: FasteditServer) -> None:

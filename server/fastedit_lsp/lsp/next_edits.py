@@ -131,19 +131,25 @@ class NextEdits:
     def offline(self, uri: str, version: int | None, line: int, character: int) -> list[Offer]:
         """The offline engine's suggestion for the document's current version (``version``, when
         given, must be it: a request for a stale version gets nothing)."""
+        found = self._predict(uri, version, line, character)
+        return [] if found is None else [self.offer(*found)]
+
+    def _predict(
+        self, uri: str, version: int | None, line: int, character: int
+    ) -> tuple[Document, Prediction] | None:
         started = time.perf_counter()
         try:
             document = self._documents.get(uri)
             if document is None or not self.allowed(document):
-                return []
+                return None
             if version is not None and version != document.version:
-                return []
+                return None
             history = self._documents.history(uri)
             if history is None or not history.records:
-                return []
+                return None
             cursor = document.to_point(line, character)
             prediction = predict(document, list(history.records), cursor, document.language_id)
-            return [] if prediction is None else [self.offer(document, prediction)]
+            return None if prediction is None else (document, prediction)
         finally:
             self.timings.append((time.perf_counter() - started) * 1000)
 
@@ -179,18 +185,17 @@ class NextEdits:
         """The suggestion as an inline completion: only when it is on the cursor's line, its
         range holds the cursor and the replaced text is a prefix of the new text (what VS Code's
         stable API can show). ``(offer, text from the range's start, range start)``."""
-        offers = self.offline(uri, None, line, character)
-        document = self._documents.get(uri)
-        if not offers or document is None:
+        found = self._predict(uri, None, line, character)
+        if found is None:
             return None
-        p = offers[0].prediction
+        document, p = found
         cursor = document.to_point(line, character)
         if not (p.start.line == p.end.line == cursor.line and p.start <= cursor <= p.end):
             return None
         replaced = document.get_text(p.start, p.end)
         if not p.text.startswith(replaced) or p.text == replaced:
             return None
-        return offers[0], p.text, p.start
+        return self.offer(document, p), p.text, p.start
 
     def offer_of(self, offer_id: str) -> Offer | None:
         return self._offers.get(offer_id)

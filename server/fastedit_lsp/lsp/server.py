@@ -169,6 +169,8 @@ class FasteditServer(PatchedLanguageServer):
         """A document closed: its completion state goes too."""
         if self._completions is not None:
             self._completions.forget(uri)
+        if self._next_edits is not None and self._next_edits.model is not None:
+            self._next_edits.model.forget(uri)
 
     # -- the workspace -------------------------------------------------------------------------
 

@@ -116,6 +116,9 @@ punctuation to minor modes.  No mode shipped with Emacs binds
     (define-key map (kbd "k") #'fastedit-cancel)
     (define-key map (kbd "u") #'fastedit-revert)
     (define-key map (kbd "?") #'fastedit-status)
+    (define-key map (kbd "n") #'fastedit-accept-next-edit)
+    (define-key map (kbd "d") #'fastedit-dismiss-next-edit)
+    (define-key map (kbd "N") #'fastedit-toggle-next-edit)
     map)
   "Keymap of fastedit's commands, on `fastedit-keymap-prefix'.
 Bind it elsewhere too, for example:
@@ -803,6 +806,121 @@ So the user's typing never joins a job's step."
   "End fastedit's undo step once no job of this buffer is running."
   (when (and fastedit-mode (null fastedit--running))
     (fastedit--undo-close)))
+
+;;;; Next-edit suggestions
+
+(defcustom fastedit-next-edit t
+  "Non-nil: after a change, show the edit fastedit predicts you make next.
+Accept it with `fastedit-accept-next-edit' (\\[fastedit-accept-next-edit]),
+dismiss it with `fastedit-dismiss-next-edit'."
+  :type 'boolean)
+
+(defcustom fastedit-next-edit-delay 0.3
+  "Seconds after the last change before asking for the next edit."
+  :type 'number)
+
+(defface fastedit-next-edit-delete '((t :strike-through t :inherit shadow))
+  "Face of the text a next-edit suggestion replaces.")
+
+(defface fastedit-next-edit-add '((t :inherit success))
+  "Face of the text a next-edit suggestion inserts.")
+
+(defvar-local fastedit--next-edit nil
+  "The suggestion shown here: (OVERLAY EDIT ID TICK), or nil.
+TICK is the buffer's modification tick it was made for.")
+
+(defvar-local fastedit--next-edit-timer nil
+  "The timer that asks for the next edit after a change.")
+
+(defun fastedit--next-edit-clear ()
+  "Remove the suggestion shown here."
+  (when fastedit--next-edit
+    (delete-overlay (car fastedit--next-edit))
+    (setq fastedit--next-edit nil)))
+
+(defun fastedit--next-edit-changed (&rest _)
+  "After a change: drop the suggestion shown and ask again soon."
+  (fastedit--next-edit-clear)
+  (when (and fastedit-next-edit fastedit-mode (not fastedit--applying))
+    (when fastedit--next-edit-timer
+      (cancel-timer fastedit--next-edit-timer))
+    (setq fastedit--next-edit-timer
+          (run-at-time fastedit-next-edit-delay nil
+                       #'fastedit--next-edit-request (current-buffer)))))
+
+(defun fastedit--next-edit-request (buffer)
+  "Ask fastedit for the next edit at point in BUFFER and show it."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (setq fastedit--next-edit-timer nil)
+      (when (and fastedit-mode fastedit-next-edit
+                 (eq buffer (window-buffer (selected-window))))
+        (let* ((reply (condition-case nil
+                          (fastedit--execute
+                           "fastedit.nextEdit"
+                           (list :uri (fastedit--uri) :position (fastedit--position)))
+                        (error nil)))
+               (edits (plist-get reply :edits))
+               (edit (and (> (length edits) 0) (aref edits 0))))
+          (when edit
+            (fastedit--next-edit-show edit)))))))
+
+(defun fastedit--next-edit-show (edit)
+  "Show EDIT where it would apply: the replaced text struck, the new after it."
+  (fastedit--next-edit-clear)
+  (let* ((region (eglot--range-region (plist-get edit :range)))
+         (overlay (make-overlay (car region) (cdr region) nil t nil))
+         (id (car (append (plist-get (plist-get edit :command) :arguments) nil))))
+    (overlay-put overlay 'fastedit-next-edit t)
+    (unless (= (car region) (cdr region))
+      (overlay-put overlay 'face 'fastedit-next-edit-delete))
+    (overlay-put overlay 'after-string
+                 (propertize (plist-get edit :text) 'face 'fastedit-next-edit-add))
+    (setq fastedit--next-edit
+          (list overlay edit id (buffer-chars-modified-tick)))))
+
+(defun fastedit-accept-next-edit ()
+  "Apply the next-edit suggestion shown here, as one undo step."
+  (interactive)
+  (unless fastedit--next-edit
+    (user-error "No next-edit suggestion here"))
+  (pcase-let ((`(,_ ,edit ,id ,tick) fastedit--next-edit))
+    (fastedit--next-edit-clear)
+    (unless (= tick (buffer-chars-modified-tick))
+      (user-error "The suggestion was made for an earlier version of the buffer"))
+    (let ((region (eglot--range-region (plist-get edit :range))))
+      (undo-boundary)
+      (goto-char (car region))
+      (delete-region (car region) (cdr region))
+      (insert (plist-get edit :text))
+      (undo-boundary))
+    (when id
+      (fastedit--execute "fastedit.acceptNextEdit" id))))
+
+(defun fastedit-dismiss-next-edit ()
+  "Dismiss the next-edit suggestion shown here."
+  (interactive)
+  (let ((id (nth 2 fastedit--next-edit)))
+    (fastedit--next-edit-clear)
+    (when id
+      (fastedit--execute "fastedit.dismissNextEdit" id))))
+
+(defun fastedit-toggle-next-edit ()
+  "Turn next-edit suggestions off or on (on the server too)."
+  (interactive)
+  (let ((reply (fastedit--execute "fastedit.toggleNextEdit")))
+    (setq fastedit-next-edit (not (eq (plist-get reply :enabled) :json-false)))
+    (unless fastedit-next-edit
+      (fastedit--next-edit-clear))
+    (message "fastedit: next-edit suggestions %s" (if fastedit-next-edit "on" "off"))))
+
+(defun fastedit--next-edit-setup ()
+  "Ask for next edits after each edit here while `fastedit-mode' is on."
+  (if fastedit-mode
+      (add-hook 'after-change-functions #'fastedit--next-edit-changed nil t)
+    (remove-hook 'after-change-functions #'fastedit--next-edit-changed t)
+    (fastedit--next-edit-clear)))
+(add-hook 'fastedit-mode-hook #'fastedit--next-edit-setup)
 
 (provide 'fastedit)
 ;;; fastedit.el ends here

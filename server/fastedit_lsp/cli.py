@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
         help="only the rewrite figures: delete-and-retype vs minimal diff vs prediction",
     )
     bench.add_argument(
+        "--next-edit", action="store_true", help="only the server time per next-edit suggestion"
+    )
+    bench.add_argument(
         "--plot",
         metavar="PATH",
         nargs="?",
@@ -152,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         from .tools.bench_rewrite import main as rewrite_main
 
         return rewrite_main(sys.stdout, runs=max(1, min(args.runs, 20)))
+    if command == "bench" and args.next_edit:
+        from .tools.bench_next_edit import main as bench_next_edit
+
+        return bench_next_edit(sys.stdout, runs=max(1, args.runs))
     if command == "bench":
         from .tools.bench import main as bench_main
         from .tools.bench_core import EditorModel

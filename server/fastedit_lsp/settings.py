@@ -209,6 +209,23 @@ class ContextSettings(_Model):
     )
 
 
+class NextEditSettings(_Model):
+    enabled: bool = Field(
+        True,
+        description="Next-edit suggestions: predict your next edit from your own recent edits "
+        "(offline engine; `fastedit.toggleNextEdit` flips it).",
+    )
+    use_model: bool = Field(
+        False, description="Ask the fast model for next edits too (needs a fast profile)."
+    )
+    debounce_ms: int = Field(
+        150, ge=0, le=5000, description="Wait this long after typing stops before asking the model."
+    )
+    languages: tuple[str, ...] = Field(
+        (), description="Language ids to suggest next edits in (empty: every language)."
+    )
+
+
 class Settings(_Model):
     """The ``fastedit`` settings section."""
 
@@ -273,6 +290,7 @@ class Settings(_Model):
         description="hunks: highlight a rewrite's changed hunks (hint diagnostics) until Keep all "
         "or Revert all.",
     )
+    next_edit: NextEditSettings = NextEditSettings()
 
 
 # -- sources -------------------------------------------------------------------------------------

@@ -503,3 +503,41 @@ def test_a_server_command_not_found_says_where_to_set_it_in_a_remote_window(
     assert failure["notFound"] is True
     assert "ENOENT" in shown and "fastedit.server.command" in shown, shown
     assert "Remote" in shown and "tab" in shown, shown
+
+
+def test_a_next_edit_suggestion_is_shown_after_a_rename_and_tab_applies_it_in_one_undo_step(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    # No ghost text: Tab belongs to an inline suggestion while one shows (inlineSuggestionVisible).
+    stub_model.default = Answer(text="")
+    source = "def total(items):\n    count = 0\n    for item in items:\n        count += item\n"
+    _open(workbench, "rename.py", source)
+    workbench.go_to(2, 5)
+    for _ in range(5):
+        workbench.press("Delete")
+    workbench.type("acc")
+    renamed = source.replace("count = 0", "acc = 0")
+    workbench.wait_text(equals=renamed)
+
+    def suggested() -> Any:
+        for reply in workbench.server.replies("fastedit.nextEdit"):
+            if reply and reply.get("edits"):
+                return reply["edits"][0]
+        return None
+
+    edit = wait(suggested, "a next-edit suggestion")
+    assert edit["text"] == "acc" and edit["range"]["start"] == {"line": 3, "character": 8}
+    # The suggestion is shown beside the text it replaces, and applied only by the key.
+    workbench.call("waitSelector", selector=".part.editor .view-line [class*='ced-']")
+    assert workbench.text() == renamed
+    workbench.press("Tab")
+    accepted = renamed.replace("count += item", "acc += item")
+    workbench.wait_text(equals=accepted)
+    workbench.press("Control+z")
+    workbench.wait_text(equals=renamed)
+    stub_model.default = Answer()
+    replies = wait(
+        lambda: workbench.server.replies("fastedit.acceptNextEdit"), "the accept command's reply"
+    )
+    assert replies[-1] == {"known": True}

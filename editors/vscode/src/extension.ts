@@ -16,6 +16,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import { JobEdits } from './edits';
+import { NextEdits } from './nextEdit';
 import { needsRestart, serverCommand, userSettings } from './settings';
 import { Profiles, StatusItem, StatusParams } from './status';
 import { COMMAND_SETTING, startFailure } from './text';
@@ -255,6 +256,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client?.outputChannel.show(true);
   });
   register('fastedit-vscode.restartServer', restart);
+  const nextEdits = new NextEdits(() => client, execute);
+  context.subscriptions.push(nextEdits);
+  register('fastedit-vscode.acceptNextEdit', () => nextEdits.accept());
+  register('fastedit-vscode.dismissNextEdit', () => nextEdits.dismiss());
+  register('fastedit-vscode.nextEditShown', () => nextEdits.current());
+  register('fastedit-vscode.toggleNextEdit', async () => {
+    const enabled = await nextEdits.toggle();
+    vscode.window.setStatusBarMessage(`Fast Edit: next-edit suggestions ${enabled ? 'on' : 'off'}`, 3000);
+  });
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (event) => {

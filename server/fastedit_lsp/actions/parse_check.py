@@ -17,6 +17,11 @@ from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
 from .base import ActionInput, Verification
 
+#: Documents longer than this (characters) are not parse-checked: tree-sitter holds the GIL while
+#: it parses, and a 5 MB line took 1.7 s to parse and 3.4 s to check, the server answering
+#: nothing meanwhile. Their drafts are recorded as unchecked (``ok: null``).
+MAX_CHARACTERS = 1_000_000
+
 
 def language(data: ActionInput) -> str | None:
     """The grammar of the job's document (its languageId, else its path), or None."""
@@ -43,6 +48,8 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     )
     tail = document.get_text(data.end, document.end)
     before = head + original + tail
+    if len(before) > MAX_CHARACTERS:
+        return None
     start, end = len(head), len(head) + len(original)
     parsed: list[object] = []
 

@@ -478,6 +478,7 @@ class OpenAICompatibleBackend:
                 status=response.status_code,
             )
         self._rate_limits.record_success(self._rate_key, self._clock())
+        self._rate_limits.record_headroom(self._rate_key, response.headers)
 
     async def _status_error(
         self, response: httpx.Response, call: _Call, attempt: int

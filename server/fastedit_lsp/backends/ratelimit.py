@@ -28,6 +28,7 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _RESET_PREFIX = "x-ratelimit-reset-"
 _REMAINING_PREFIX = "x-ratelimit-remaining-"
+_LIMIT_PREFIX = "x-ratelimit-limit-"
 
 
 def rate_key(base_url: str, model: str) -> RateKey:
@@ -124,6 +125,8 @@ class RateLimits:
         self._default_backoff_s = default_backoff_s
         self._max_backoff_s = max_backoff_s
         self._blocks: dict[RateKey, _Block] = {}
+        #: The smallest remaining/limit fraction the provider reported last, per key.
+        self._headroom: dict[RateKey, float] = {}
 
     def check(self, key: RateKey, now: float) -> None:
         """Raise ``BackendError(kind="blocked")`` while ``key`` is still inside its 429 window."""
@@ -156,6 +159,17 @@ class RateLimits:
         block.until = max(block.until, now + reset_s)
         return block.until - now
 
+    def record_headroom(self, key: RateKey, headers: Mapping[str, str]) -> None:
+        """Remember how much of its rate limits a response says is left."""
+        fraction = headroom_of(headers)
+        if fraction is not None:
+            self._headroom[key] = fraction
+
+    def headroom(self, key: RateKey) -> float | None:
+        """The fraction of its rate limits ``key`` had left at its last response (None: never
+        reported); optional requests (next-edit suggestions) skip a provider running low."""
+        return self._headroom.get(key)
+
     def record_success(self, key: RateKey, now: float) -> None:
         """The provider accepted a request: forget the 429 streak for ``key``.
 
@@ -168,6 +182,24 @@ class RateLimits:
             del self._blocks[key]
         else:
             block.strikes = 0
+
+
+def headroom_of(headers: Mapping[str, str]) -> float | None:
+    """The smallest ``x-ratelimit-remaining-X / x-ratelimit-limit-X`` among the limits a
+    response reports (None when it reports none)."""
+    fractions = []
+    for name, value in headers.items():
+        name = name.lower()
+        if not name.startswith(_REMAINING_PREFIX):
+            continue
+        limit = headers.get(_LIMIT_PREFIX + name[len(_REMAINING_PREFIX) :])
+        try:
+            total, left = float(limit or ""), float(value)
+        except ValueError:
+            continue
+        if total > 0 and not math.isnan(left):
+            fractions.append(max(0.0, min(1.0, left / total)))
+    return min(fractions) if fractions else None
 
 
 def _is_exhausted(headers: Mapping[str, str], limit: str) -> bool:

@@ -196,8 +196,11 @@ class RegionTracker:
 
 def apply_change(
     document: Document, trackers: list[tuple[RegionTracker, bool]], change: Change
-) -> None:
-    """Apply one reported content change to ``document``, moving every ``(tracker, live)``."""
+) -> bool:
+    """Apply one reported content change to ``document``, moving every ``(tracker, live)``.
+
+    Whether the change was a job's own edit echoed back (not the user's).
+    """
     owner = next((t for t, _ in trackers if t.is_echo(document, change)), None)
     for tracker, live in trackers:
         if tracker is owner:
@@ -205,3 +208,4 @@ def apply_change(
         else:
             tracker.foreign(change, live=live)
     document.replace(change.start, change.end, change.text)
+    return owner is not None

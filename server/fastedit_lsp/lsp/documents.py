@@ -3,9 +3,10 @@
 The document store keeps each open document in sync (``didOpen``/``didChange``/``didClose``),
 rebases every job's region through each change (``core.tracking``), stops a job whose region a
 change cannot be rebased through, resolves the futures waiting for the client's next change or
-for a document to open, keeps each Python document's outline (parsed off the request path), and
-knows which documents ``context.exclude`` keeps from any model (git is asked once per opened
-file).
+for a document to open, keeps each Python document's outline (parsed off the request path), keeps
+each document's recent edits by the user (``engines.next_edit.history``: never a job's own edits
+echoed back, never an excluded document's), and knows which documents ``context.exclude`` keeps
+from any model (git is asked once per opened file).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..core.document import Change, Document, Encoding, Point
+from ..core.document import Change, Document, Encoding, Point, advance
 from ..core.jobs import JobRegistry
 from ..core.outline import Outline, outline
 from ..core.tracking import RegionTracker, apply_change
+from ..engines.next_edit.history import EditHistory
 from ..prompting.context import is_excluded
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,8 @@ class DocumentStore:
         #: being checked is absent, and counts as excluded until git answers.
         self.git_ignored: dict[str, bool] = {}
         self._git_checks: dict[str, asyncio.Task[bool]] = {}
+        #: Each open document's recent edits by the user (next-edit suggestions learn from them).
+        self._histories: dict[str, EditHistory] = {}
 
     # -- the documents ---------------------------------------------------------------------------
 
@@ -102,7 +106,13 @@ class DocumentStore:
             return
         jobs = [j for j in self._jobs if j.uri == uri and j.state != "reverted"]
         trackers = [(j.tracker, not j.is_finished and not j.settling) for j in jobs]
+        history: EditHistory | None = None
+        if self._learns(uri):
+            history = self._histories.setdefault(uri, EditHistory())
+        else:
+            self._histories.pop(uri, None)
         for content in params.content_changes:
+            partial = isinstance(content, types.TextDocumentContentChangePartial)
             if isinstance(content, types.TextDocumentContentChangePartial):
                 start = document.to_point(content.range.start.line, content.range.start.character)
                 end = document.to_point(content.range.end.line, content.range.end.character)
@@ -110,7 +120,17 @@ class DocumentStore:
                     start, end = end, start
             else:
                 start, end = Point(0, 0), document.end
-            apply_change(document, trackers, Change(start, end, content.text))
+            change = Change(start, end, content.text)
+            if history is None or not partial:
+                apply_change(document, trackers, change)
+                if history is not None:
+                    history.clear()  # a whole-document change says nothing about what was edited
+                continue
+            before = tuple(document.line(i) for i in range(start.line, end.line + 1))
+            own = apply_change(document, trackers, change)
+            last = advance(start, content.text).line
+            after = tuple(document.line(i) for i in range(start.line, last + 1))
+            history.record(change, before, after, own=own)
         document.version = params.text_document.version
         self.refresh_outline_later(uri)
         waiters, self._change_waiters = self._change_waiters, []
@@ -125,11 +145,34 @@ class DocumentStore:
         uri = params.text_document.uri
         self._documents.pop(uri, None)
         self._outlines.pop(uri, None)
+        self._histories.pop(uri, None)
         self._on_close(uri)
         if (timer := self._outline_timers.pop(uri, None)) is not None:
             timer.cancel()
         for job in self._jobs.running(uri):
             job.stop("the document was closed")
+
+    def _learns(self, uri: str) -> bool:
+        """Whether the user's edits to ``uri`` may be kept: not excluded (a file git has not
+        answered for yet is kept, and dropped if git says it is ignored)."""
+        reason = self.excluded(uri)
+        if reason is None:
+            return True
+        from ..settings import GIT_IGNORED
+
+        return reason == GIT_IGNORED and (to_fs_path(uri) or uri) not in self.git_ignored
+
+    def git_pending(self, uri: str) -> bool:
+        """Whether git has not said yet if the file is ignored."""
+        path = to_fs_path(uri)
+        return path is not None and path not in self.git_ignored
+
+    def history(self, uri: str) -> EditHistory | None:
+        """The user's recent edits to an open document (None for an excluded one)."""
+        if self.excluded(uri) is not None:
+            self._histories.pop(uri, None)
+            return None
+        return self._histories.get(uri)
 
     # -- waiting for the client ------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..pipeline.route_stats import RouteStats
     from ..pipeline.runner import JobRunner
     from ..settings import ProfileName
+    from .next_edits import NextEdits
 
 
 class FasteditServer(PatchedLanguageServer):
@@ -77,6 +78,7 @@ class FasteditServer(PatchedLanguageServer):
         self._backends: Backends | None = None
         self._completions: CompletionSources | None = None
         self._runner: JobRunner | None = None
+        self._next_edits: NextEdits | None = None
 
     # -- state owners made on first use (their modules load after the initialize reply) ----------
 
@@ -103,6 +105,24 @@ class FasteditServer(PatchedLanguageServer):
                 log=lambda message: self.client.log_message(message, types.MessageType.Warning),
             )
         return self._completions
+
+    @property
+    def next_edits(self) -> NextEdits:
+        """Next-edit suggestions: on or off, offers, counters."""
+        if self._next_edits is None:
+            from .next_edit_model import NextEditModel
+            from .next_edits import NextEdits
+
+            settings = lambda: self.config.resolved.settings  # noqa: E731
+            model = NextEditModel(
+                self.documents,
+                self.jobs,
+                backends=lambda: self.backends,
+                profile=lambda: self.config.profile("fast", announce=False),
+                settings=settings,
+            )
+            self._next_edits = NextEdits(self.documents, settings, model)
+        return self._next_edits
 
     @property
     def runner(self) -> JobRunner:
@@ -153,6 +173,8 @@ class FasteditServer(PatchedLanguageServer):
         """A document closed: its completion state goes too."""
         if self._completions is not None:
             self._completions.forget(uri)
+        if self._next_edits is not None and self._next_edits.model is not None:
+            self._next_edits.model.forget(uri)
 
     # -- the workspace -------------------------------------------------------------------------
 
@@ -205,6 +227,7 @@ class FasteditServer(PatchedLanguageServer):
             "breakers": self._backends.breaker_snapshot(now) if self._backends else [],
             "speed": self.route_stats.speed() if self._runner is not None else {},
             "completions": self.completions.report(),
+            "nextEdit": self.next_edits.status(),
         }
 
 

@@ -5,6 +5,7 @@
 --
 -- See :help fastedit.
 
+local next_edit = require('fastedit.next_edit')
 local status = require('fastedit.status')
 local undo = require('fastedit.undo')
 
@@ -38,6 +39,7 @@ M.default_keys = {
 --- @field notify boolean one message when a job ends
 --- @field completion {enable: boolean, autotrigger: boolean}|false LSP completion from fastedit
 --- @field inline_completion boolean inline (ghost text) completion on Neovim 0.12+
+--- @field next_edit fastedit.NextEditOptions|false next-edit suggestions (keys, debounce)
 
 --- @type fastedit.Options
 M.defaults = {
@@ -51,6 +53,7 @@ M.defaults = {
   -- vim.lsp.completion.get()); `autotrigger = true` asks on the server's trigger characters.
   completion = { enable = true, autotrigger = false },
   inline_completion = true,
+  next_edit = { enable = true, accept = '<M-n>', dismiss = '<M-d>', debounce = 150 },
 }
 
 --- @type fastedit.Options
@@ -476,6 +479,9 @@ end
 
 local function on_attach(client, bufnr)
   set_keymaps(bufnr)
+  if M.options.next_edit then
+    next_edit.attach(bufnr)
+  end
   local completion = M.options.completion
   if completion and completion.enable and client:supports_method('textDocument/completion') then
     vim.lsp.completion.enable(true, client.id, bufnr, { autotrigger = completion.autotrigger })
@@ -516,6 +522,7 @@ local function create_commands()
     M.revert(o.bang)
   end, { bang = true, desc = "fastedit: revert this buffer's last job (!: the last job)" })
   command('FasteditStatus', M.show_status, { desc = 'fastedit: show status' })
+  command('FasteditNextEdit', next_edit.toggle, { desc = 'fastedit: next-edit suggestions on/off' })
   command('FasteditCompleteRest', M.complete_rest, { desc = 'fastedit: complete the rest' })
   command('FasteditGenerateTests', M.generate_tests, { desc = 'fastedit: write tests' })
   local function ranged(fn)
@@ -574,6 +581,11 @@ function M.setup(opts)
     M.options.keys = false
   end
   status.options.notify = M.options.notify
+  if M.options.next_edit then
+    next_edit.options = vim.tbl_extend('force', next_edit.options, M.options.next_edit)
+  elseif opts and opts.next_edit == false then
+    next_edit.options.enable = false
+  end
 
   vim.lsp.config(NAME, {
     cmd = M.options.cmd,

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 def register_all(server: FasteditServer) -> None:
     """Register every feature on ``server`` (order does not matter)."""
-    from . import code_actions, commands, completions, lifecycle, review, run
+    from . import code_actions, commands, completions, lifecycle, next_edit, review, run
     from . import debug_stats as debug
     from . import debug_timings as timings
 
@@ -22,3 +22,4 @@ def register_all(server: FasteditServer) -> None:
     timings.register(server)
     review.register(server)
     run.register(server)
+    next_edit.register(server)

@@ -144,3 +144,11 @@ def parse(command: str, model: type[A], args: tuple[Any, ...]) -> A:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"]) or "argument"
         raise JsonRpcInvalidParams(f"{command}: {field}: {error['msg']}") from None
+
+
+class NextEditArgs(Args):
+    """``fastedit.nextEdit {uri, position, version?}``."""
+
+    uri: str = Field(min_length=1)
+    position: PositionArg
+    version: int | None = None

@@ -42,6 +42,8 @@ def register(server: FasteditServer) -> None:
     ) -> types.InlineCompletionList | None:
         """textDocument/inlineCompletion: ghost text at the cursor."""
         started = time.perf_counter()
+        if (item := await _next_edit_item(ls, params)) is not None:
+            return types.InlineCompletionList(items=[item])
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         request = _resolve(ls, params.text_document.uri, params.position, automatic)
         if request is None:
@@ -91,6 +93,32 @@ def register(server: FasteditServer) -> None:
         )
         ls.completions.record_time(suggestion, time.perf_counter() - started)
         return answer
+
+
+async def _next_edit_item(
+    ls: FasteditServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionItem | None:
+    """A next-edit suggestion that VS Code's stable API can show as ghost text (on the cursor's
+    line, its range holding the cursor, the replaced text a prefix of the new)."""
+    here, uri = params.position, params.text_document.uri
+    if ls.documents.git_pending(uri):
+        await ls.documents.excluded_checked(uri)
+    found = ls.next_edits.inline_item(params.text_document.uri, here.line, here.character)
+    if found is None:
+        return None
+    offer, text, start = found
+    document = ls.documents.get(offer.uri)
+    assert document is not None
+    line, character = document.to_client(start)
+    begin = types.Position(line=line, character=character)
+    end_line, end_char = document.to_client(offer.prediction.end)
+    return types.InlineCompletionItem(
+        insert_text=text,
+        range=types.Range(start=begin, end=types.Position(line=end_line, character=end_char)),
+        command=types.Command(
+            title="Accept next edit", command="fastedit.acceptNextEdit", arguments=[offer.id]
+        ),
+    )
 
 
 def _resolve(

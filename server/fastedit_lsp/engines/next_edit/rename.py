@@ -1,0 +1,75 @@
+"""Carry a rename: the user turned one variable's name into another at one place; the next
+occurrence of the old name in the same scope gets the new one.
+
+The scope is the innermost function around the edit, from its syntax tree (Python); outside a
+function (or in a block that does not parse) the variable's tokens in the window around the cursor.
+A change that puts a name already used in the scope in place of another is a different variable
+now being used, not a rename, and suggests nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...core.document import Point
+from .history import EditRecord
+from .lines import WINDOW, LineDiff, Lines, Prediction
+from .scope import enclosing_def, in_code, name_sites
+
+
+def renamed(diff: LineDiff) -> tuple[str, str] | None:
+    """``(old, new)`` when the line's only change is one variable's name, in one place or in
+    several (the same name each time)."""
+    a, b = diff.old_tokens, diff.new_tokens
+    if len(a) != len(b) or diff.prefix == len(a):
+        return None
+    pairs = {(x.text, y.text) for x, y in zip(a, b, strict=True) if x.text != y.text}
+    if len(pairs) != 1:
+        return None
+    old, new = a[diff.prefix], b[diff.prefix]
+    if not (old.is_identifier and new.is_identifier):
+        return None
+    before = a[diff.prefix - 1].text if diff.prefix else ""
+    after = a[diff.prefix + 1].text if diff.prefix + 1 < len(a) else ""
+    signature = bool(a) and a[0].text in ("def", "async")
+    if before == "." or (not signature and after == "=" and before in ("(", ",")):
+        return None  # an attribute or a keyword argument: a line rewrite, not a variable
+    return old.text, new.text
+
+
+def carry_rename(
+    lines: Lines,
+    diff: LineDiff,
+    names: tuple[str, str],
+    records: Sequence[EditRecord],
+    cursor: Point,
+    python: bool,
+) -> Prediction | None:
+    old, new = names
+    block = enclosing_def(lines, diff.line) if python else None
+    if block is not None:
+        rows = range(*block)
+    else:
+        lo = max(0, min(cursor.line, diff.line) - WINDOW)
+        rows = range(lo, min(lines.line_count, max(cursor.line, diff.line) + WINDOW + 1))
+    sites_old = name_sites(lines, rows.start, rows.stop, old)
+    sites_new = name_sites(lines, rows.start, rows.stop, new)
+    if not sites_old:
+        return None
+    renamed_lines = {
+        r.changed_line
+        for r in records
+        if (pair := r.single_line) is not None
+        and (names_of := renamed(LineDiff.of(r.changed_line, *pair))) is not None
+        and names_of == names
+    }
+    if any(site.line not in renamed_lines for site in sites_new):
+        return None  # the new name was in use already: another variable, not a rename
+    here = max(cursor, Point(diff.line, 0)) if cursor.line == diff.line else cursor
+    ordered = [s for s in sites_old if s >= here] + [s for s in sites_old if s < here]
+    if block is None and python:
+        ordered = [s for s in ordered[:8] if in_code(lines, s)]
+    if not ordered:
+        return None
+    site = ordered[0]
+    return Prediction(site, Point(site.line, site.col + len(old)), new, "rename")

@@ -1,0 +1,70 @@
+"""Next-edit suggestions in real Emacs (batch) with fastedit.el and eglot, through rassumfrassum
+beside jedi-language-server, offline: a rename typed at one place shows the next occurrence as an
+overlay, ``C-c / n`` applies it as one undo step and the next one follows, ``C-c / d``
+dismisses one, ``C-c / N`` turns them off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .emacs_driver import emacs, hermetic_env, run_scenario
+
+SOURCE = """def total(items, scale):
+    count = 0
+    for item in items:
+        count += item * scale
+    log(count, "sum")
+    return count
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    emacs()  # skip (or fail in CI) before starting anything when Emacs cannot run
+    return hermetic_env(tmp_path)
+
+
+def test_a_rename_shows_the_next_occurrence_and_one_key_applies_it_in_one_undo_step(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    scenario = f"""
+(fe-open "calc.py" {json.dumps(SOURCE)})
+(goto-char (point-min))
+(forward-line 1)
+(forward-char 4)
+(delete-char 5)
+(insert "acc")
+(fe-wait "a suggestion" (lambda () fastedit--next-edit))
+(let ((overlay (car fastedit--next-edit)))
+  (fe-observe "line" (line-number-at-pos (overlay-start overlay)))
+  (fe-observe "replaced" (buffer-substring-no-properties (overlay-start overlay)
+                                                         (overlay-end overlay)))
+  (fe-observe "shown" (substring-no-properties (overlay-get overlay 'after-string))))
+(fe-observe "before-accept" (buffer-string))
+(fe-key "C-c / n")
+(fe-observe "after-accept" (buffer-substring-no-properties (point-min) (point-max)))
+(fe-wait "the next suggestion" (lambda () fastedit--next-edit))
+(fe-observe "next-line" (line-number-at-pos (overlay-start (car fastedit--next-edit))))
+(fe-key "C-c / d")
+(fe-observe "after-dismiss" (and fastedit--next-edit t))
+(fe-observe "undo" (fe-undo 1))
+(fe-observe "status" (plist-get (fe-command "fastedit.status") :nextEdit))
+(fe-key "C-c / N")
+(fe-observe "enabled" (plist-get (plist-get (fe-command "fastedit.status") :nextEdit) :enabled))
+(fe-finish)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    renamed = SOURCE.replace("count = 0", "acc = 0")
+    assert (seen["line"], seen["replaced"], seen["shown"]) == (4, "count", "acc")
+    assert seen["before-accept"] == renamed  # shown, not applied
+    accepted = renamed.replace("count += item", "acc += item")
+    assert seen["after-accept"] == accepted
+    assert seen["next-line"] == 5
+    assert seen["after-dismiss"] is None
+    assert seen["undo"] == [renamed]  # one undo removes the accepted edit, not the user's
+    assert seen["status"]["accepted"] == 1 and seen["status"]["dismissed"] == 1
+    assert seen["enabled"] is False
+    assert seen["prompts"] == []

@@ -99,10 +99,23 @@ def _candidates(parsed: Parsed, start: int, end: int) -> list[tuple[int, str]]:
             seen.add(key)
             out.append(key)
 
+    lines = parsed.text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    last_line = parsed.text.count("\n", 0, end)
+    for body, following, indent in _unclosed(lines, last_line):
+        # The closer the indentation says is missing, on a line of its own, first: where
+        # tree-sitter reports it (the end of the enclosing block) parses too, but is wrong.
+        code = lines[following].lstrip()
+        if code.startswith((")", "]")):
+            at = starts[following] + len(lines[following]) - len(code)
+            add(parsed.byte_of(at), "}")
+        add(parsed.byte_of(starts[body] + len(lines[body].rstrip("\r"))), "\n" + indent + "}")
     for p in problems:
-        if p.kind == "missing" and p.token and len(p.token) <= MAX_TOKEN:
-            if not any(c.isalnum() or c == "_" for c in p.token):
-                add(p.start, p.token)
+        named = any(c.isalnum() or c == "_" for c in p.token)
+        if p.kind == "missing" and p.token and len(p.token) <= MAX_TOKEN and not named:
+            add(p.start, p.token)
     # Every boundary of the region, the nearest to an error (clamped into the region) first.
     anchors = [min(max(b, s), e) for p in problems for b in (p.start, p.end)] or [s]
     positions = sorted(
@@ -131,10 +144,53 @@ def _boundaries(parsed: Parsed, first: int, last: int) -> list[int]:
     return out
 
 
+#: Lines looked back at for a block left open.
+LOOKBACK = 200
+
+
+def _unclosed(lines: list[str], upto: int) -> list[tuple[int, int, str]]:
+    """Where the indentation says a block was left open, up to line ``upto``: (the last line of
+    its body, the line that should have followed its closer, the opener's indentation).
+
+    A block opens on a line ending with ``{`` and holds the more indented lines after it; a line
+    as little indented as its opener that is not its ``}`` shows it left open. Blocks whose body
+    is not indented (C++ namespaces) are not followed, nor labels and ``case`` lines.
+    """
+    stack: list[tuple[str, bool]] = []
+    out: list[tuple[int, int, str]] = []
+    previous: int | None = None
+    for i in range(max(0, upto - LOOKBACK), min(upto, len(lines) - 1) + 1):
+        line = lines[i].rstrip("\r")
+        code = line.strip()
+        if not code or code.startswith(("#", "//", "/*", "*")):
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        if code.startswith(("case ", "default")) or (code.endswith(":") and "::" not in code):
+            previous = i
+            continue
+        if stack and not stack[-1][1]:
+            if len(indent) > len(stack[-1][0]):
+                stack[-1] = (stack[-1][0], True)
+            elif not code.startswith("}"):
+                stack.pop()
+        closes = code.startswith("}")
+        while stack and len(stack[-1][0]) >= len(indent):
+            if closes and len(stack[-1][0]) == len(indent):
+                break
+            if previous is not None:
+                out.append((previous, i, stack[-1][0]))
+            stack.pop()
+        if closes and stack and len(stack[-1][0]) == len(indent):
+            stack.pop()
+        if code.endswith("{"):
+            stack.append((indent, False))
+        previous = i
+    return out
+
+
 def _code_point(parsed: Parsed, byte: int) -> int:
     """The code-point offset of a UTF-8 byte offset."""
     return len(parsed.data[:byte].decode("utf-8", "ignore"))
-
 
 
 #: The region around an error: its lines ± ``AROUND``, at most ``MAX_LINES`` (the model's and the
@@ -153,8 +209,8 @@ def error_region(
     parses.
 
     An ERROR node longer than the region (tree-sitter gave up on a whole class after a string
-    was left open) is placed at the first string inside it that runs over a line end: the
-    unterminated one.
+    was left open) is placed at the first string inside it that runs over a line end (the
+    unterminated one) or the first ERROR inside it, whichever comes first.
     """
     problems = parsed.problems()
     if not problems:
@@ -167,11 +223,26 @@ def error_region(
     end_line = data.count(b"\n", 0, problem.end)
     anchor = problem.line
     if problem.kind == "error" and end_line - problem.line >= MAX_LINES:
-        for type_, a, b, _first in parsed.nodes():
-            if a >= problem.start and b <= problem.end and b"\n" in data[a:b].rstrip(b"\r\n"):
-                if any(part in type_ for part in _STRINGY):
-                    anchor = data.count(b"\n", 0, a)
-                    end_line = anchor
-                    break
-    last_line = min(end_line + AROUND, anchor + MAX_LINES - AROUND - 1, lines)
-    return problem, max(0, anchor - AROUND), last_line
+        inner = [
+            a
+            for type_, a, b, _first in parsed.nodes()
+            if problem.start <= a < b <= problem.end
+            and any(part in type_ for part in _STRINGY)
+            and b"\n" in data[a:b].rstrip(b"\r\n")
+        ][:1]
+        inner += [
+            a
+            for _type, a, b, _first in parsed.nodes(frozenset({"ERROR"}))
+            if problem.start < a and b <= problem.end
+        ][:1]
+        if inner:
+            anchor = end_line = data.count(b"\n", 0, min(inner))
+    first_line = max(0, anchor - AROUND)
+    # A block left open above the error (tree-sitter reports its closer missing where the
+    # enclosing block ends): the region reaches up to it when it can.
+    spots = _unclosed(parsed.text.split("\n"), anchor)
+    reach = [body for body, _next, _indent in spots if anchor - body < MAX_LINES - 2 * AROUND]
+    if reach:
+        first_line = max(0, min(first_line, reach[-1] - AROUND))
+    last_line = min(end_line + AROUND, first_line + MAX_LINES - 1, lines)
+    return problem, first_line, max(last_line, min(anchor, lines))

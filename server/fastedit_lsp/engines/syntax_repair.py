@@ -122,8 +122,14 @@ def _candidates(parsed: Parsed, start: int, end: int) -> list[tuple[int, str]]:
         set(_boundaries(parsed, s, e)) | set(anchors),
         key=lambda b: (min(abs(b - a) for a in anchors), b),
     )
+    data = parsed.data
     for byte in positions[:MAX_POSITIONS]:
+        # tree-sitter's ERROR starts at the next token; a separator or closer belongs right
+        # after the code before it (``a,\n  b``, not ``a\n  ,b``): tried there first.
+        code_end = len(data[:byte].rstrip(b" \t\r\n"))
         for token in TOKENS:
+            if code_end != byte and token in ";,)]}":
+                add(code_end, token)
             add(byte, token)
         if parsed.data[byte : byte + 1] in (b"\n", b"\r", b""):
             # A block's closer on a line of its own (Go wants one before the next ``func``).

@@ -112,6 +112,18 @@ def _candidates(parsed: Parsed, start: int, end: int) -> list[tuple[int, str]]:
             at = starts[following] + len(lines[following]) - len(code)
             add(parsed.byte_of(at), "}")
         add(parsed.byte_of(starts[body] + len(lines[body].rstrip("\r"))), "\n" + indent + "}")
+    first_line = parsed.text.count("\n", 0, start)
+    for i in range(first_line, min(last_line, len(lines) - 1) + 1):
+        # A line with an odd number of one quote: closed at the first boundary after the lone
+        # quote that parses (``"default, {...})`` → ``"default", {...})``).
+        line = lines[i].replace("\\\\", "").replace('\\"', "").replace("\\'", "")
+        for quote in "\"'`":
+            if line.count(quote) % 2:
+                at = starts[i] + lines[i].rfind(quote) + 1
+                lo = parsed.byte_of(at)
+                hi = parsed.byte_of(starts[i] + len(lines[i].rstrip("\r")))
+                for byte in _boundaries(parsed, lo, hi):
+                    add(byte, quote)
     for p in problems:
         named = any(c.isalnum() or c == "_" for c in p.token)
         if p.kind == "missing" and p.token and len(p.token) <= MAX_TOKEN and not named:

@@ -111,6 +111,13 @@ def _candidates(parsed: Parsed, start: int, end: int) -> list[tuple[int, str]]:
         if code.startswith((")", "]")):
             at = starts[following] + len(lines[following]) - len(code)
             add(parsed.byte_of(at), "}")
+        for blank in range(body + 1, following):
+            # The closer's own line, left blank by its deletion: the closer goes back there.
+            space = lines[blank].rstrip("\r")
+            if not space.strip():
+                token = indent[len(space) :] + "}" if indent.startswith(space) else "}"
+                add(parsed.byte_of(starts[blank] + len(space)), token)
+                break
         add(parsed.byte_of(starts[body] + len(lines[body].rstrip("\r"))), "\n" + indent + "}")
     first_line = parsed.text.count("\n", 0, start)
     for i in range(first_line, min(last_line, len(lines) - 1) + 1):

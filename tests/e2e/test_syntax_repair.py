@@ -51,7 +51,8 @@ async def offline(make_editor: MakeEditor) -> Editor:
     ("name", "language", "broken", "fixed"),
     [
         ("total.js", "javascript", JS, JS.replace("sum += item;\n", "sum += item;\n    }\n")),
-        ("total.go", "go", GO, GO.replace("\t\tsum += item\n", "\t\tsum += item\n\t}\n")),
+        # The blank line after the body is where a deleted closer leaves its line: it goes there.
+        ("total.go", "go", GO, GO.replace("\t\tsum += item\n\n", "\t\tsum += item\n\t}\n")),
     ],
 )
 async def test_offline_fix_syntax_inserts_the_missing_brace_and_verifies(

@@ -30,7 +30,7 @@ for _, p in ipairs({ 'python3', 'ruby', 'perl', 'node' }) do
   vim.g['loaded_' .. p .. '_provider'] = 0
 end
 vim.opt.runtimepath:prepend([==[%(plugin)s]==])
-vim.o.swapfile = false
+vim.o.swapfile = %(swap)s
 require('fastedit').setup(vim.json.decode([==[%(opts)s]==]))
 """
 
@@ -106,6 +106,21 @@ class Session:
         """The plugin's key for ``action`` in this session (its default unless overridden)."""
         key: str = self.lua("return require('fastedit').keys()[...]", action)
         return key
+
+    def buffer_lines(self, path: Path) -> list[str] | None:
+        """The lines of ``path``'s buffer, or None while no buffer holds it."""
+        lines: list[str] | None = self.lua(
+            "local b = vim.fn.bufnr(...) if b < 0 or not vim.api.nvim_buf_is_loaded(b) then"
+            " return nil end return vim.api.nvim_buf_get_lines(b, 0, -1, false)",
+            str(path),
+        )
+        return lines
+
+    def focus(self, path: Path) -> None:
+        """Move to the window showing ``path`` (as ``<C-w>w`` would)."""
+        shown = self.lua("return vim.fn.win_findbuf(vim.fn.bufnr(...))", str(path))
+        assert shown, f"no window shows {path}"
+        self.nvim.api.set_current_win(shown[0])
 
     def mode(self) -> str:
         return str(self.nvim.api.get_mode()["mode"])
@@ -186,13 +201,17 @@ class Session:
         return next(j for j in self.status()["jobs"] if j["jobId"] == job_id)
 
 
-def start(nvim_path: str, workdir: Path, setup: dict[str, Any]) -> Session:
-    """A Neovim in ``workdir`` with ``require('fastedit').setup(setup)`` run at start-up."""
-    init = workdir / "init.lua"
-    init.write_text(INIT % {"plugin": PLUGIN, "opts": json.dumps(setup)})
-    nvim = pynvim.attach(
-        "child", argv=[nvim_path, "--embed", "--headless", "-u", str(init), "-i", "NONE", "-n"]
+def start(
+    nvim_path: str, workdir: Path, setup: dict[str, Any], *, swap_files: bool = False
+) -> Session:
+    """A Neovim in ``workdir`` with ``require('fastedit').setup(setup)`` run at start-up;
+    ``swap_files``: as a user's Neovim (in XDG_STATE_HOME), else none (``-n``)."""
+    init = workdir / f"init-{len(list(workdir.glob('init*.lua')))}.lua"
+    init.write_text(
+        INIT % {"plugin": PLUGIN, "opts": json.dumps(setup), "swap": str(swap_files).lower()}
     )
+    argv = [nvim_path, "--embed", "--headless", "-u", str(init), "-i", "NONE"]
+    nvim = pynvim.attach("child", argv=argv if swap_files else [*argv, "-n"])
     # A narrow UI (a terminal of 50 columns): an overlong message stops at "Press ENTER" as in a
     # terminal (without a UI nothing ever does). Its redraw events are left unread.
     nvim.ui_attach(50, 20, rgb=True)

@@ -33,19 +33,31 @@ def nvim_path() -> str:
     return require_editor("Neovim >= 0.11", nvim_session.nvim_binary(), HINT)
 
 
-@pytest.fixture
-def session(
-    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _session(
+    nvim_path: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stub: StubModelServer | None,
+    *,
+    swap_files: bool = False,
 ) -> Iterator[Session]:
-    """Neovim with the plugin set up as a user would, the server pointed at the stub model."""
+    """Neovim with the plugin set up as a user would; the server pointed at the stub model, or
+    at no model at all (``stub=None``: the offline engine answers)."""
     for name in list(os.environ):
         if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name)
+    models = (
+        {
+            "FASTEDIT_FAST_BASE_URL": stub.base_url,
+            "FASTEDIT_FAST_MODEL": "stub-fast",
+            "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
+            "FASTEDIT_STANDARD_MODEL": "stub-strong",
+        }
+        if stub is not None
+        else {}
+    )
     for name, value in {
-        "FASTEDIT_FAST_BASE_URL": stub.base_url,
-        "FASTEDIT_FAST_MODEL": "stub-fast",
-        "FASTEDIT_STANDARD_BASE_URL": stub.base_url,
-        "FASTEDIT_STANDARD_MODEL": "stub-strong",
+        **models,
         # Neovim's state, data and config stay in the test's directory.
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -55,12 +67,28 @@ def session(
     workdir = tmp_path / "project"
     workdir.mkdir()
     setup = {"cmd": [sys.executable, "-m", "fastedit_lsp"], "filetypes": ["python"]}
-    s = nvim_session.start(nvim_path, workdir, setup)
+    s = nvim_session.start(nvim_path, workdir, setup, swap_files=swap_files)
     try:
         yield s
         s.check_no_prompt()
     finally:
         nvim_session.stop(s)
+
+
+@pytest.fixture
+def session(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Session]:
+    """Neovim with the plugin set up as a user would, the server pointed at the stub model."""
+    yield from _session(nvim_path, tmp_path, monkeypatch, stub)
+
+
+@pytest.fixture
+def offline_session(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Session]:
+    """Neovim with the plugin and no model configured: the offline engine answers."""
+    yield from _session(nvim_path, tmp_path, monkeypatch, None)
 
 
 def _open(session: Session, name: str, text: str) -> Path:
@@ -435,3 +463,189 @@ def test_a_draft_that_fails_the_parse_check_lands_flagged_in_fast_mode(
     )
     assert diagnostics[0]["lnum"] == 1
     assert diagnostics[0]["severity"] == 2  # vim.diagnostic.severity.WARN
+
+
+GEOMETRY = '''def clamp(value: int, low: int, high: int) -> int:
+    """Clamp value into [low, high].
+
+    >>> clamp(5, 0, 3)
+    3
+    >>> clamp(-1, 0, 3)
+    0
+    """
+    return max(low, min(high, value))
+'''
+
+MODEL_TESTS = """from geometry import clamp
+
+
+def test_clamp_keeps_values_in_range() -> None:
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("engine", "existing"),
+    [("offline", None), ("model", None), ("offline", "import pytest\n")],
+    ids=["offline-new-module", "model-new-module", "offline-existing-module"],
+)
+def test_write_tests_key_fills_the_test_module_and_one_undo_removes_the_text(
+    engine: str,
+    existing: str | None,
+    nvim_path: str,
+    stub: StubModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Neovim reports the new, empty module as one empty line ("\n"): the job's text used to go
+    # after that line, so the module began with a blank line, and Neovim reported the first edit
+    # as a change before the job's text: the job ended "cancelled" although all of it landed.
+    sessions = _session(nvim_path, tmp_path, monkeypatch, stub if engine == "model" else None)
+    session = next(sessions)
+    try:
+        if engine == "model":
+            stub.script(_stream(MODEL_TESTS, tps=200))
+        source = _open(session, "geometry.py", GEOMETRY)
+        module = source.with_name("test_geometry.py")
+        if existing is not None:
+            module.write_text(existing)  # on disk, not open: the job opens it
+        session.nvim.current.window.cursor = (1, 4)
+        session.press(session.key("generate_tests"))
+        record = session.wait_job(session.last_job())
+        assert record["state"] == "done", (record.get("error"), record["metrics"])
+        assert record["uri"] == module.as_uri()
+        assert record["verification"]["ok"] is True, record["verification"]
+        if engine == "offline":
+            assert record["metrics"]["edits"] >= 2, record
+        lines = session.wait(lambda: session.buffer_lines(module), "the new module's buffer")
+        text = "\n".join(lines) + "\n"
+        if engine == "model":
+            assert text == MODEL_TESTS
+        elif existing is None:
+            assert lines[0].startswith('"""Tests for geometry'), lines[:3]
+        else:
+            assert text.startswith(existing) and lines[1] == "", lines[:3]
+        if engine == "offline":
+            assert "    assert clamp(5, 0, 3) == 3" in lines
+        assert lines[-1] != "", lines[-3:]  # no blank line at the end either
+        # The source is as it was, and still the current window (the module opened beside it).
+        assert session.text() == GEOMETRY
+        session.wait(lambda: "Write tests done" in session.messages(), "the job's message")
+        assert "Stopped" not in session.messages()
+        # One undo in the module removes the job's text: it is as it was (a new one empty).
+        session.focus(module)
+        session.undo()
+        assert session.buffer_lines(module) == (existing or "\n").splitlines()
+        assert source.read_text() == GEOMETRY
+        session.check_no_prompt()
+    finally:
+        sessions.close()
+
+
+def test_write_tests_when_neovim_refuses_the_new_module_for_a_swap_file(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another Neovim edits test_geometry.py (not saved yet): its swap file makes this Neovim
+    # refuse to show the module (E325 ATTENTION). The job names the file and the refusal, writes
+    # nothing, and leaves no empty module behind; no prompt, no "internal error".
+    sessions = _session(nvim_path, tmp_path, monkeypatch, None, swap_files=True)
+    session = next(sessions)
+    other = None
+    try:
+        source = _open(session, "geometry.py", GEOMETRY)
+        module = source.with_name("test_geometry.py")
+        other = nvim_session.start(
+            nvim_path, source.parent, {"cmd": ["false"], "filetypes": []}, swap_files=True
+        )
+        other.nvim.command(f"edit {module}")
+        other.press("iimport pytest<Esc>")
+        swap = Path(other.nvim.eval("swapname('%')"))
+        session.wait(lambda: swap.is_file(), "the other Neovim's swap file")
+        session.nvim.current.window.cursor = (1, 4)
+        session.press(session.key("generate_tests"))
+        record = session.wait_job(session.last_job())
+        assert record["state"] == "failed", record
+        error = record["error"]
+        assert "did not open test_geometry.py" in error and "swap file" in error, error
+        assert "E325" in error and "internal error" not in error, error
+        assert not module.exists()
+        assert session.text() == GEOMETRY
+        session.wait(lambda: "no tests written" in session.messages(), "the message")
+        session.check_no_prompt()
+    finally:
+        if other is not None:
+            nvim_session.stop(other)
+        sessions.close()
+
+
+BROKEN = "x = 1\nif x\n    print(x)\n"
+
+
+def test_fix_syntax_key_on_a_selection_lands_and_undoes_in_one_step(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "broken.py", BROKEN)
+    stub.script(_stream("x = 1\nif x:\n    print(x)", tps=80))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("VG" + session.key("fix_syntax"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["verification"])
+    assert record["verification"]["ok"] is True
+    session.wait(lambda: session.text() == BROKEN.replace("if x\n", "if x:\n"), "the fix")
+    session.undo()
+    assert session.text() == BROKEN
+
+
+def test_cancel_and_revert_keys(session: Session, stub: StubModelServer) -> None:
+    _open(session, "calc.py", SOURCE)
+    answer = "a + b  # " + "x" * 300
+    stub.script(_stream(answer, tps=30))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    job_id = session.last_job()
+    session.wait(lambda: session.lines()[1] != "    return ", "the first streamed edit")
+    session.press(session.key("cancel"))
+    record = session.wait_job(job_id)
+    assert record["state"] == "cancelled", record
+    inserted = session.lines()[1][len("    return ") :]
+    assert inserted and answer.startswith(inserted) and len(inserted) < len(answer)
+    # The revert key restores the original text of the buffer's last job, in one edit.
+    session.press(session.key("revert"))
+    session.wait(lambda: session.text() == SOURCE, "the revert")
+    assert session.job(job_id)["state"] == "reverted"
+    assert "not reverted" not in session.messages()
+
+
+def test_mode_key_picks_a_mode_from_a_list(session: Session) -> None:
+    _open(session, "calc.py", SOURCE)
+    assert session.status()["mode"] == "auto"
+    session.press(session.key("mode"))
+    # vim.ui.select without a picker plugin: Neovim's inputlist ("Type number and <Enter>").
+    session.wait(lambda: session.mode() == "r" or session.mode().startswith("c"), "the list")
+    session.nvim.input("2<CR>")  # 1: fast, 2: standard, 3: auto
+    session.wait(lambda: session.status()["mode"] == "standard", "standard mode on the server")
+    session.wait(
+        lambda: session.lua("return require('fastedit').statusline()").startswith("◆ standard"),
+        "the statusline to show standard mode",
+    )
+
+
+def test_write_tests_again_adds_nothing_when_the_module_has_those_tests(
+    offline_session: Session,
+) -> None:
+    session = offline_session
+    source = _open(session, "geometry.py", GEOMETRY)
+    module = source.with_name("test_geometry.py")
+    session.nvim.current.window.cursor = (1, 4)
+    session.press(session.key("generate_tests"))
+    first = session.wait_job(session.last_job())
+    assert first["state"] == "done", first.get("error")
+    written = session.wait(lambda: session.buffer_lines(module), "the module's buffer")
+    session.press(session.key("generate_tests"))
+    second = session.wait(lambda: (j := session.last_job()) != first["jobId"] and j, "a second job")
+    record = session.wait_job(second)
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
+    assert "no suggestion" in record["reason"], record["reason"]
+    assert session.buffer_lines(module) == written  # not even a blank line added
+    session.wait(lambda: session.messages().count("Write tests done") == 2, "its message")

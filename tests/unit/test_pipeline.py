@@ -494,11 +494,10 @@ async def test_a_model_syntax_fix_that_adds_an_error_never_lands() -> None:
     document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
     host = FakeHost(document, FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
     job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
-    # Nothing failing ever touched the buffer: the failover's last step, the offline repair,
-    # inserted the missing ")" (engines/syntax_repair.py) and only that.
-    assert host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
-    assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, False, True]
-    assert job.attempts[-1].route == "local"
+    # The failing answers never touched the buffer; the offline repair answered last.
+    assert all(text != worse for _, _, text, _ in host.edits)
+    assert [a.verification and a.verification["ok"] for a in job.attempts][:2] == [False, False]
+    assert job.route == "local" and host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
 
 
 async def test_the_second_answer_goes_through_fresh_filters() -> None:
@@ -510,3 +509,18 @@ async def test_the_second_answer_goes_through_fresh_filters() -> None:
     job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
     assert [a.verification and a.verification["ok"] for a in job.attempts] == [False, True]
     assert host.document.text == GO.replace("\t\n}", "\treturn a + b\n}", 1)
+
+
+async def test_the_offline_engine_repairs_a_missing_closer_beyond_python() -> None:
+    document = Document("file:///w/app.js", JS_BROKEN, language_id="javascript")
+    down = {  # every model down: the offline engine answers
+        "fast": Script("fast-model", BackendError("connect", "no route to fast")),
+        "standard": Script("standard-model", BackendError("connect", "no route to standard")),
+    }
+    host = FakeHost(document, FakeModels(down), mode="fast")
+    job = await _run(host, "fixSyntax", Point(1, 0), Point(1, 0))
+    assert job.state == "done" and job.route == "local", (job.error, job.reason)
+    assert host.document.text == JS_BROKEN.replace("(a + b;", "(a + b);")
+    assert job.verification["ok"] is True
+    # Only the missing ')' was inserted: nothing deleted.
+    assert all(replaced == "" or "(a + b;" in replaced for _, _, _, replaced in host.edits)

@@ -82,6 +82,11 @@ class RegexTarget:
     indent: str
     #: The line (0-based) where ``import re`` goes when the file lacks it, else None.
     import_line: int | None
+    #: The block ends the document: the new line goes at the end of its last line, after a
+    #: line break of its own; not after the document's last line break (where Neovim, which
+    #: keeps a line break at the end of every buffer, makes it a line of its own plus one more,
+    #: and reports a change the job cannot follow: it stopped).
+    break_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,8 +203,21 @@ def target(document: Document, start: Point, end: Point) -> RegexTarget:
         at = Point(below, 0)
     else:
         at = document.end
+    # At the end of the document: after the last line's text (with no line break after it,
+    # the pattern's line needs one before it all the more).
+    break_first = at == document.end and (at.line, at.col) != (0, 0)
+    if break_first and at.col == 0:
+        at = Point(at.line - 1, len(document.line(at.line - 1)))
     return RegexTarget(
-        at, at, examples, language, "assign", name, indent, _import_line(document, language)
+        at,
+        at,
+        examples,
+        language,
+        "assign",
+        name,
+        indent,
+        _import_line(document, language),
+        break_first,
     )
 
 
@@ -254,6 +272,12 @@ def insertion(t: RegexTarget, pattern: str) -> str:
     lit = literal(pattern, t.language)
     if t.mode == "fill":
         return lit
+    line = _assignment(t, lit)
+    return "\n" + line.removesuffix("\n") if t.break_first else line
+
+
+def _assignment(t: RegexTarget, lit: str) -> str:
+    """The pattern's line, below the examples."""
     if t.language == "python":
         return f"{t.indent}{t.name} = re.compile({lit})\n"
     if t.language in ("javascript", "javascriptreact", "typescript", "typescriptreact"):

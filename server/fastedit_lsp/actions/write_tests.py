@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
-from ..core.document import Document
+from ..core.document import Document, Point, advance
 from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
@@ -89,6 +89,27 @@ def appended(existing: str, generated: str) -> str:
     # the new tests; clashing names are renamed.
     merged = merge(existing, generated, append_only=True)
     return merged[len(existing) :]
+
+
+def placed(existing: str, text: str) -> tuple[int, str]:
+    """Where ``text`` (appended to ``existing``) goes in the module, and what is inserted there.
+
+    Never after the module's last line break: Neovim keeps a line break at the end of every
+    buffer (an empty file is one empty line, reported as "\n"), so it applies an insertion
+    there as a line of its own. The module then began with a blank line, and Neovim reported the
+    edit as a change above the job's text: the job stopped ("an edit before the generated
+    text..."). The same text goes in before that line break instead, and so needs none at its
+    end; into an empty module (only line breaks) it goes at the top.
+    """
+    newline = "\r\n" if existing.endswith("\r\n") else "\n" if existing.endswith("\n") else ""
+    if not newline:
+        return len(existing), text
+    empty = not existing.strip("\r\n")
+    offset = 0 if empty else len(existing) - len(newline)
+    if not text:  # nothing to add (the module has these tests already)
+        return offset, ""
+    body = text.removesuffix(newline)
+    return offset, body if empty else newline + body
 
 
 def check(
@@ -168,11 +189,17 @@ def prepare(data: ActionInput) -> Draft:
     module = destination.module
     existing = data.document.text
     read_module = destination.read_module
+    offset, _ = placed(existing, "")
+    at = advance(Point(0, 0), existing[:offset])
+    before, after = existing[:offset], existing[offset:]
+
+    def insertion(generated: str) -> str:
+        return placed(existing, appended(existing, generated))[1]
 
     async def offline() -> OfflineAnswer | None:
         from ..engines.test_stubs import generate
 
-        return OfflineAnswer(appended(existing, generate(source, target, module)))
+        return OfflineAnswer(insertion(generate(source, target, module)))
 
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
@@ -202,9 +229,9 @@ def prepare(data: ActionInput) -> Draft:
     return Draft(
         request=ask(),
         pipeline=Pipeline(FenceFilter()),
-        transform=lambda answer: appended(existing, answer),
+        transform=insertion,
         offline=offline,
-        verify=lambda text: check(existing, text, module, source, read_module),
+        verify=lambda text: check(before, text + after, module, source, read_module),
         # A module that does not parse never lands: the model is asked once more, then the
         # offline generator answers.
         refine=lambda _text, result: ask(
@@ -213,6 +240,7 @@ def prepare(data: ActionInput) -> Draft:
         ),
         rounds=2,
         no_suggestion="no suggestion",
+        region=(at, at),
     )
 
 

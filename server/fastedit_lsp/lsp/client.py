@@ -131,11 +131,15 @@ class ClientChannel:
             forget_request(self._server, msg_id)
             raise TimeoutError(f"no answer to {method} within {seconds:g} s") from None
 
-    async def show_document(self, uri: str) -> None:
-        """Ask the client to open ``uri`` without taking focus."""
-        await self._server.window_show_document_async(
-            types.ShowDocumentParams(uri=uri, take_focus=False)
-        )
+    async def show_document(self, uri: str, seconds: float) -> bool:
+        """Ask the client to open ``uri`` without taking focus; whether it says it did.
+
+        An error reply (the editor refused: Neovim answers one when it finds a swap file) is
+        raised as the JSON-RPC exception; no reply within ``seconds`` as TimeoutError.
+        """
+        params = types.ShowDocumentParams(uri=uri, take_focus=False)
+        result = await self.request(types.WINDOW_SHOW_DOCUMENT, params, seconds)
+        return bool(getattr(result, "success", False))
 
     # -- messages and status ---------------------------------------------------------------------
 

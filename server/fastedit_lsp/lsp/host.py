@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
 
 #: How long a new test module may take to open in the editor.
 OPEN_TIMEOUT = 5.0
+#: How long the editor may take to answer window/showDocument (it may ask the user first).
+SHOW_TIMEOUT = 60.0
+#: Refusals seen from editors, in plain words (the reply itself is quoted after them).
+REFUSALS = {
+    "E325": "a swap file exists: open in another Neovim, or left by a crash",
+}
 
 
 def _job_failed(message: str) -> Exception:
@@ -124,7 +131,9 @@ class ServerHost:
         if document is None and server.client.supports("window.show_document.support"):
             created = await asyncio.to_thread(create_exclusive, placement.path)
             opened = server.documents.next_open(uri)
-            await server.client.show_document(uri)
+            refusal = await self._show(uri)
+            if refusal is not None:
+                await self._refused(placement.path, refusal, created=created)
             await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
             document = server.documents.get(uri)
         existing = (
@@ -143,6 +152,35 @@ class ServerHost:
             read_module=module_reader(root or os.path.dirname(module_path)),
         )
         return destination, document
+
+    async def _show(self, uri: str) -> str | None:
+        """Open ``uri`` in the editor: None when it did, else its refusal in its own words."""
+        try:
+            shown = await self._server.client.show_document(uri, SHOW_TIMEOUT)
+        except TimeoutError:
+            return f"no answer within {SHOW_TIMEOUT:g} s"
+        except Exception as exc:  # the editor's error reply (a JSON-RPC exception)
+            # Neovim's handler error starts with the Lua file and line that raised it.
+            said = re.sub(r"^.*?\.lua:\d+: ", "", str(exc)).removeprefix("Vim:").strip()
+            return said or type(exc).__name__
+        return None if shown else "it answered that it did not show it"
+
+    async def _refused(self, path: str, refusal: str, *, created: bool) -> None:
+        """The editor would not open the test module: nothing is written (the editor may hold
+        the file elsewhere, a swap file says so), and an empty module created for the job is
+        removed. Raises the job's failure, naming the file and the refusal."""
+        from ..project.tests_layout import remove_if_empty
+
+        name = os.path.basename(path)
+        code = re.match(r"E\d+", refusal)
+        why = REFUSALS.get(code.group(0), "") if code else ""
+        removed = created and await asyncio.to_thread(remove_if_empty, path)
+        raise _job_failed(
+            f"no tests written: the editor did not open {name}"
+            + (f" ({why})" if why else "")
+            + (", and the empty file made for them was removed" if removed else "")
+            + f". Its answer: {refusal}. Open {name} yourself and run again."
+        )
 
     async def write_tests(self, destination: TestModule, text: str) -> None:
         from ..project.tests_layout import write_tests

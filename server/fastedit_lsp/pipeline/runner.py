@@ -513,7 +513,15 @@ class JobRunner:
             job.reason += f"; {draft.no_suggestion}"
             return
         job.route, job.model = "local", MODEL
-        await self.host.write_tests(destination, answer.text)
+        text = answer.text
+        if draft.region is not None:
+            # Placed for an editor's buffer (before the module's last line break): on disk the
+            # module grows at its end by the same text.
+            document.replace(*draft.region, text)
+            grown = document.text
+            existing = destination.existing
+            text = grown[len(existing) :] if grown.startswith(existing) else grown
+        await self.host.write_tests(destination, text)
         job.metrics.edits = 1
         if draft.verify is not None:
             job.verification = draft.verify(answer.text)

@@ -88,6 +88,18 @@ def create_exclusive(path: str) -> bool:
     return True
 
 
+def remove_if_empty(path: str) -> bool:
+    """Remove a test module created for a job that wrote nothing into it, if it is still empty
+    (a file someone wrote meanwhile is kept); return whether it was removed."""
+    try:
+        if os.path.getsize(path) != 0:
+            return False
+        os.remove(path)
+    except OSError:
+        return False
+    return True
+
+
 def module_reader(root: str) -> Callable[[str], str | None]:
     """The source of a workspace module by dotted name, or None when it is not one."""
 

@@ -521,6 +521,8 @@ function M.setup(opts)
     handlers = {
       ['workspace/applyEdit'] = undo.handler,
       ['fastedit/status'] = status.handler,
+      ['window/showMessage'] = status.show_message,
+      ['window/showDocument'] = require('fastedit.show_document').handler,
     },
   })
 

@@ -56,14 +56,78 @@ local function one_line(msg)
   return msg
 end
 
+--- Whether vim.notify is Neovim's own (no notification plugin replaced it).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and info.source:find('vim/_editor.lua', 1, true) ~= nil
+end
+
+local HIGHLIGHTS = {
+  [vim.log.levels.ERROR] = 'ErrorMsg',
+  [vim.log.levels.WARN] = 'WarningMsg',
+}
+
 --- vim.notify, one line, from its own event-loop turn: two messages in one turn make Neovim
---- ask "Press ENTER" (measured).
+--- ask "Press ENTER" (measured). Neovim's own vim.notify writes an error with
+--- nvim_err_writeln, and a second error while the first is shown asks "Press ENTER" too
+--- (measured: two failed jobs in a row); so with it, errors are echoed in ErrorMsg instead.
 --- @param msg string
 --- @param level integer?
 function M.notify(msg, level)
+  level = level or vim.log.levels.INFO
   vim.schedule(function()
-    vim.notify(one_line(msg), level or vim.log.levels.INFO, { title = 'fastedit' })
+    if builtin_notify() then
+      vim.api.nvim_echo({ { one_line(msg), HIGHLIGHTS[level] } }, true, {})
+    else
+      vim.notify(one_line(msg), level, { title = 'fastedit' })
+    end
   end)
+end
+
+--- LSP MessageType -> vim.log.levels.
+local LEVELS = {
+  [1] = vim.log.levels.ERROR,
+  [2] = vim.log.levels.WARN,
+  [3] = vim.log.levels.INFO,
+  [4] = vim.log.levels.DEBUG,
+}
+
+--- The server's last messages, whole (the echo area shows one line of each).
+--- @type string[]
+M.messages = {}
+
+--- The `window/showMessage` handler of the fastedit client. Neovim 0.11's own handler echoes
+--- the message with a line break after it, so every message stopped at "Press ENTER" (the
+--- one-time "using the offline engine" notice on a first action): here it is one line through
+--- vim.notify, like the plugin's own messages; :FasteditStatus lists the last ones whole.
+--- @param params lsp.ShowMessageParams
+function M.show_message(_, params, _)
+  if type(params) ~= 'table' or type(params.message) ~= 'string' then
+    return vim.NIL
+  end
+  table.insert(M.messages, params.message)
+  if #M.messages > 10 then
+    table.remove(M.messages, 1)
+  end
+  local message = params.message
+  if not vim.startswith(message, 'fastedit') then
+    message = 'fastedit: ' .. message
+  end
+  M.notify(message, LEVELS[params.type] or vim.log.levels.INFO)
+  return vim.NIL
+end
+
+--- Why a job made no edit: the last part of its reason (the route comes first, and a long
+--- reason is cut at the screen's width).
+--- @param job table a job record
+--- @return string?
+local function why_nothing(job)
+  local metrics = job.metrics or {}
+  if job.state ~= 'done' or (metrics.edits or 0) ~= 0 or type(job.reason) ~= 'string' then
+    return nil
+  end
+  local parts = vim.split(job.reason, '; ', { plain = true })
+  return parts[#parts]
 end
 
 --- @param job table a job record
@@ -91,8 +155,8 @@ local function job_summary(job)
   end
   if job.error and job.error ~= vim.NIL then
     parts[#parts + 1] = tostring(job.error)
-  elseif job.state == 'done' and (metrics.edits or 0) == 0 and job.reason and job.reason ~= vim.NIL then
-    parts[#parts + 1] = tostring(job.reason)
+  elseif why_nothing(job) then
+    parts[#parts + 1] = why_nothing(job)
   end
   return table.concat(parts, ' · ')
 end
@@ -215,13 +279,10 @@ function M.report(reply)
   for _, name in ipairs({ 'fast', 'standard' }) do
     local p = (reply.profiles or {})[name]
     if type(p) == 'table' then
-      local line = string.format(
-        '  %-9s %s · %s · %s',
-        name,
-        tostring(p.provider),
-        tostring(p.model),
-        tostring(p.baseUrl)
-      )
+      local line = string.format('  %-9s %s · %s', name, tostring(p.provider), tostring(p.model))
+      if type(p.baseUrl) == 'string' then
+        line = line .. ' · ' .. p.baseUrl
+      end
       if p.note and p.note ~= vim.NIL then
         line = line .. ' (' .. tostring(p.note) .. ')'
       end
@@ -243,11 +304,20 @@ function M.report(reply)
       tostring(j.model),
       tostring(m.edits),
       type(m.tokensPerSecond) == 'number' and thousands(m.tokensPerSecond) or '-',
-      (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error)) or ''
+      (j.error and j.error ~= vim.NIL) and (' · ' .. tostring(j.error))
+        or (why_nothing(j) and (' · ' .. why_nothing(j)))
+        or ''
     )
   end
   if #jobs == 0 then
     lines[#lines + 1] = '  (none yet)'
+  end
+  if #M.messages > 0 then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = "the server's messages (newest last):"
+    for _, message in ipairs(M.messages) do
+      lines[#lines + 1] = '  ' .. message:gsub('%s*\n%s*', ' ')
+    end
   end
   return lines
 end

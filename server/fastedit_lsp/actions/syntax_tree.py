@@ -1,11 +1,11 @@
-"""Fix syntax beyond Python: a model repairs the first tree-sitter error, checked by a reparse.
+"""Fix syntax beyond Python: repair the first tree-sitter error, checked by a reparse.
 
 Pure. For the languages with a grammar (``engines.parse``) other than Python: the error is the
 first ERROR or MISSING node near the command's range; the region is its lines ± 2 (at most
-:data:`MAX_LINES`); a model rewrites the region, and the answer lands only if the errors around
-the region are fewer than before and none is new (the parse check), it keeps most of the lines,
-and it does not repeat the lines around it. Offline, ``engines.syntax_repair`` inserts what
-tree-sitter says is missing (a closer, a semicolon, a quote, a comma) around the range.
+:data:`MAX_LINES`; ``engines.syntax_repair.error_region``); a model rewrites the region, or
+offline the engine inserts what tree-sitter reports missing (``engines.syntax_repair``). The
+answer lands only if the errors around the region are fewer than before and none is new (the
+parse check), it keeps most of the lines, and (a model's) it does not repeat the lines around it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from ..prompting import prompts
 from ..prompting.filters import FenceFilter, Pipeline
 from .base import ActionInput, Draft, Offer, OfferView, OfflineAnswer, Verification, no_answer
 
-#: Lines around the error the model may rewrite, and at most this many lines in all.
-AROUND = 2
-MAX_LINES = 12
 #: How alike (difflib's ratio) a repair must be to the lines it replaces.
 MIN_KEPT = 0.6
 
@@ -54,51 +51,37 @@ def prepare(data: ActionInput, path: str) -> Draft:
     document = data.document
     name = grammar(document, path) or ""
     from ..engines.parse import around, check_edit, parse, reparse
+    from ..engines.syntax_repair import error_region, repair
 
     before = parse(name, document.text)
-    problems = before.problems()
-    if not problems:
+    found = error_region(before, data.start.line, data.end.line)
+    if found is None:
         return Draft(
             request=None, offline=no_answer, no_suggestion="no suggestion: the file parses"
         )
-    near = [p for p in problems if data.start.line - 2 <= p.line <= data.end.line + 2]
-    problem = (near or problems)[0]
-    last_line = min(
-        before.data.count(b"\n", 0, problem.end) + AROUND,
-        problem.line + MAX_LINES - AROUND - 1,
-        document.line_count - 1,
-    )
-    first_line = max(0, problem.line - AROUND)
+    problem, first_line, last_line = found
+    last_line = min(last_line, document.line_count - 1)
     start, end = Point(first_line, 0), Point(last_line, len(document.line(last_line)))
+    head = document.get_text(Point(0, 0), start)
     original = document.get_text(start, end)
-    # The region the answer replaces (the offline repair may choose another): read by verify.
-    region = {"head": document.get_text(Point(0, 0), start), "original": original}
-    region["tail"] = document.get_text(end, document.end)
+    tail = document.get_text(end, document.end)
+    offset = len(head)
+    window_before = len(before.problems(*around(before, offset, offset + len(original))))
+    #: The offline repair's answer: insertions only, so its lines may repeat their neighbours.
+    offline_text: list[str] = []
 
     async def offline() -> OfflineAnswer | None:
-        from ..engines.syntax_repair import repair
-
-        # Tens of reparses of the file: off the event loop.
-        fixed = await asyncio.to_thread(repair, name, before.text, data.start.line)
+        # A few hundred incremental reparses: off the event loop.
+        fixed = await asyncio.to_thread(repair, name, document.text, offset, offset + len(original))
         if fixed is None:
             return None
-        lines = fixed.text.split("\n")
-        a = Point(fixed.start_line, 0)
-        b = Point(fixed.end_line, len(document.line(fixed.end_line)))
-        region["head"] = document.get_text(Point(0, 0), a)
-        region["original"] = document.get_text(a, b)
-        region["tail"] = document.get_text(b, document.end)
-        region["offline"] = "yes"  # insertions inside the region only, by construction
-        text = "\n".join(lines[fixed.start_line : fixed.end_line + 1]).removesuffix("\r")
-        return OfflineAnswer(text, a, b)
+        offline_text.append(fixed.text)
+        return OfflineAnswer(fixed.text)
 
     def verify(text: str) -> Verification:
-        head, original, tail = region["head"], region["original"], region["tail"]
-        offset = len(head)
-        window_before = len(before.problems(*around(before, offset, offset + len(original))))
         if not text.strip():
             return {"ok": False, "details": "the answer is empty: it deletes the lines to fix"}
-        if "offline" not in region and _repeats_neighbour(text, head, tail):
+        if text not in offline_text and _repeats_neighbour(text, head, tail):
             return {"ok": False, "details": "the answer repeats a line around the region"}
         kept = difflib.SequenceMatcher(None, original, text, autojunk=False).ratio()
         if kept < MIN_KEPT:
@@ -149,8 +132,7 @@ def prepare(data: ActionInput, path: str) -> Draft:
         refine=refine,
         rounds=2,
         region=(start, end),
-        no_suggestion="no suggestion: no insertion of a missing closer, semicolon, quote or "
-        "comma around the error makes it parse",
+        no_suggestion="no suggestion: no insertion of a missing token around the error fixes it",
     )
 
 

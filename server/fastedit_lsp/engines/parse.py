@@ -249,6 +249,27 @@ class Parsed:
         _collect(self.tree.walk(), start_byte, end, found)
         return [self._problem(node) for node in found]
 
+    def nodes(self, types: frozenset[str] = frozenset()) -> list[tuple[str, int, int, bool]]:
+        """(type, start byte, end byte, first child of its parent) of the nodes of ``types``,
+        or of every leaf (token) when ``types`` is empty; in order (the syntax repair's corpus
+        breaks real functions with them)."""
+        out: list[tuple[str, int, int, bool]] = []
+        cursor = self.tree.walk()
+        first = True
+        while True:
+            node = cursor.node
+            if node is not None and (
+                node.type in types if types else node.child_count == 0 and not node.is_missing
+            ):
+                out.append((node.type, node.start_byte, node.end_byte, first))
+            if cursor.goto_first_child():
+                first = True
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent():
+                    return out
+            first = False
+
     def byte_of(self, offset: int) -> int:
         """The UTF-8 byte offset of a code-point offset."""
         return len(self.text[:offset].encode("utf-8", "surrogatepass"))
@@ -260,7 +281,7 @@ class Parsed:
 
     def _problem(self, node: Node) -> SyntaxProblem:
         line = self.line_of(node.start_byte)
-        if node.is_missing:
+        if node.is_missing or (node.child_count == 0 and not node.is_error):
             return SyntaxProblem("missing", node.start_byte, node.start_byte, line, node.type)
         snippet = self.data[node.start_byte : min(node.end_byte, node.start_byte + 200)]
         words = snippet.decode("utf-8", "replace").split(None, 1)
@@ -280,13 +301,17 @@ def _collect(cursor: TreeCursor, start: int, end: int, out: list[Node]) -> None:
     node = cursor.node
     if node is None:
         return
-    if node.is_error or node.is_missing:
+    # A leaf flagged with an error is a MISSING token too (C#: a zero-width ``identifier`` that
+    # ``is_missing`` does not report): without it, a tree with errors would show none.
+    if node.is_error or node.is_missing or (node.has_error and node.child_count == 0):
         out.append(node)
         return
     if not node.has_error:
         return
     if start > node.start_byte:
-        moved = cursor.goto_first_child_for_byte(start) is not None
+        # None when ``start`` falls between two children (py-tree-sitter 0.25): then from the
+        # first child, the loop below skips those that end before it.
+        moved = cursor.goto_first_child_for_byte(start) is not None or cursor.goto_first_child()
     else:
         moved = cursor.goto_first_child()
     if not moved:
@@ -379,6 +404,9 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     old = [p for p in old_all if _overlaps(p, b_window)]
     new = [p for p in new_all if _overlaps(p, a_window)]
     fresh = _fresh(old_all, new_all, start, end, new_end)
+    if not new_all:
+        # has_error without an ERROR or MISSING node to show for it: nothing to compare.
+        return Verdict(True, f"{name} parses around the edit")
     first = fresh[0] if fresh else (new or new_all)[0]
     if len(new) > len(old):
         return Verdict(False, f"{name} syntax error: {first.message}")

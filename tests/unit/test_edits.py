@@ -83,8 +83,13 @@ async def test_final_streaming_sends_one_edit() -> None:
         pytest.param(["a\r", "\nb"], id="crlf-split"),
         pytest.param(["😀"[0], "b"], id="whole-code-point"),
         pytest.param(["a", "\ud83d", "\ude00", "b"], id="surrogate-pair-split"),
+        # A first piece that is only the held half: nothing can go out yet, and the session
+        # must wait for the rest (it spun without yielding, starving the stream: a hang).
+        pytest.param(["\r", "\nb"], id="crlf-split-first"),
+        pytest.param(["\ud83d", "\ude00b"], id="surrogate-pair-split-first"),
     ],
 )
+@pytest.mark.timeout(20)
 async def test_a_pair_split_across_tokens_is_never_split_across_edits(tokens: list[str]) -> None:
     session, editor, document = _session("", 0)
 

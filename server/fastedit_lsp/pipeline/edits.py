@@ -166,7 +166,10 @@ class EditSession:
                     self._last_sent = time.monotonic()
                 if producer.done() and not buffer:
                     break
-                if buffer:
+                if buffer and text:
+                    # Look again at what came in during the send. A held half-pair with nothing
+                    # sent waits for the next piece: looping at once never yields (Event.wait
+                    # returns at once when set), which starved the stream for good.
                     arrived.set()
         finally:
             if not producer.done():

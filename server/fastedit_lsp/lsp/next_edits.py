@@ -18,10 +18,9 @@ from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from ..core.document import Document, Point
-from ..engines.next_edit.lines import Prediction
-from ..engines.next_edit.predict import predict, verified
 
 if TYPE_CHECKING:
+    from ..engines.next_edit.lines import Prediction
     from ..settings import Settings
     from .documents import DocumentStore
     from .next_edit_model import NextEditModel
@@ -148,6 +147,8 @@ class NextEdits:
             if history is None or not history.records:
                 return None
             cursor = document.to_point(line, character)
+            from ..engines.next_edit.predict import predict  # loaded by the warm-up
+
             prediction = predict(document, list(history.records), cursor, document.language_id)
             return None if prediction is None else (document, prediction)
         finally:
@@ -163,6 +164,8 @@ class NextEdits:
 
     def check(self, document: Document, prediction: Prediction) -> str | None:
         """Why a suggestion (the model's) cannot be shown on ``document`` now (None: it can)."""
+        from ..engines.next_edit.predict import verified
+
         return verified(document, prediction, document.language_id)
 
     def wire(self, offer: Offer) -> dict[str, Any]:

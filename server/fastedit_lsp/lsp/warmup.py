@@ -57,6 +57,9 @@ COMPLETION_MODULES = (
     "fastedit_lsp.completion.engine",
     "fastedit_lsp.completion.context",
     "fastedit_lsp.completion.text",
+    # Next-edit suggestions: the engine and its model path.
+    "fastedit_lsp.engines.next_edit.predict",
+    "fastedit_lsp.lsp.next_edit_model",
 )
 
 

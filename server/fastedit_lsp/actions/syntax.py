@@ -12,12 +12,10 @@ import asyncio
 import difflib
 from collections.abc import Sequence
 
-from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Document, Point
 from ..core.jobs import Inputs
 from ..engines.syntax_fix import error_region, find_error, repair
-from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from . import line_fix
 from .base import (
     ActionInput,
     CommandInput,
@@ -147,31 +145,14 @@ def prepare(data: ActionInput) -> Draft:
         f"File: {data.path}\nError: line {line + 1}: {message}\n\nExcerpt:\n{numbered}\n\n"
         f"Rewrite lines {first + 1} to {last + 1}."
     )
-    budget = min(data.max_tokens, 64 + len(document.get_text(start, end)))
-
-    def ask(extra: str = "") -> ChatRequest:
-        return ChatRequest(
-            messages=(ChatMessage("system", prompts.FIX_SYNTAX), ChatMessage("user", user + extra)),
-            max_tokens=budget,
-            temperature=data.temperature,
-        )
-
-    def refine(_text: str, result: Verification) -> ChatRequest:
-        return ask(
-            f"\nYour previous answer was rejected: {result.get('details')}. "
-            f"Reply with lines {first + 1} to {last + 1} only, corrected."
-        )
-
-    return Draft(
-        request=ask(),
-        pipeline=Pipeline(FenceFilter()),
-        # The region ends before its last line break, which the document keeps.
-        transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
+    return line_fix.draft(
+        data,
+        user=user,
+        lines=(first, last),
+        region=(start, end),
+        budget=min(data.max_tokens, 64 + len(document.get_text(start, end))),
         offline=offline,
         verify=verify,
-        refine=refine,
-        rounds=2,
-        region=(start, end),
         no_suggestion="no suggestion: no small repair around the error makes the file parse",
     )
 

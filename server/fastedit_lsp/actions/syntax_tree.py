@@ -14,10 +14,8 @@ import asyncio
 import difflib
 from collections.abc import Sequence
 
-from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Document, Point
-from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from . import line_fix
 from .base import ActionInput, Draft, Offer, OfferView, OfflineAnswer, Verification, no_answer
 
 #: How alike (difflib's ratio) a repair must be to the lines it replaces.
@@ -108,30 +106,14 @@ def prepare(data: ActionInput, path: str) -> Draft:
         f"Error (tree-sitter): {problem.message}\n\nExcerpt:\n{numbered}\n\n"
         f"Rewrite lines {first_line + 1} to {last_line + 1}."
     )
-    budget = min(data.max_tokens, 64 + len(original))
-
-    def ask(extra: str = "") -> ChatRequest:
-        return ChatRequest(
-            messages=(ChatMessage("system", prompts.FIX_SYNTAX), ChatMessage("user", user + extra)),
-            max_tokens=budget,
-            temperature=data.temperature,
-        )
-
-    def refine(_text: str, result: Verification) -> ChatRequest:
-        return ask(
-            f"\nYour previous answer was rejected: {result.get('details')}. "
-            f"Reply with lines {first_line + 1} to {last_line + 1} only, corrected."
-        )
-
-    return Draft(
-        request=ask(),
-        pipeline=Pipeline(FenceFilter()),
-        transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
+    return line_fix.draft(
+        data,
+        user=user,
+        lines=(first_line, last_line),
+        region=(start, end),
+        budget=min(data.max_tokens, 64 + len(original)),
         offline=offline,
         verify=verify,
-        refine=refine,
-        rounds=2,
-        region=(start, end),
         no_suggestion="no suggestion: no insertion of a missing token around the error fixes it",
     )
 

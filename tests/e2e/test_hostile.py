@@ -528,7 +528,7 @@ async def test_a_5_mb_single_line_document_is_served(
     assert actions, actions
     stub.script(Answer(text="  # end"))
     record = await complete(editor, URI, len(line))
-    assert record["state"] == "done", record
+    assert record["state"] == "done", (record.get("error"), record.get("reason"), record["metrics"])
     assert editor.text(URI) == line + "  # end"
     # Not parse-checked: tree-sitter would hold the server for seconds on 5 MB.
     assert record["verification"]["ok"] is None, record

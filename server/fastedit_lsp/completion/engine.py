@@ -139,7 +139,8 @@ class _Stream:
 
     def close(self) -> None:
         """Stop the stream now (its task's cancellation closes the HTTP stream)."""
-        if self.task is not None and not self.task.done():
+        # Once: a second cancel would interrupt the close of the HTTP stream (see Job.stop).
+        if self.task is not None and not self.task.done() and not self.task.cancelling():
             self.task.cancel()
         if not self.finished:
             self.finished = True

@@ -204,7 +204,9 @@ class Job:
         cancel)."""
         if self.stop_reason is None:
             self.stop_reason = reason
-        if self.task is not None and not self.task.done():
+        # Cancelled once: a second cancel (the cancel command and the progress' button) would
+        # interrupt the job's cleanup, which closes the model's stream.
+        if self.task is not None and not self.task.done() and not self.task.cancelling():
             self.task.cancel()
 
     def finish(self, state: State, error: str | None = None) -> None:

@@ -62,7 +62,7 @@ class NextEdits:
         self._ids = count(1)
         self._offers: OrderedDict[str, Offer] = OrderedDict()
         #: The model request in flight, by (uri, version, cursor line): a newer one cancels it.
-        self._inflight: dict[tuple[str, int, int], asyncio.Future[Any]] = {}
+        self._inflight: dict[tuple[str, int, int], asyncio.Task[Any]] = {}
         #: The last prefetch (after an accept), kept for the request it anticipates.
         self._prefetching: dict[tuple[str, int, int], asyncio.Future[Any]] = {}
         self.shown = self.accepted = self.dismissed = 0
@@ -102,7 +102,8 @@ class NextEdits:
         task = self._prefetching.get(key)
         if task is None or task.done():
             for older in list(self._inflight.values()):
-                older.cancel()
+                if not older.cancelling():  # once (see Job.stop)
+                    older.cancel()
             self._inflight.clear()
             task = asyncio.ensure_future(self.model.suggest(uri, cursor, debounce=not prefetch))
             self._inflight[key] = task

@@ -28,7 +28,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Container, Generator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
@@ -73,12 +73,17 @@ class FasteditProtocol(LanguageServerProtocol):
         #: Per command handler: whether it takes ``(ls, *args)`` (arguments pass as they are).
         self._plain_commands: dict[Callable[..., Any], bool] = {}
 
+    def requests_pending(self, ignore: Container[object] = ()) -> bool:
+        """Whether a request, the client's or the server's, waits for its answer (a request
+        whose handler's task is in ``ignore`` does not count)."""
+        return any(future not in ignore for future in list(self._request_futures.values()))
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls 2.1.1 cancels only the outer future of an executeCommand, so the command's own
         # coroutine keeps running: cancel it too.
         task = self._server.client.cancellable.pop(msg_id, None)
         super()._handle_cancel_notification(msg_id)
-        if task is not None:
+        if task is not None and not task.cancelling():  # once (see Job.stop)
             task.cancel()
 
     def _execute_handler(
@@ -186,15 +191,16 @@ class FasteditProtocol(LanguageServerProtocol):
         # they are (RPCRequest: id, method, params; RPCNotification: method, params;
         # RPCResponse: id, result; else an error response).
         ctx = contextvars.copy_context()
-        if hasattr(message, "method") and hasattr(message, "params"):
-            if hasattr(message, "id"):
-                ctx.run(self._handle_request, message.id, message.method, message.params)
+        with self._server.imports.foreground():
+            if hasattr(message, "method") and hasattr(message, "params"):
+                if hasattr(message, "id"):
+                    ctx.run(self._handle_request, message.id, message.method, message.params)
+                else:
+                    ctx.run(self._handle_notification, message.method, message.params)
+            elif hasattr(message, "id") and hasattr(message, "result"):
+                ctx.run(self._handle_response, message.id, message.result)
             else:
-                ctx.run(self._handle_notification, message.method, message.params)
-        elif hasattr(message, "id") and hasattr(message, "result"):
-            ctx.run(self._handle_response, message.id, message.result)
-        else:
-            ctx.run(self._handle_response, message.id, None, message.error)
+                ctx.run(self._handle_response, message.id, None, message.error)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(
@@ -282,6 +288,12 @@ class PatchedLanguageServer(LanguageServer):
         pygls_log = logging.getLogger("pygls.server")
         if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
             pygls_log.addFilter(_OneLine())
+
+    def requests_pending(self, ignore: Container[object] = ()) -> bool:
+        """Whether a request, the client's or the server's, waits for its answer (a request
+        whose handler's task is in ``ignore`` does not count)."""
+        protocol = self.protocol
+        return isinstance(protocol, FasteditProtocol) and protocol.requests_pending(ignore)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """An error outside any request (a message that could not be read): log it in one line.

@@ -10,6 +10,7 @@ the client in ``client``, HTTP and breakers in ``backends``, jobs in ``jobs``, r
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from .config import Config
 from .diagnostics import DiagnosticSets
 from .documents import DocumentStore
 from .protocol import PatchedLanguageServer
+from .warmup import ImportGate, server_busy
 
 # Start-up imports only what answering ``initialize`` needs: settings (pydantic), httpx, the
 # job pipeline and the actions are imported on first use, after the reply (bench: cold start).
@@ -79,6 +81,8 @@ class FasteditServer(PatchedLanguageServer):
         self._completions: CompletionSources | None = None
         self._runner: JobRunner | None = None
         self._next_edits: NextEdits | None = None
+        #: Background imports (the warm-up, grammars) one at a time with the loop's.
+        self.imports = ImportGate(functools.partial(server_busy, self))
 
     # -- state owners made on first use (their modules load after the initialize reply) ----------
 
@@ -158,8 +162,7 @@ class FasteditServer(PatchedLanguageServer):
             self._completions.close()
         self.documents.cancel_timers()
         for job in self.jobs.running():
-            if job.task is not None:
-                job.task.cancel()
+            job.stop(None)
         pending = [j.task for j in self.jobs.running() if j.task is not None]
         if pending:
             await asyncio.wait(pending, timeout=2)

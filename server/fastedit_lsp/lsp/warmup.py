@@ -4,10 +4,11 @@ the background once the client has its ``initialize`` reply and ``initialized`` 
 Start-up imports only what the ``initialize`` reply needs (cold start); without this the first
 job paid the rest (the pipeline, the action, httpx, httpcore and anyio, the TLS context): its
 first edit came 200–400 ms after the command instead of a few milliseconds (bench: "first job of
-a session"). Imports run in a worker thread, so the event loop keeps answering meanwhile (a
-request that needs a module still being imported waits for it, as it would have imported it);
-the HTTP client made there is handed to the backends on the loop. While a job runs the warm-up
-steps aside (the job imports what it needs; two threads importing only compete for the GIL).
+a session"). Imports run in a worker thread, one module at a time and only while the server is
+idle (:class:`ImportGate`), so the event loop keeps answering meanwhile (a message that arrives
+during an import waits for that one module); the HTTP client made there is handed to the
+backends on the loop. While a job or a request is under way the warm-up steps aside (it imports
+what it needs itself).
 Heavy engines that only some actions need (grex, the test-stub engine) are not loaded: they
 would cost memory in every session.
 """
@@ -15,17 +16,21 @@ would cost memory in every session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import logging
+import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .server import FasteditServer
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: How often the warm-up looks again whether the job it stepped aside for is over (seconds).
 YIELD_SECONDS = 0.01
@@ -63,33 +68,106 @@ COMPLETION_MODULES = (
 )
 
 
-def _load(names: tuple[str, ...], busy: Callable[[], bool]) -> None:
-    for name in names:
-        _wait_while(busy)
-        importlib.import_module(name)
+class ImportGate:
+    """Imports on one thread at a time: the warm-up's and the grammars' (in worker threads) and
+    the event loop's.
+
+    Two threads importing at once can fail one import with ``_DeadlockError`` (CPython's
+    per-module locks; a job once failed "deadlock detected by _ModuleLock('httpcore._backends.
+    anyio')" while the warm-up imported it). So a background import runs only while the server
+    is idle (:attr:`busy`: no job, no request waiting for its answer), holding the gate's lock,
+    and the event loop handles each message holding it too (:meth:`foreground`) while a
+    background import is queued: a message that arrives during one waits for that one module
+    (it would have waited for the import anyway), and what it starts keeps the server busy.
+    """
+
+    def __init__(self, busy: Callable[[], bool]) -> None:
+        self._lock = threading.RLock()
+        self._busy = busy
+        #: Background imports queued or running (counted on the event loop).
+        self._pending = 0
+        #: The tasks running background imports, or waiting for them (they do not make the
+        #: server busy).
+        self.own: set[asyncio.Task[Any]] = set()
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Hold the gate around handling a message, while background imports are pending."""
+        if not self._pending:
+            yield
+            return
+        with self._lock:
+            yield
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around a request handler that only waits for the background work to end (debugStats'
+        settle): it does not make the server busy meanwhile."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self.own.add(task)
+        try:
+            yield
+        finally:
+            self.own.discard(task)
+
+    async def run(self, load: Callable[[], T]) -> T:
+        """Run ``load`` (which imports) in a worker thread, once the server is idle."""
+        task = asyncio.current_task()
+        if task is not None:
+            self.own.add(task)
+        self._pending += 1
+        given_up = threading.Event()
+        try:
+            return await asyncio.to_thread(self._when_idle, load, given_up)
+        except BaseException:
+            # Cancelled (the server exits: the loop cancels its tasks, then joins the worker
+            # threads): the thread must not wait on for an idle server that never comes.
+            given_up.set()
+            raise
+        finally:
+            self._pending -= 1
+            if task is not None:
+                self.own.discard(task)
+
+    def _when_idle(self, load: Callable[[], T], given_up: threading.Event) -> T:
+        while True:
+            # A job or request under way imports what it needs itself; a thread importing
+            # beside it would also compete for the GIL (on a loaded machine the first job then
+            # waited for the whole warm-up).
+            while self._busy():
+                if given_up.wait(YIELD_SECONDS):
+                    raise asyncio.CancelledError
+            with self._lock:
+                if not self._busy():
+                    return load()
 
 
-def _http_client(busy: Callable[[], bool]) -> Any:
+def _http_client() -> Any:
     from ..backends.factory import warm_up_http
 
-    _wait_while(busy)
     return warm_up_http()
 
 
-def _wait_while(busy: Callable[[], bool]) -> None:
-    # A job that starts before the warm-up is over imports what it needs itself: a thread
-    # importing beside it would only compete for the GIL (on a loaded machine the first job
-    # then waited for the whole warm-up). The rest waits until no job runs.
-    while busy():
-        time.sleep(YIELD_SECONDS)
-
-
-def _job_running(server: FasteditServer) -> bool:
-    """Whether a job runs (read from the warm-up's thread: ``list`` copies the jobs at once)."""
+def server_busy(server: FasteditServer) -> bool:
+    """Whether a job runs, a request waits for its answer or a task other than the gate's own
+    runs (read from a worker thread: ``list`` copies at once)."""
     try:
-        return any(not job.is_finished for job in list(server.jobs))
-    except RuntimeError:
+        if any(not job.is_finished for job in list(server.jobs)):
+            return True
+        own = server.imports.own
+        if server.requests_pending(ignore=own):
+            return True
+        return any(task not in own and not task.done() for task in list(server.tasks))
+    except RuntimeError:  # changed while copied: look again
         return True
+
+
+async def _load(server: FasteditServer, names: tuple[str, ...]) -> None:
+    for name in names:
+        await server.imports.run(functools.partial(importlib.import_module, name))
 
 
 def _uses_models(server: FasteditServer) -> bool:
@@ -109,11 +187,10 @@ async def warm_up(server: FasteditServer) -> None:
     done)."""
     started = time.perf_counter()
     try:
-        busy = functools.partial(_job_running, server)
-        await asyncio.to_thread(_load, JOB_MODULES, busy)
+        await _load(server, JOB_MODULES)
         if _uses_models(server):  # the offline engine alone needs no HTTP
-            server.backends.adopt(await asyncio.to_thread(_http_client, busy))
-        await asyncio.to_thread(_load, COMPLETION_MODULES, busy)
+            server.backends.adopt(await server.imports.run(_http_client))
+        await _load(server, COMPLETION_MODULES)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return
@@ -131,4 +208,4 @@ def _load_grammar(uri: str, language_id: str) -> None:
 def grammar(server: FasteditServer, uri: str, language_id: str) -> None:
     """On ``didOpen``: load the grammar of the document's language in the background, so the
     first draft's parse check there does not (the first grammar cost 10–20 ms to import)."""
-    server.spawn(asyncio.to_thread(_load_grammar, uri, language_id))
+    server.spawn(server.imports.run(functools.partial(_load_grammar, uri, language_id)))

@@ -172,7 +172,9 @@ class EditSession:
                     # returns at once when set), which starved the stream for good.
                     arrived.set()
         finally:
-            if not producer.done():
+            # Once: a second cancel would interrupt httpcore's close of the stream (shielded only
+            # from anyio's cancel scopes), leaving the model generating on an open connection.
+            if not producer.done() and not producer.cancelling():
                 producer.cancel()
             await asyncio.gather(producer, return_exceptions=True)
         producer.result()  # re-raise a backend error

@@ -30,9 +30,10 @@ def register(server: FasteditServer) -> None:
         timeout_ms = _param(params, "timeoutMs", 5000)
         if not isinstance(timeout_ms, int | float) or isinstance(timeout_ms, bool):
             timeout_ms = 5000
-        settled = (
-            await _settle(ls, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000) if settle else None
-        )
+        settled = None
+        if settle:
+            with ls.imports.waiting():
+                settled = await _settle(ls, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000)
         out = stats(ls) | ({"settled": settled} if settled is not None else {})
         uri = _param(params, "uri", None)
         if isinstance(uri, str):

@@ -1,0 +1,95 @@
+"""The import gate: background imports (the warm-up's, the grammars') run one at a time, only
+while the server is idle and never while the event loop handles a message (two threads
+importing at once once failed a job with ``_DeadlockError``)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from fastedit_lsp.lsp.warmup import ImportGate
+
+
+async def test_a_background_import_waits_until_the_server_is_idle() -> None:
+    busy = threading.Event()
+    busy.set()
+    gate = ImportGate(busy.is_set)
+    ran: list[bool] = []
+    waited = threading.Event()
+
+    def load() -> str:
+        ran.append(busy.is_set())
+        return "loaded"
+
+    def idle_soon() -> None:
+        waited.wait()
+        busy.clear()
+
+    task = asyncio.ensure_future(gate.run(load))
+    helper = asyncio.ensure_future(asyncio.to_thread(idle_soon))
+    # The gate counts the import as pending at once: the loop's messages then take the lock.
+    await asyncio.sleep(0)
+    assert gate.own == {task}
+    waited.set()
+    assert await task == "loaded"
+    await helper
+    assert ran == [False]
+    assert gate.own == set()
+
+
+async def test_no_background_import_runs_while_the_loop_handles_a_message() -> None:
+    busy = threading.Event()
+    busy.set()
+    gate = ImportGate(busy.is_set)
+    inside = threading.Event()
+    overlaps: list[bool] = []
+
+    def load() -> None:
+        overlaps.append(inside.is_set())
+
+    task = asyncio.ensure_future(gate.run(load))
+    await asyncio.sleep(0)
+    with gate.foreground():  # blocks the thread's import until the message is handled
+        inside.set()
+        busy.clear()  # idle now, but the loop holds the gate
+        # Give the worker thread every chance to run meanwhile.
+        done, _ = await asyncio.wait([task], timeout=0.05)
+        inside.clear()
+    await task
+    assert done == set()
+    assert overlaps == [False]
+
+
+async def test_a_message_waits_for_the_import_under_way() -> None:
+    gate = ImportGate(lambda: False)
+    started, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def load() -> None:
+        started.set()
+        release.wait()
+        order.append("import")
+
+    task = asyncio.ensure_future(gate.run(load))
+    await asyncio.to_thread(started.wait)
+
+    def handle() -> None:
+        with gate.foreground():
+            order.append("message")
+
+    handler = asyncio.ensure_future(asyncio.to_thread(handle))
+    release.set()
+    await asyncio.gather(task, handler)
+    assert order == ["import", "message"]
+
+
+async def test_a_cancelled_import_frees_its_thread_although_the_server_stays_busy() -> None:
+    gate = ImportGate(lambda: True)  # never idle: the server is exiting mid-job
+    loaded: list[str] = []
+    task = asyncio.ensure_future(gate.run(lambda: loaded.append("x")))
+    await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    # asyncio.run joins the worker threads when the loop ends: the waiting one must return.
+    await asyncio.wait_for(asyncio.get_running_loop().shutdown_default_executor(), 30)
+    assert task.cancelled() and loaded == []

@@ -78,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
         default="event",
         help="the stub's HTTP chunks: one per SSE event (as providers) or one per write",
     )
+    bench.add_argument(
+        "--only",
+        metavar="SECTIONS",
+        help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
+        "cancel, sync, code-actions, completions",
+    )
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
@@ -161,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         return bench_next_edit(sys.stdout, runs=max(1, args.runs))
     if command == "bench":
         from .tools.bench import main as bench_main
+        from .tools.bench import sections
         from .tools.bench_core import EditorModel
 
         model = EditorModel(
@@ -176,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             compare=args.compare,
             rounds=args.rounds,
             model=model,
+            only=sections(args.only),
         )
     if command == "doctor":
         import os

@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from .server import FasteditServer
@@ -89,6 +89,8 @@ class ImportGate:
         #: The tasks running background imports, or waiting for them (they do not make the
         #: server busy).
         self.own: set[asyncio.Task[Any]] = set()
+        #: Background imports wait for an idle server one at a time (one poll, not one each).
+        self._queue = asyncio.Lock()
 
     @contextlib.contextmanager
     def foreground(self) -> Iterator[None]:
@@ -114,35 +116,41 @@ class ImportGate:
             self.own.discard(task)
 
     async def run(self, load: Callable[[], T]) -> T:
-        """Run ``load`` (which imports) in a worker thread, once the server is idle."""
+        """Run ``load`` (which imports) in a worker thread, once the server is idle.
+
+        The wait for an idle server happens on the event loop, one queued import at a time:
+        a worker thread is taken only to import. (Waiting in the threads held one per queued
+        import, every didOpen queues its grammar's, and once the default executor's threads
+        were all waiting, the server's other ``to_thread`` calls waited for the job to end:
+        the git check of the next job's document then timed out.)
+        """
         task = asyncio.current_task()
         if task is not None:
             self.own.add(task)
         self._pending += 1
-        given_up = threading.Event()
         try:
-            return await asyncio.to_thread(self._when_idle, load, given_up)
-        except BaseException:
-            # Cancelled (the server exits: the loop cancels its tasks, then joins the worker
-            # threads): the thread must not wait on for an idle server that never comes.
-            given_up.set()
-            raise
+            async with self._queue:
+                while True:
+                    # Polled: being busy is computed from the jobs, requests and tasks, and no
+                    # event says when it ends.
+                    if not self._busy():
+                        done, value = await asyncio.to_thread(self._if_idle, load)
+                        if done:
+                            return cast(T, value)
+                    await asyncio.sleep(YIELD_SECONDS)
         finally:
             self._pending -= 1
             if task is not None:
                 self.own.discard(task)
 
-    def _when_idle(self, load: Callable[[], T], given_up: threading.Event) -> T:
-        while True:
-            # A job or request under way imports what it needs itself; a thread importing
-            # beside it would also compete for the GIL (on a loaded machine the first job then
-            # waited for the whole warm-up).
-            while self._busy():
-                if given_up.wait(YIELD_SECONDS):
-                    raise asyncio.CancelledError
-            with self._lock:
-                if not self._busy():
-                    return load()
+    def _if_idle(self, load: Callable[[], T]) -> tuple[bool, T | None]:
+        # A job or request under way imports what it needs itself; a thread importing beside
+        # it would also compete for the GIL (on a loaded machine the first job then waited for
+        # the whole warm-up). Looked at again under the lock: the loop may have taken it.
+        with self._lock:
+            if self._busy():
+                return False, None
+            return True, load()
 
 
 def _http_client() -> Any:

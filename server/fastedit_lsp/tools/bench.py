@@ -41,7 +41,7 @@ from typing import Any, TextIO
 from . import bench_report
 from .bench_compare import describe_this, reference, this_server
 from .bench_core import INIT_OPTIONS, EditorModel, Figures, Server, base_env, initialize, machine
-from .bench_figures import session_figures
+from .bench_figures import SECTIONS, session_figures
 from .bench_start import cold_start, first_job, jedi_server, start_once
 from .lsp_client import LspError
 from .stub import StubModelServer
@@ -61,6 +61,7 @@ async def _session(
     runs: int,
     figures: Figures,
     model: EditorModel,
+    only: frozenset[str],
 ) -> None:
     client, _ = await initialize(server.environ(env), server.command, INIT_OPTIONS)
     try:
@@ -69,13 +70,13 @@ async def _session(
             await client.request(
                 "fastedit/debugStats", {"settle": True, "timeoutMs": 10_000}, seconds=30
             )
-        await session_figures(client, stub, runs, figures, model, env)
+        await session_figures(client, stub, runs, figures, model, env, only)
     finally:
         await client.shutdown()
 
 
 async def _run(
-    runs: int, model: EditorModel, ref: Server | None, rounds: int
+    runs: int, model: EditorModel, ref: Server | None, rounds: int, only: frozenset[str]
 ) -> tuple[Figures, Figures | None]:
     env = base_env()
     ours = this_server() if ref is not None else Server(OURS)
@@ -86,7 +87,8 @@ async def _run(
     mine = sides[0][1]
     # Cold starts: every side (and the peer, measured once) alternately.
     peer = jedi_server() if ref is None else None
-    await _cold_starts(env, sides, peer, max(5, runs // 5), mine)
+    if "cold-start" in only:
+        await _cold_starts(env, sides, peer, max(5, runs // 5), mine)
     rounds = rounds if ref is not None else 1
     async with await StubModelServer.start() as stub:
         env = {**env, "FASTEDIT_FAST_BASE_URL": stub.base_url, "FASTEDIT_FAST_MODEL": "stub-fast"}
@@ -96,8 +98,10 @@ async def _run(
         for index in range(rounds):
             order = sides if index % 2 == 0 else list(reversed(sides))
             for server, figures in order:
-                await first_job(env, server, stub, sessions, figures, model)
-                await _session(server, env, stub, per_round, figures, model)
+                if "first-job" in only:
+                    await first_job(env, server, stub, sessions, figures, model)
+                if only - {"cold-start", "first-job"}:
+                    await _session(server, env, stub, per_round, figures, model, only)
     return mine, sides[1][1] if ref is not None else None
 
 
@@ -119,6 +123,19 @@ async def _cold_starts(
         order = sides if run % 2 else list(reversed(sides))
         for server, figures in order:
             await start_once(env, server, figures if run else None)
+
+
+def sections(only: str | None) -> frozenset[str]:
+    """The sections named by ``--only`` (comma-separated); all of them without it."""
+    if not only:
+        return frozenset(SECTIONS)
+    names = frozenset(name.strip() for name in only.split(",") if name.strip())
+    if unknown := sorted(names - set(SECTIONS)):
+        raise SystemExit(
+            f"fastedit-lsp bench --only: unknown section {', '.join(unknown)}; "
+            f"choose among {', '.join(SECTIONS)}"
+        )
+    return names
 
 
 def report(
@@ -169,24 +186,28 @@ def main(
     compare: str | None = None,
     rounds: int = 3,
     model: EditorModel = DEFAULT_EDITOR,
+    only: frozenset[str] = frozenset(SECTIONS),
 ) -> int:
     info = machine()
     if compare is None:
-        figures, ref_figures = asyncio.run(_run(runs, model, None, 1))
+        figures, ref_figures = asyncio.run(_run(runs, model, None, 1, only))
         ref_name = ""
     else:
         with reference(compare) as ref:
-            figures, ref_figures = asyncio.run(_run(runs, model, ref, max(1, rounds)))
+            figures, ref_figures = asyncio.run(_run(runs, model, ref, max(1, rounds), only))
             ref_name = ref.name
     out.write(report(figures, ref_figures, ref_name, model=model, info=info))
-    from . import bench_parse  # the parse check's section, in process
+    parse_checks = None
+    if only == frozenset(SECTIONS):
+        from . import bench_parse  # the parse check's section, in process
 
-    parse_checks = bench_parse.measure(max(5, runs // 2))
-    out.write(bench_parse.report(parse_checks))
+        parse_checks = bench_parse.measure(max(5, runs // 2))
+        out.write(bench_parse.report(parse_checks))
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             data: dict[str, Any] = {"machine": info, "editor": asdict(model), **_json(figures)}
-            data["parseCheck"] = parse_checks
+            if parse_checks is not None:
+                data["parseCheck"] = parse_checks
             if ref_figures is not None:
                 data["compare"] = {"ref": ref_name, **_json(ref_figures)}
             json.dump(data, f, indent=2)

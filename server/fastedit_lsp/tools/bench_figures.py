@@ -305,6 +305,19 @@ async def completions(
     editor.close(uri)
 
 
+#: The sections of the bench, for ``--only`` (the first two need fresh server processes).
+SECTIONS = (
+    "cold-start",
+    "first-job",
+    "first-edit",
+    "streams",
+    "cancel",
+    "sync",
+    "code-actions",
+    "completions",
+)
+
+
 async def session_figures(
     client: LspClient,
     stub: StubModelServer,
@@ -312,13 +325,20 @@ async def session_figures(
     figures: Figures,
     model: EditorModel,
     env: dict[str, str],
+    only: frozenset[str] = frozenset(SECTIONS),
 ) -> None:
-    """Every warm-session figure, in one session of ``client``."""
+    """Every warm-session figure (those of the ``only`` sections), in one session of ``client``."""
     editor = Editor(client, model)
     few = max(3, runs // 10)
-    await first_edit(client, editor, stub, runs, figures)
-    await streams(client, editor, stub, few, figures, env)
-    await cancel(client, editor, stub, runs, figures)
-    await sync(client, editor, runs, figures)
-    await code_actions(client, editor, runs, figures)
-    await completions(client, editor, stub, runs, figures)
+    if "first-edit" in only:
+        await first_edit(client, editor, stub, runs, figures)
+    if "streams" in only:
+        await streams(client, editor, stub, few, figures, env)
+    if "cancel" in only:
+        await cancel(client, editor, stub, runs, figures)
+    if "sync" in only:
+        await sync(client, editor, runs, figures)
+    if "code-actions" in only:
+        await code_actions(client, editor, runs, figures)
+    if "completions" in only:
+        await completions(client, editor, stub, runs, figures)

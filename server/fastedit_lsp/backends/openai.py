@@ -30,6 +30,7 @@ import httpx
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
+from .direct_body import body_bytes
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
@@ -436,7 +437,7 @@ class OpenAICompatibleBackend:
             ) as response:
                 await self._check_response(response, call, attempt)
                 parser, state = SSEParser(), _StreamState()
-                chunks = response.aiter_bytes()
+                chunks = body_bytes(response, self._timeout_s)
                 while not state.done:
                     if info.pace is not None and info.deltas:
                         await info.pace()

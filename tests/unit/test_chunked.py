@@ -4,6 +4,8 @@ connection whose body was read directly goes back to the pool."""
 
 from __future__ import annotations
 
+import itertools
+
 import h11
 import pytest
 from hypothesis import given
@@ -25,7 +27,7 @@ def decode(reads: list[bytes]) -> tuple[bytes, ChunkedDecoder]:
 
 def cut(wire: bytes, points: list[int]) -> list[bytes]:
     bounds = [0, *sorted(p % (len(wire) + 1) for p in points), len(wire)]
-    return [wire[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [wire[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def h11_reading_a_body() -> h11.Connection:

@@ -169,9 +169,14 @@ async def cancel(
         return (max(replied, ended[0], record.closed_at) - sent) * 1000
 
     figures.note_load()
+    await client.request(DEBUG_TIMINGS, {"reset": True})
     await figures.time("cancel → cancelled", runs, once)
     figures.add("cancel → reply", replies[1:])
     figures.add("cancel → stub sees the connection closed", closes[1:])
+    # The server's own time from the command to its reply: what load on the client adds is the
+    # difference (its part includes the editor's answer to the edit on the wire).
+    timings = await client.request(DEBUG_TIMINGS, {"reset": True})
+    figures.add("cancel (server): command → reply", timings["timingsMs"].get("cancel", [])[1:])
 
 
 async def sync(client: LspClient, editor: Editor, runs: int, figures: Figures) -> None:

@@ -82,6 +82,8 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "jobs": sum(1 for _ in ls.jobs),
         "documents": len(ls.documents),
         "outlineTimers": ls.documents.outline_timers,
+        # What a full collection of the cyclic GC walks (frozen objects are skipped).
+        "gcTracked": len(gc.get_objects()),
     }
 
 

@@ -87,11 +87,11 @@ class ImportGate:
         self._busy = busy
         #: Background imports queued or running (counted on the event loop).
         self._pending = 0
+        #: One background import at a time.
+        self._turn = asyncio.Lock()
         #: The tasks running background imports, or waiting for them (they do not make the
         #: server busy).
         self.own: set[asyncio.Task[Any]] = set()
-        #: Background imports wait for an idle server one at a time (one poll, not one each).
-        self._queue = asyncio.Lock()
 
     @contextlib.contextmanager
     def foreground(self) -> Iterator[None]:
@@ -119,24 +119,23 @@ class ImportGate:
     async def run(self, load: Callable[[], T]) -> T:
         """Run ``load`` (which imports) in a worker thread, once the server is idle.
 
-        The wait for an idle server happens on the event loop, one queued import at a time:
-        a worker thread is taken only to import. (Waiting in the threads held one per queued
-        import, every didOpen queues its grammar's, and once the default executor's threads
-        were all waiting, the server's other ``to_thread`` calls waited for the job to end:
-        the git check of the next job's document then timed out.)
+        The wait is the event loop's, and one background import at a time takes a thread: the
+        default executor's threads also resolve hosts and run git for jobs (waiting imports
+        that held them all once stalled every job's connect and git check).
         """
         task = asyncio.current_task()
         if task is not None:
             self.own.add(task)
         self._pending += 1
         try:
-            async with self._queue:
+            async with self._turn:
                 while True:
-                    # Polled: being busy is computed from the jobs, requests and tasks, and no
-                    # event says when it ends.
+                    # A job or request under way imports what it needs itself; a thread
+                    # importing beside it would also compete for the GIL (on a loaded machine
+                    # the first job then waited for the whole warm-up).
                     if not self._busy():
-                        done, value = await asyncio.to_thread(self._if_idle, load)
-                        if done:
+                        ran, value = await asyncio.to_thread(self._if_idle, load)
+                        if ran:
                             return cast(T, value)
                     await asyncio.sleep(YIELD_SECONDS)
         finally:
@@ -145,11 +144,8 @@ class ImportGate:
                 self.own.discard(task)
 
     def _if_idle(self, load: Callable[[], T]) -> tuple[bool, T | None]:
-        # A job or request under way imports what it needs itself; a thread importing beside
-        # it would also compete for the GIL (on a loaded machine the first job then waited for
-        # the whole warm-up). Looked at again under the lock: the loop may have taken it.
         with self._lock:
-            if self._busy():
+            if self._busy():  # something started meanwhile: wait again
                 return False, None
             return True, load()
 

@@ -410,6 +410,9 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         "filetypes": ["python"],
         # Long enough for the stub's answer on a loaded machine.
         "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
+        # Without the plugin's ghost text (on by default on 0.11) the server sends its AI
+        # suggestion as a completion item.
+        "ghost_text": False,
     }
     session = nvim_session.start(nvim_path, workdir, setup)
     try:

@@ -31,7 +31,17 @@ M.options = {
   accept_line = '<M-l>',
 }
 
-vim.api.nvim_set_hl(0, 'FasteditGhostText', { default = true, link = 'Comment' })
+-- Grey in every terminal: the default colorscheme's Comment has a GUI colour only, so without
+-- 'termguicolors' a link to it would draw the ghost text like the buffer's own text. Set again
+-- after a colorscheme clears the highlights; `default`: a user's own definition wins.
+local function highlight()
+  vim.api.nvim_set_hl(0, 'FasteditGhostText', { default = true, fg = '#808080', ctermfg = 244 })
+end
+highlight()
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = vim.api.nvim_create_augroup('fastedit_ghost_text_highlight', { clear = true }),
+  callback = highlight,
+})
 
 --- Per buffer: the suggestion shown, { row, col (byte; where the text goes), text, tick, line
 --- (the row's text when shown), count (the buffer's line count), command? }.

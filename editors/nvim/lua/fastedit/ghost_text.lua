@@ -432,7 +432,9 @@ function M.attach(bufnr)
     if lhs then
       vim.keymap.set('i', lhs, function()
         if not M.accept(spec[1], bufnr) then
-          vim.api.nvim_feedkeys(vim.keycode(lhs), 'ni', false)
+          -- As typed ('t'), not remapped ('n'): an Alt chord then acts as <Esc> and the key,
+          -- <Tab> inserts a tab, as without this mapping.
+          vim.api.nvim_feedkeys(vim.keycode(lhs), 'nit', false)
         end
       end, { buffer = bufnr, desc = spec[2], silent = true })
     end

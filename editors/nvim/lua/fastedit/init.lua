@@ -501,6 +501,16 @@ local function use_ghost_text()
   return opts ~= false and opts.enable ~= false and not native_inline_completion()
 end
 
+--- How AI completions show: 'native' (vim.lsp.inline_completion, 0.12+), 'ghost_text' (the
+--- plugin's own) or 'items' (completion items only).
+--- @return 'native'|'ghost_text'|'items'
+function M.completion_display()
+  if native_inline_completion() then
+    return 'native'
+  end
+  return use_ghost_text() and 'ghost_text' or 'items'
+end
+
 local function on_attach(client, bufnr)
   set_keymaps(bufnr)
   if M.options.next_edit then

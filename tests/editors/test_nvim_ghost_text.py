@@ -282,3 +282,21 @@ def test_checkhealth_names_the_ghost_text_keys_and_the_toggle_turns_it_off(
     session.wait(lambda: session.mode() == "n", "Normal mode")
     assert session.lua("return require('fastedit.ghost_text').stats().requests") == 0
     assert _ghost(session) is None and session.lines()[1] == "    ret"
+
+
+def test_the_cursor_after_wide_characters_reaches_the_model_where_it_is(
+    session: Session, stub: StubModelServer
+) -> None:
+    # UTF-16 positions on the wire, bytes in Neovim: an emoji is 2 units and 4 bytes.
+    _open(session, "calc.py", 'def f():\n    s = "😀é"; \n')
+    stub.default = Answer(text="urn s\n")
+    session.nvim.current.window.cursor = (2, 0)
+    session.press("Aret")
+    shown = session.wait(lambda: _ghost(session), "the ghost text")
+    line = '    s = "😀é"; ret'
+    assert shown["col"] == len(line.encode()) and shown["inline"] == "urn s"
+    prompt = next(r for r in stub.requests if r.path == CHAT_PATH).body["messages"][-1]["content"]
+    assert f"{line}<|CURSOR|>" in prompt
+    session.press(_keys(session)["all"])
+    session.wait(lambda: session.lines()[1] == '    s = "😀é"; return s', "the accepted text")
+    assert tuple(session.nvim.current.window.cursor) == (2, len(line.encode()) + len("urn s"))

@@ -39,6 +39,8 @@ def _start(
     monkeypatch: pytest.MonkeyPatch,
     stub: StubModelServer,
     ghost_text: dict[str, Any] | None = None,
+    *,
+    next_edit: bool = False,
 ) -> Session:
     for name in list(os.environ):
         if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
@@ -53,8 +55,8 @@ def _start(
         "cmd": [sys.executable, "-m", "fastedit_lsp"],
         "filetypes": ["python"],
         "settings": SETTINGS,
-        # Only ghost text here: next-edit suggestions have their own tests.
-        "next_edit": False,
+        # Only ghost text here unless asked: next-edit suggestions have their own tests.
+        "next_edit": next_edit,
     }
     if ghost_text is not None:
         setup["ghost_text"] = ghost_text
@@ -300,3 +302,46 @@ def test_the_cursor_after_wide_characters_reaches_the_model_where_it_is(
     session.press(_keys(session)["all"])
     session.wait(lambda: session.lines()[1] == '    s = "😀é"; return s', "the accepted text")
     assert tuple(session.nvim.current.window.cursor) == (2, len(line.encode()) + len("urn s"))
+
+
+@pytest.mark.parametrize("next_edit", [False, True])
+def test_a_next_edit_at_the_cursor_is_ghost_text_only_when_next_edits_are_not_shown(
+    nvim_path: str,
+    stub: StubModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    next_edit: bool,
+) -> None:
+    session = _start(nvim_path, tmp_path, monkeypatch, stub, next_edit=next_edit)
+    try:
+        _open(session, "calc.py", "g(a, b)\ng(c, d)\n")
+        session.nvim.current.window.cursor = (1, 6)
+        session.press("i, z=1<Esc>")  # an argument added to the first call
+        session.wait(lambda: session.lines()[0] == "g(a, b, z=1)", "the typed argument")
+        session.nvim.current.window.cursor = (2, 6)
+        session.press("i")
+        session.wait(lambda: session.mode() == "i", "Insert mode")
+        session.lua("require('fastedit.ghost_text').request(0, true)")
+        if next_edit:
+            # The next-edit renderer shows it (fastedit.next_edit), so ghost text leaves it.
+            session.wait(
+                lambda: session.lua("return require('fastedit.ghost_text').stats().answered"),
+                "the answer",
+            )
+            assert session.lua("return require('fastedit.ghost_text').stats().shown") == 0
+            assert _ghost(session) is None
+            session.wait(
+                lambda: session.lua("return require('fastedit.next_edit').current(0)"),
+                "the next-edit suggestion",
+            )
+            return
+        shown = session.wait(lambda: _ghost(session), "the next edit as ghost text")
+        assert (shown["row"], shown["col"], shown["inline"]) == (1, 6, ", z=1")
+        session.press(_keys(session)["all"])
+        session.wait(lambda: session.lines()[1] == "g(c, d, z=1)", "the accepted next edit")
+        session.wait(
+            lambda: session.command("fastedit.status")["nextEdit"]["accepted"] == 1,
+            "the server told of the accept",
+        )
+    finally:
+        nvim_session.stop(session)

@@ -53,9 +53,9 @@ local at = {}
 local pending = {}
 local timers = {}
 local enabled = true
---- Counts since start-up: requests sent, answers shown, answers not shown (cancelled, or made
---- for another state of the buffer).
-local counts = { requests = 0, shown = 0, dropped = 0 }
+--- Counts since start-up: requests sent, answers received, answers shown, answers not shown
+--- (cancelled, or made for another state of the buffer).
+local counts = { requests = 0, answered = 0, shown = 0, dropped = 0 }
 
 local function buffer(bufnr)
   return (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
@@ -207,6 +207,7 @@ function M.request(bufnr, invoked)
       return -- cancelled (counted then)
     end
     pending[bufnr] = nil
+    counts.answered = counts.answered + 1
     if err or not vim.api.nvim_buf_is_valid(bufnr) then
       counts.dropped = counts.dropped + 1
       return
@@ -381,8 +382,8 @@ function M.toggle()
   vim.notify('fastedit: ghost text ' .. (enabled and 'on' or 'off'))
 end
 
---- Counts since start-up: { requests, shown, dropped } (dropped: cancelled, or made for another
---- state of the buffer and never shown).
+--- Counts since start-up: { requests, answered, shown, dropped } (dropped: cancelled, or made
+--- for another state of the buffer and never shown).
 function M.stats()
   return vim.deepcopy(counts)
 end

@@ -618,6 +618,12 @@ function M.setup(opts)
   if opts and opts.keys == false then
     M.options.keys = false
   end
+  -- `true` for a table option means its defaults (tbl_deep_extend would put the boolean there).
+  for _, key in ipairs({ 'completion', 'ghost_text', 'next_edit' }) do
+    if opts and opts[key] == true then
+      M.options[key] = vim.deepcopy(M.defaults[key])
+    end
+  end
   status.options.notify = M.options.notify
   if opts and opts.ghost_text == false then
     M.options.ghost_text = false

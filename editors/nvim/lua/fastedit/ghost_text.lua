@@ -417,6 +417,17 @@ function M.attach(bufnr)
       moved(bufnr)
     end,
   })
+  vim.api.nvim_create_autocmd('ModeChanged', {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      -- Out of Insert mode by any way: CTRL-C leaves without InsertLeave.
+      local event = vim.v.event
+      if event.old_mode:sub(1, 1) == 'i' and event.new_mode:sub(1, 1) ~= 'i' then
+        reset(bufnr, true)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave', 'BufWipeout' }, {
     group = group,
     buffer = bufnr,

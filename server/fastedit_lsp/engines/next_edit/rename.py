@@ -14,7 +14,10 @@ from collections.abc import Sequence
 from ...core.document import Point
 from .history import EditRecord
 from .lines import WINDOW, LineDiff, Lines, Prediction
-from .scope import enclosing_def, in_code, name_sites
+from .scope import enclosing_def, in_code, rename_sites
+
+#: Uses of the old name read as code or not, outside a function (the first in code is taken).
+CANDIDATES = 8
 
 
 def renamed(diff: LineDiff) -> tuple[str, str] | None:
@@ -52,24 +55,26 @@ def carry_rename(
     else:
         lo = max(0, min(cursor.line, diff.line) - WINDOW)
         rows = range(lo, min(lines.line_count, max(cursor.line, diff.line) + WINDOW + 1))
-    sites_old = name_sites(lines, rows.start, rows.stop, old)
-    sites_new = name_sites(lines, rows.start, rows.stop, new)
-    if not sites_old:
-        return None
     renamed_lines = {
         r.changed_line
         for r in records
         if (pair := r.single_line) is not None
+        and new in pair[1]  # the cheap test first: most records are other edits
         and (names_of := renamed(LineDiff.of(r.changed_line, *pair))) is not None
         and names_of == names
     }
-    if any(site.line not in renamed_lines for site in sites_new):
-        return None  # the new name was in use already: another variable, not a rename
     here = max(cursor, Point(diff.line, 0)) if cursor.line == diff.line else cursor
-    ordered = [s for s in sites_old if s >= here] + [s for s in sites_old if s < here]
+    # Outside a function, up to CANDIDATES uses are read as code or not (a docstring's example);
+    # in one, the block's own tokens already say so and the first use is the answer.
+    limit = CANDIDATES if block is None and python else 1
+    found = rename_sites(lines, rows, names, here, renamed_lines, limit)
+    if found.new_in_use:
+        return None  # the new name was in use already: another variable, not a rename
+    ordered = (found.after + found.before)[:limit]
     if block is None and python:
-        ordered = [s for s in ordered[:8] if in_code(lines, s)]
-    if not ordered:
+        site = next((s for s in ordered if in_code(lines, s)), None)
+    else:
+        site = ordered[0] if ordered else None
+    if site is None:
         return None
-    site = ordered[0]
     return Prediction(site, Point(site.line, site.col + len(old)), new, "rename")

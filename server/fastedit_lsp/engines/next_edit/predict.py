@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...core.document import Point
+from ..parse import language_of
 from .calls import added_argument, carry_argument
 from .history import EditRecord
 from .lines import LineDiff, Lines, Prediction
@@ -49,9 +50,10 @@ def predict(
     if diff is None:
         return None
     python = language in PYTHON
-    names = renamed(diff)
+    names = renamed(diff, python)
     if names is not None:
-        found = carry_rename(lines, diff, names, records, cursor, python)
+        grammar = None if python else language_of(language)
+        found = carry_rename(lines, diff, names, records, cursor, python, grammar)
     elif (added := added_argument(lines, diff)) is not None:
         found = carry_argument(lines, diff, added, cursor, python)
     elif (rule := known_rule(diff)) is not None:
@@ -77,9 +79,12 @@ def verified(lines: Lines, prediction: Prediction, language: str) -> str | None:
         return "it does not apply to this version"
     if start.line == end.line and lines.line(start.line)[start.col : end.col] == prediction.text:
         return "it changes nothing"
-    # A rename puts one identifier in another's place: it cannot change the syntax, and the
-    # parse would cost more than the rest of the suggestion.
-    if python and prediction.kind != "rename" and adds_syntax_error(lines, prediction):
+    # A rename puts one identifier in another's place (one the tree shows as an identifier, in
+    # the tree-sitter languages): it cannot change the syntax, and the parse would cost more
+    # than the rest of the suggestion.
+    if prediction.kind == "rename":
+        return None
+    if python and adds_syntax_error(lines, prediction):
         return "it adds a syntax error"
     if not python and language and _tree_sitter_breaks(lines, prediction, language):
         return "it adds a syntax error"

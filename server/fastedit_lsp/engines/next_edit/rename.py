@@ -1,8 +1,10 @@
 """Carry a rename: the user turned one variable's name into another at one place; the next
 occurrence of the old name in the same scope gets the new one.
 
-The scope is the innermost function around the edit, from its syntax tree (Python); outside a
-function (or in a block that does not parse) the variable's tokens in the window around the cursor.
+In Python the scope is the innermost function around the edit, from its block structure; outside
+a function the variable's tokens in the window around the cursor. In the tree-sitter languages it
+is the function or block that declares the variable, from the syntax tree (:mod:`.syntax_scope`;
+no suggestion when the tree shows none); in a language with neither, the window's tokens.
 A change that puts a name already used in the scope in place of another is a different variable
 now being used, not a rename, and suggests nothing.
 """
@@ -15,14 +17,16 @@ from ...core.document import Point
 from .history import EditRecord
 from .lines import WINDOW, LineDiff, Lines, Prediction
 from .scope import enclosing_def, in_code, rename_sites
+from .syntax_scope import SCOPES, scoped_names
 
 #: Uses of the old name read as code or not, outside a function (the first in code is taken).
 CANDIDATES = 8
 
 
-def renamed(diff: LineDiff) -> tuple[str, str] | None:
+def renamed(diff: LineDiff, python: bool = True) -> tuple[str, str] | None:
     """``(old, new)`` when the line's only change is one variable's name, in one place or in
-    several (the same name each time)."""
+    several (the same name each time). In Python, ``f(name=...)`` names a keyword argument, not
+    a variable; elsewhere it is an assignment or a default value."""
     a, b = diff.old_tokens, diff.new_tokens
     if len(a) != len(b) or diff.prefix == len(a):
         return None
@@ -35,8 +39,10 @@ def renamed(diff: LineDiff) -> tuple[str, str] | None:
     before = a[diff.prefix - 1].text if diff.prefix else ""
     after = a[diff.prefix + 1].text if diff.prefix + 1 < len(a) else ""
     signature = bool(a) and a[0].text in ("def", "async")
-    if before == "." or (not signature and after == "=" and before in ("(", ",")):
-        return None  # an attribute or a keyword argument: a line rewrite, not a variable
+    if before in (".", "->", "::"):
+        return None  # an attribute or a path: a line rewrite, not a variable
+    if python and not signature and after == "=" and before in ("(", ","):
+        return None  # a keyword argument
     return old.text, new.text
 
 
@@ -47,7 +53,10 @@ def carry_rename(
     records: Sequence[EditRecord],
     cursor: Point,
     python: bool,
+    grammar: str | None = None,
 ) -> Prediction | None:
+    """The next use of the old name in the renamed variable's scope. ``grammar``: a
+    tree-sitter grammar with scopes (:mod:`.syntax_scope`), for a language other than Python."""
     old, new = names
     block = enclosing_def(lines, diff.line) if python else None
     if block is not None:
@@ -60,10 +69,21 @@ def carry_rename(
         for r in records
         if (pair := r.single_line) is not None
         and new in pair[1]  # the cheap test first: most records are other edits
-        and (names_of := renamed(LineDiff.of(r.changed_line, *pair))) is not None
+        and (names_of := renamed(LineDiff.of(r.changed_line, *pair), python)) is not None
         and names_of == names
     }
     here = max(cursor, Point(diff.line, 0)) if cursor.line == diff.line else cursor
+    if grammar is not None and grammar in SCOPES:
+        at = Point(diff.line, diff.new_tokens[diff.prefix].col)
+        scoped = scoped_names(lines, grammar, at, names)
+        if scoped is None or any(p.line not in renamed_lines for p in scoped.new):
+            return None  # no scope in the tree, or the new name was in use already
+        ordered = [p for p in scoped.old if p >= here] + [p for p in scoped.old if p < here]
+        if not ordered:
+            return None
+        return Prediction(
+            ordered[0], Point(ordered[0].line, ordered[0].col + len(old)), new, "rename"
+        )
     # Outside a function, up to CANDIDATES uses are read as code or not (a docstring's example);
     # in one, the block's own tokens already say so and the first use is the answer.
     limit = CANDIDATES if block is None and python else 1

@@ -290,3 +290,30 @@ def test_the_parsed_region_is_the_function_around_the_edit_not_the_document() ->
     assert region(lines, 14) == (12, 16)
     java = ListLines(JAVA.split("\n"))
     assert region(java, 6) == (0, 17)  # the whole class: under MAX_REGION lines
+
+
+def test_a_parameter_renamed_in_the_signature_is_carried_through_the_body() -> None:
+    source = (
+        "function scale(value, factor) {\n"
+        '  const label = "é→" + value; // value\n'
+        "  return value * factor;\n"
+        "}\n"
+        "function other(value) {\n"
+        "  return value;\n"
+        "}\n"
+    )
+    seen, text = carry("javascript", source, 0, "value", "v")
+    assert seen == [Point(1, 23), Point(2, 9)]  # code points, after a non-ASCII string
+    assert '  const label = "é→" + v; // value\n  return v * factor;\n' in text
+    assert "function other(value) {\n  return value;\n" in text
+
+
+def test_a_top_level_statement_has_no_function_scope_and_gets_nothing() -> None:
+    seen, _ = carry(
+        "javascript",
+        "let count = 0;\ncount += 1;\nfunction f() { return count; }\n",
+        0,
+        "count",
+        "n",
+    )
+    assert seen == []

@@ -317,3 +317,22 @@ def test_a_top_level_statement_has_no_function_scope_and_gets_nothing() -> None:
         "n",
     )
     assert seen == []
+
+
+def test_in_a_function_too_long_to_parse_whole_the_rename_stays_in_the_parsed_block() -> None:
+    filler = "".join(f"\tlog.Print({i})\n" for i in range(400))
+    source = (
+        "func long(xs []int) int {\n"
+        "\tcount := 0\n" + filler + "\tfor _, x := range xs {\n"
+        "\t\tif x > 0 {\n"
+        "\t\t\tcount += x\n"
+        "\t\t\tlog.Print(count)\n"
+        "\t\t}\n"
+        "\t}\n"
+        "\treturn count\n"
+        "}\n"
+    )
+    row = 2 + 400 + 2  # count += x
+    seen, text = carry("go", source, row, "count", "sum")
+    assert seen == [Point(row + 1, 13)]  # the block around it; the function is 400+ lines
+    assert text.endswith("\t\t\tsum += x\n\t\t\tlog.Print(sum)\n\t\t}\n\t}\n\treturn count\n}\n")

@@ -11,8 +11,10 @@ string, a comment, a member access (``a.name``, ``p->name``, ``ns::name``) or a 
 
 The scope is the innermost function or block around the edit that declares the old or the new
 name itself (a parameter, a ``let``/``var``/``:=``/typed declaration, a loop or ``catch``
-variable, a pattern), else the innermost function around it; a nested function or block that
-declares the old name again (shadowing it) is left out. Not modelled: JavaScript's ``var``
+variable, a pattern), else the innermost function around it (else, in a function too long to
+parse whole, the outermost block of it that was parsed); a nested function or block that
+declares the old name again (shadowing it) is left out. A statement outside any function gets
+no scope (module-level and package-level variables are not followed). Not modelled: JavaScript's ``var``
 hoisting out of a block, declarations that tree-sitter reads as expressions (a C++ most vexing
 parse), macros' bodies.
 """
@@ -249,6 +251,9 @@ def scoped_names(
     scope = next((s for s in renamed.scopes if s in declaring), None)
     if scope is None:
         scope = next((s for s in renamed.scopes if s[2] in functions), None)
+    if scope is None and renamed.scopes and end - start > 1:
+        # A block of a function too long to parse whole: the variable is the same in it.
+        scope = renamed.scopes[-1]
     if scope is None:
         return None
     shadowing = {s.scopes[0] for s in sites if s.declares and s.name == names[0] and s.scopes}

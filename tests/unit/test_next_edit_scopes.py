@@ -336,3 +336,25 @@ def test_in_a_function_too_long_to_parse_whole_the_rename_stays_in_the_parsed_bl
     seen, text = carry("go", source, row, "count", "sum")
     assert seen == [Point(row + 1, 13)]  # the block around it; the function is 400+ lines
     assert text.endswith("\t\t\tsum += x\n\t\t\tlog.Print(sum)\n\t\t}\n\t}\n\treturn count\n}\n")
+
+
+def test_a_keyword_changed_is_a_line_rewrite_and_a_python_keyword_is_a_name() -> None:
+    source = (
+        "function f(xs) {\n  var total = 0;\n  var first = xs[0];\n  return total + first;\n}\n"
+    )
+    document = Document("file:///t.js", source, language_id="javascript")
+    history = EditHistory()
+    before = (document.line(1),)
+    made = document.replace(Point(1, 2), Point(1, 5), "let")
+    history.record(made, before, (document.line(1),), own=False)
+    p = predict(document, list(history.records), Point(1, 5), "javascript")
+    assert p is not None and (p.start, p.end, p.text, p.kind) == (
+        Point(2, 2),
+        Point(2, 5),
+        "let",
+        "rewrite",
+    )
+    # "match" is a soft keyword in Python only: here a variable, renamed in its scope.
+    source = "function f(xs) {\n  const match = xs[0];\n  return match;\n}\n"
+    seen, text = carry("javascript", source, 1, "match", "first")
+    assert seen == [Point(2, 9)] and "  return first;\n" in text

@@ -18,7 +18,7 @@ from ..parse import language_of
 from .calls import added_argument, carry_argument
 from .history import EditRecord
 from .lines import LineDiff, Lines, Prediction
-from .rename import carry_rename, renamed
+from .rename import NOT_A_VARIABLE, carry_rename, renamed
 from .rewrite import carry_rule, carry_template, known_rule, learn_template
 from .scope import adds_syntax_error
 
@@ -51,17 +51,20 @@ def predict(
         return None
     python = language in PYTHON
     names = renamed(diff, python)
+    found: Prediction | None = None
     if names is not None:
         grammar = None if python else language_of(language)
-        found = carry_rename(lines, diff, names, records, cursor, python, grammar)
-    elif (added := added_argument(lines, diff)) is not None:
+        carried = carry_rename(lines, diff, names, records, cursor, python, grammar)
+        # A keyword changed (``var`` -> ``let``: the tree shows no variable) is a line rewrite.
+        if carried is not NOT_A_VARIABLE:
+            found = carried if isinstance(carried, Prediction) else None
+            return found if found is not None and verified(lines, found, language) is None else None
+    if (added := added_argument(lines, diff)) is not None:
         found = carry_argument(lines, diff, added, cursor, python)
     elif (rule := known_rule(diff)) is not None:
         found = carry_rule(lines, diff, rule, cursor, python)
     elif (template := learn_template(diff)) is not None:
         found = carry_template(lines, diff, template, cursor, python)
-    else:
-        found = None
     if found is None or verified(lines, found, language) is not None:
         return None
     return found

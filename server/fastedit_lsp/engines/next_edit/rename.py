@@ -19,6 +19,14 @@ from .lines import WINDOW, LineDiff, Lines, Prediction
 from .scope import enclosing_def, in_code, rename_sites
 from .syntax_scope import SCOPES, scoped_names
 
+
+class NotAVariable:
+    """What :func:`carry_rename` answers when the syntax tree shows no variable where the name
+    changed (a keyword: ``var`` -> ``let``): not a rename, and the other kinds are tried."""
+
+
+NOT_A_VARIABLE = NotAVariable()
+
 #: Uses of the old name read as code or not, outside a function (the first in code is taken).
 CANDIDATES = 8
 
@@ -34,8 +42,10 @@ def renamed(diff: LineDiff, python: bool = True) -> tuple[str, str] | None:
     if len(pairs) != 1:
         return None
     old, new = a[diff.prefix], b[diff.prefix]
-    if not (old.is_identifier and new.is_identifier):
+    if python and not (old.is_identifier and new.is_identifier):
         return None
+    if not python and not (old.kind == new.kind == "name"):
+        return None  # (Python's keywords, ``match`` or ``type``, are names elsewhere)
     before = a[diff.prefix - 1].text if diff.prefix else ""
     after = a[diff.prefix + 1].text if diff.prefix + 1 < len(a) else ""
     signature = bool(a) and a[0].text in ("def", "async")
@@ -54,9 +64,10 @@ def carry_rename(
     cursor: Point,
     python: bool,
     grammar: str | None = None,
-) -> Prediction | None:
+) -> Prediction | NotAVariable | None:
     """The next use of the old name in the renamed variable's scope. ``grammar``: a
-    tree-sitter grammar with scopes (:mod:`.syntax_scope`), for a language other than Python."""
+    tree-sitter grammar with scopes (:mod:`.syntax_scope`), for a language other than Python;
+    :data:`NOT_A_VARIABLE` when its tree shows no variable where the name changed."""
     old, new = names
     block = enclosing_def(lines, diff.line) if python else None
     if block is not None:
@@ -76,6 +87,8 @@ def carry_rename(
     if grammar is not None and grammar in SCOPES:
         at = Point(diff.line, diff.new_tokens[diff.prefix].col)
         scoped = scoped_names(lines, grammar, at, names)
+        if scoped is not None and not scoped.variable:
+            return NOT_A_VARIABLE
         if scoped is None or any(p.line not in renamed_lines for p in scoped.new):
             return None  # no scope in the tree, or the new name was in use already
         ordered = [p for p in scoped.old if p >= here] + [p for p in scoped.old if p < here]

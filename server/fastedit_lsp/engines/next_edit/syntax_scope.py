@@ -14,9 +14,9 @@ name itself (a parameter, a ``let``/``var``/``:=``/typed declaration, a loop or 
 variable, a pattern), else the innermost function around it (else, in a function too long to
 parse whole, the outermost block of it that was parsed); a nested function or block that
 declares the old name again (shadowing it) is left out. A statement outside any function gets
-no scope (module-level and package-level variables are not followed). Not modelled: JavaScript's ``var``
-hoisting out of a block, declarations that tree-sitter reads as expressions (a C++ most vexing
-parse), macros' bodies.
+no scope (module-level and package-level variables are not followed). Not modelled:
+JavaScript's ``var`` hoisting out of a block, declarations that tree-sitter reads as
+expressions (a C++ most vexing parse), macros' bodies.
 """
 
 from __future__ import annotations
@@ -131,6 +131,8 @@ class ScopedNames:
 
     old: list[Point]
     new: list[Point]
+    #: False: the tree shows a keyword where the name changed (``var`` -> ``let``).
+    variable: bool = True
 
 
 def _code(text: str) -> bool:
@@ -246,7 +248,15 @@ def scoped_names(
             )
     renamed = next((s for s in sites if s.point == at and s.name == names[1]), None)
     if renamed is None:
-        return None  # the edit is not an identifier the tree knows
+        # A keyword (an anonymous node: ``var`` -> ``let``) is a rewrite to carry; a name in a
+        # comment, a string, a type or a field is not a variable: nothing.
+        line = rows[at.line - start]
+        col = len(line[: at.col].encode("utf-8", "surrogatepass"))
+        node = root.descendant_for_point_range(
+            (at.line - start + shift, col), (at.line - start + shift, col + len(names[1]))
+        )
+        keyword = node is not None and not node.is_named and node.type == names[1]
+        return ScopedNames([], [], variable=False) if keyword else None
     declaring = {s.scopes[0] for s in sites if s.declares and s.scopes}
     scope = next((s for s in renamed.scopes if s in declaring), None)
     if scope is None:

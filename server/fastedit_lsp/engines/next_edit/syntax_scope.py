@@ -112,8 +112,14 @@ SCOPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 #: Node types of a variable's name (C#'s ``x => ...`` declares ``x`` as an implicit parameter).
 _NAMES = frozenset({"identifier", "implicit_parameter"})
-#: Grammars whose methods parse only inside a class body (a method's block is wrapped in one).
+#: Grammars whose methods (or class members) may parse only inside a class body.
 _CLASS_WRAPPED = frozenset({"javascript", "typescript", "tsx", "java", "c_sharp", "cpp"})
+_JS = frozenset({"javascript", "typescript", "tsx"})
+#: A JavaScript/TypeScript method's header: ``  async *name(args) {``, ``  private get x() {``.
+_JS_METHOD = re.compile(
+    r"\s+(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+|\*)*"
+    r"(?!(?:function|if|for|while|switch|catch|return|with)\b)[A-Za-z_$#][\w$]*\s*[(<]"
+)
 #: Parent types that declare the identifier they hold (by substring of the type's name).
 _DECLARING = ("declarator", "parameter", "_spec", "pattern")
 #: Statements whose named field declares a loop variable.
@@ -164,7 +170,7 @@ def region(lines: Lines, line: int) -> tuple[int, int] | None:
     its body to its closing line) of at most :data:`MAX_REGION` lines."""
     lo = max(0, line - MAX_REGION)
     hi = min(lines.line_count, line + MAX_REGION + 1)
-    rows = [content(t) for t in texts(lines, lo, hi)]
+    rows = texts(lines, lo, hi)  # with their terminators: only indentation and strip() matter
     at = line - lo
     if not _code(rows[at]):
         return None
@@ -213,12 +219,16 @@ def scoped_names(
     start, end = found
     rows = [content(t) for t in texts(lines, start, end)]
     text = "\n".join(rows) + "\n"
-    shift = 0
-    parsed = parse(grammar, text)
-    if parsed.has_errors and grammar in _CLASS_WRAPPED:
-        wrapped = parse(grammar, "class __Scope {\n" + text + "}\n")
-        if not wrapped.has_errors:
-            parsed, shift = wrapped, 1
+    # A JavaScript/TypeScript method parses only in a class: its header is tried in one first
+    # (one parse); anything else as it is, then in a class if that does not parse (the last
+    # tree is kept when neither parses cleanly: tree-sitter recovers around errors).
+    tries = [0, 1] if grammar in _CLASS_WRAPPED else [0]
+    if grammar in _JS and _JS_METHOD.match(rows[0]):
+        tries.reverse()
+    for shift in tries:
+        parsed = parse(grammar, "class __Scope {\n" + text + "}\n" if shift else text)
+        if not parsed.has_errors:
+            break
     root = parsed.tree.root_node
     functions, blocks = SCOPES[grammar]
     kinds = functions | blocks

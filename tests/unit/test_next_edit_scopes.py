@@ -308,15 +308,44 @@ def test_a_parameter_renamed_in_the_signature_is_carried_through_the_body() -> N
     assert "function other(value) {\n  return value;\n" in text
 
 
-def test_a_top_level_statement_has_no_function_scope_and_gets_nothing() -> None:
-    seen, _ = carry(
-        "javascript",
-        "let count = 0;\ncount += 1;\nfunction f() { return count; }\n",
-        0,
-        "count",
-        "n",
+def test_a_module_level_variable_is_renamed_in_the_functions_that_do_not_declare_their_own() -> (
+    None
+):
+    source = (
+        "let count = 0;\n"
+        "count += 1;\n"
+        "function f() { return count; }\n"
+        "function g() { const count = 2; return count; }\n"
+        "const label = 'count';\n"
     )
-    assert seen == []
+    seen, text = carry("javascript", source, 0, "count", "n")
+    assert seen == [Point(1, 0), Point(2, 22)]
+    assert "function g() { const count = 2; return count; }\n" in text
+    assert "const label = 'count';" in text
+
+
+GO_PACKAGE = """\
+package stats
+
+var limit = 10
+
+func clamp(x int) int {
+\tif x > limit {
+\t\treturn limit
+\t}
+\treturn x
+}
+
+func scaled(limit int) int {
+\treturn limit * 2
+}
+"""
+
+
+def test_go_a_package_variable_is_renamed_in_functions_not_where_a_parameter_shadows_it() -> None:
+    seen, text = carry("go", GO_PACKAGE, 2, "limit", "maxValue")
+    assert seen == [Point(5, 8), Point(6, 9)]
+    assert "func scaled(limit int) int {\n\treturn limit * 2\n}\n" in text
 
 
 def test_in_a_function_too_long_to_parse_whole_the_rename_stays_in_the_parsed_block() -> None:

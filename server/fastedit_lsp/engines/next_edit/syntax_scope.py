@@ -13,8 +13,10 @@ The scope is the innermost function or block around the edit that declares the o
 name itself (a parameter, a ``let``/``var``/``:=``/typed declaration, a loop or ``catch``
 variable, a pattern), else the innermost function around it (else, in a function too long to
 parse whole, the outermost block of it that was parsed); a nested function or block that
-declares the old name again (shadowing it) is left out. A statement outside any function gets
-no scope (module-level and package-level variables are not followed). Not modelled:
+declares the old name again (shadowing it) is left out. A statement at the top of a file or a
+class body (a module's, package's or class's variable) is scoped by the statements around it,
+:data:`TOP_WINDOW` lines each way, functions included unless they declare the name again. Not
+modelled:
 JavaScript's ``var`` hoisting out of a block, declarations that tree-sitter reads as
 expressions (a C++ most vexing parse), macros' bodies.
 """
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 
 #: The most lines parsed for one rename (a block longer than that is not a rename's scope).
 MAX_REGION = 300
+#: Lines each way parsed around a statement at the top of a file or a class (its scope).
+TOP_WINDOW = 80
 
 _JS_FUNCTIONS = frozenset(
     {
@@ -208,25 +212,59 @@ def scoped_names(
 ) -> ScopedNames | None:
     """The uses of ``old`` and ``new`` in the scope of the variable renamed ``old -> new`` at
     ``at`` (where ``new`` now stands), or None when the syntax tree does not show one (not an
-    identifier there, not in a function, a block too long to parse)."""
-    from ..parse import parse
-
+    identifier there, a block too long to parse)."""
     if grammar not in SCOPES:
         return None
     found = region(lines, at.line)
     if found is None:
         return None
-    start, end = found
+    result = _in_region(lines, grammar, found, at, names, top=found[0] < at.line)
+    if not isinstance(result, _Top):
+        return result
+    # A statement at the top of the file (or of a class): its siblings around it.
+    window = siblings(lines, at.line)
+    if window is None:
+        return None
+    result = _in_region(lines, grammar, window, at, names, top=True)
+    return None if isinstance(result, _Top) else result
+
+
+class _Top:
+    """The renamed name is in no function or block of the region parsed."""
+
+
+_TOP = _Top()
+#: The scope of a name at the top of the lines parsed: all of them.
+_ROOT = (-1, -1, "")
+
+
+def _in_region(
+    lines: Lines,
+    grammar: str,
+    span: tuple[int, int],
+    at: Point,
+    names: tuple[str, str],
+    *,
+    top: bool,
+) -> ScopedNames | _Top | None:
+    """:func:`scoped_names` on the lines ``span`` (``top``: a name in no function or block of
+    them is scoped by all of them)."""
+    from ..parse import parse
+
+    start, end = span
     rows = [content(t) for t in texts(lines, start, end)]
     text = "\n".join(rows) + "\n"
     # A JavaScript/TypeScript method parses only in a class: its header is tried in one first
     # (one parse); anything else as it is, then in a class if that does not parse (the last
     # tree is kept when neither parses cleanly: tree-sitter recovers around errors).
     tries = [0, 1] if grammar in _CLASS_WRAPPED else [0]
-    if grammar in _JS and _JS_METHOD.match(rows[0]):
-        tries.reverse()
+    if (grammar in _JS and _JS_METHOD.match(rows[0])) or (
+        top and indentation(rows[0]) and grammar in ("java", "c_sharp")
+    ):
+        tries.reverse()  # a method, or a Java/C# class's members
+    closing = "};\n" if grammar == "cpp" else "}\n"
     for shift in tries:
-        parsed = parse(grammar, "class __Scope {\n" + text + "}\n" if shift else text)
+        parsed = parse(grammar, "class __Scope {\n" + text + closing if shift else text)
         if not parsed.has_errors:
             break
     root = parsed.tree.root_node
@@ -252,7 +290,7 @@ def scoped_names(
                 _Site(
                     match.group(),
                     Point(start + index, match.start()),
-                    _scopes(node, kinds),
+                    [*_scopes(node, kinds), _ROOT],
                     _declares(node),
                 )
             )
@@ -267,16 +305,18 @@ def scoped_names(
         )
         keyword = node is not None and not node.is_named and node.type == names[1]
         return ScopedNames([], [], variable=False) if keyword else None
-    declaring = {s.scopes[0] for s in sites if s.declares and s.scopes}
-    scope = next((s for s in renamed.scopes if s in declaring), None)
+    declaring = {s.scopes[0] for s in sites if s.declares}
+    scope = next((s for s in renamed.scopes[:-1] if s in declaring), None)
     if scope is None:
         scope = next((s for s in renamed.scopes if s[2] in functions), None)
-    if scope is None and renamed.scopes and end - start > 1:
+    if scope is None and len(renamed.scopes) > 1 and end - start > 1:
         # A block of a function too long to parse whole: the variable is the same in it.
-        scope = renamed.scopes[-1]
+        scope = renamed.scopes[-2]
     if scope is None:
-        return None
-    shadowing = {s.scopes[0] for s in sites if s.declares and s.name == names[0] and s.scopes}
+        if not top:
+            return _TOP
+        scope = _ROOT
+    shadowing = {s.scopes[0] for s in sites if s.declares and s.name == names[0]}
     shadowing.discard(scope)
     old: list[Point] = []
     new: list[Point] = []
@@ -288,6 +328,40 @@ def scoped_names(
             continue
         (old if site.name == names[0] else new).append(site.point)
     return ScopedNames(old, new)
+
+
+def siblings(lines: Lines, line: int) -> tuple[int, int] | None:
+    """``[start, end)``: the statements as indented as ``line`` around it, up to
+    :data:`TOP_WINDOW` lines each way, within the block that holds them and cut between two
+    statements (a statement starts on a code line as indented, not a closing bracket)."""
+    level = indentation(lines.line(line))
+    lo = max(0, line - TOP_WINDOW)
+    hi = min(lines.line_count, line + TOP_WINDOW + 1)
+    rows = texts(lines, lo, hi)
+    at = line - lo
+
+    def starts(index: int) -> bool:
+        text = rows[index]
+        return _code(text) and indentation(text) == level and not text.lstrip().startswith(_CLOSERS)
+
+    first = at
+    for index in range(at - 1, -1, -1):
+        text = rows[index]
+        if _code(text) and indentation(text) < level:
+            break  # the block's header
+        if starts(index):
+            first = index
+    last = at + 1
+    for index in range(at + 1, len(rows)):
+        text = rows[index]
+        if _code(text) and indentation(text) < level:
+            last = index
+            break
+        if starts(index):
+            last = index  # the statements before it are whole
+    else:
+        last = len(rows) if hi == lines.line_count else last
+    return (first + lo, last + lo) if last > at else None
 
 
 def _scopes(node: Node, kinds: frozenset[str]) -> list[tuple[int, int, str]]:

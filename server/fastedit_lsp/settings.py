@@ -127,6 +127,11 @@ class ApplyProfileSettings(ProfileSettings):
     """The profile that merges a plan into the selection (``editSelection.plan``); unset (no
     provider, no baseUrl): the fast profile does it."""
 
+    provider: Provider | None = Field(
+        None,
+        description="As for the other profiles (morph and relace are apply models). Unset, with "
+        "baseUrl unset too: the fast profile merges plans. Not read from workspace/configuration.",
+    )
     max_tokens: int = Field(4096, ge=1, le=32768, description="Output cap sent with each request.")
 
 
@@ -550,6 +555,11 @@ class ResolvedProfile:
     @property
     def is_local(self) -> bool:
         return self.provider == "local"
+
+    @property
+    def apply_format(self) -> bool:
+        """An apply model's provider (morph, relace): plans are merged in its format."""
+        return PRESETS[self.provider].apply_format
 
 
 def resolve_profile(

@@ -165,6 +165,7 @@ async def test_a_bad_merge_falls_back_to_a_direct_rewrite(
     # The marker never reached the buffer: the merge stopped before its line.
     assert not any("existing code" in text for *_, text in editor.applied)
     plan_request, apply_request, direct = _chats(stub)
+    assert (plan_request["model"], apply_request["model"]) == ("stub-strong", "stub-fast")
     # The direct rewrite is the edit selection's own request (64 lines: auto routes to standard).
     assert direct["model"] == "stub-strong"
     assert "replaces the selection" in direct["messages"][0]["content"]

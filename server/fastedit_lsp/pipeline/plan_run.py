@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from ..actions import plan_apply
 from ..actions.base import Draft, Verification
 from ..backends.base import Backend, BackendError, NoModelError, StreamInfo
-from ..backends.presets import PRESETS
 from ..core.document import Document
 from ..core.jobs import Attempt, InstructionInputs, Job
 from ..core.rewrite_tracking import RewriteTracker
@@ -231,7 +230,7 @@ class PlanRun:
             original,
             plan,
             instruction,
-            apply_format=PRESETS[profile.provider].apply_format,
+            apply_format=profile.apply_format,
             max_tokens=profile.settings.max_tokens,
             temperature=profile.settings.temperature,
         )

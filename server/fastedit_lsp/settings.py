@@ -14,6 +14,7 @@ settings the user did not set).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -125,12 +126,13 @@ class StandardProfileSettings(ProfileSettings):
 
 class ApplyProfileSettings(ProfileSettings):
     """The profile that merges a plan into the selection (``editSelection.plan``); unset (no
-    provider, no baseUrl): the fast profile does it."""
+    provider, no baseUrl): the fast profile does it, with this profile's ``maxTokens``."""
 
     provider: Provider | None = Field(
         None,
         description="As for the other profiles (morph and relace are apply models). Unset, with "
-        "baseUrl unset too: the fast profile merges plans. Not read from workspace/configuration.",
+        "baseUrl unset too: the fast profile merges plans (with this maxTokens). Not read from "
+        "workspace/configuration.",
     )
     max_tokens: int = Field(4096, ge=1, le=32768, description="Output cap sent with each request.")
 
@@ -567,11 +569,15 @@ def resolve_profile(
 ) -> ResolvedProfile:
     """Decide provider, URL and key for a profile; a profile that cannot reach a model is local.
 
-    ``apply`` without a provider and a baseUrl is the fast profile (its ``name`` says so).
+    ``apply`` without a provider and a baseUrl is the fast profile (its ``name`` says so) with
+    ``profiles.apply.maxTokens``: a merge is as long as the selection, which the fast profile's
+    cap (sized for completions) would cut.
     """
     profile: ProfileSettings = getattr(settings.profiles, name)
     if name == "apply" and profile.provider is None and profile.base_url is None:
-        return resolve_profile("fast", settings, environ)
+        fast = resolve_profile("fast", settings, environ)
+        capped = fast.settings.model_copy(update={"max_tokens": profile.max_tokens})
+        return dataclasses.replace(fast, settings=capped)
     provider: Provider | None = profile.provider
     if provider is None:
         provider = "openai-compatible" if profile.base_url else None

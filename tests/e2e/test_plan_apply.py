@@ -176,9 +176,7 @@ async def test_a_bad_merge_falls_back_to_a_direct_rewrite(
     assert why in record["reason"] and "direct rewrite" in record["reason"]
     assert record["verification"]["ok"] is True
     # One revert restores the original, whatever the failed merge left on the way.
-    assert await editor.command("fastedit.revert", {"jobId": record["jobId"]}) == {
-        "reverted": True
-    }
+    assert await editor.command("fastedit.revert", {"jobId": record["jobId"]}) == {"reverted": True}
     assert editor.text(URI) == HEAD + body(64) + TAIL
 
 

@@ -209,8 +209,16 @@ def test_an_unset_apply_profile_is_the_fast_profile() -> None:
     environ = {"FASTEDIT_FAST_BASE_URL": "http://fast/v1", "FASTEDIT_FAST_MODEL": "small"}
     settings = load(environ).settings
     applier = resolve_profile("apply", settings, environ)
-    assert applier == resolve_profile("fast", settings, environ)
-    assert applier.name == "fast" and applier.model == "small"
+    fast = resolve_profile("fast", settings, environ)
+    assert (applier.name, applier.provider, applier.base_url, applier.model) == (
+        "fast",
+        fast.provider,
+        "http://fast/v1",
+        "small",
+    )
+    # A merge is as long as the selection: the apply profile's cap, not the fast one's.
+    assert (fast.settings.max_tokens, applier.settings.max_tokens) == (512, 4096)
+    assert applier.settings.timeout_ms == fast.settings.timeout_ms
 
 
 @pytest.mark.parametrize(

@@ -128,11 +128,11 @@ class PlanRun:
             return False  # the direct rewrite says why nothing is sent
         path = to_fs_path(job.uri) or job.uri
         job.reason += f"; plan and apply ({self.why})"
-        original = tracker.expected
         plan = await self._plan(standard, path)
         if plan is None:
             return False
-        return await self._apply(applier, session, original, plan, path)
+        # The region now (typing during the plan is the user's): what the merge starts from.
+        return await self._apply(applier, session, tracker.expected, plan, path)
 
     async def _plan(self, profile: ResolvedProfile, path: str) -> str | None:
         """The standard model's update of the selection (None: it could not write one)."""

@@ -242,3 +242,45 @@ async def test_a_bad_plan_argument_is_refused_naming_it(editor: Editor) -> None:
                 "plan": "sometimes",
             },
         )
+
+
+async def test_a_failed_plan_request_falls_back_to_a_direct_rewrite(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    stub.script(Answer(status=400, error_message="no plans today"), Answer(text=changed(64)))
+    record = await _edit(editor, 64)
+    assert record["state"] == "done", record
+    assert editor.text(URI) == HEAD + changed(64) + TAIL
+    [plan, direct] = record["attempts"]
+    assert (plan["stage"], plan["model"]) == ("plan", "stub-strong")
+    assert "no plans today" in plan["error"]
+    assert direct.get("stage") is None and direct["verification"]["ok"] is True
+    assert "plan failed (bad request) → direct rewrite" in record["reason"]
+    assert len(_chats(stub)) == 2
+
+
+async def test_cancelling_during_the_plan_stops_its_stream_and_leaves_the_text(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=PLAN, stall_after=2))
+    editor.open(URI, HEAD + body(64) + TAIL)
+    started = await editor.command(
+        "fastedit.editSelection",
+        {
+            "uri": URI,
+            "range": {
+                "start": editor.pos(URI, len(HEAD)),
+                "end": editor.pos(URI, len(HEAD) + len(body(64))),
+            },
+            "instruction": "cache the third value",
+        },
+    )
+    [plan_request] = await stub.wait_for_requests(1)
+    reply = await editor.command("fastedit.cancel", {"jobId": started["jobId"]})
+    assert reply == {"cancelled": [started["jobId"]]}
+    record = await editor.wait_job(started["jobId"])
+    assert record["state"] == "cancelled"
+    await plan_request.done.wait()
+    assert plan_request.client_closed
+    assert editor.text(URI) == HEAD + body(64) + TAIL
+    assert editor.applied == []

@@ -437,6 +437,40 @@ def test_ellipsis_and_whitespace_directives() -> None:
     assert names_of(out)[:3] == ["test_f_example_1", "test_f_example_2", "test_f_example_3"]
 
 
+def test_skipped_example_showing_a_dict_or_set_compares_its_value() -> None:
+    out = gen(
+        '''
+        def group(key, seq):
+            """
+            >>> group(len, ['ab', 'c', 'de'])  # doctest: +SKIP
+            {2: ['ab', 'de'],
+             1: ['c']}
+            >>> group(len, [])  # doctest: +SKIP
+            set()
+            >>> sample(3)  # doctest: +SKIP
+            [4, 1, 7]
+            >>> group(key, seq)  # doctest: +SKIP
+            {1: []}
+            >>> group(len,  # doctest: +SKIP
+            ...       ['a'])
+            {1: ['a']}
+            """
+        ''',
+        "def group",
+    )
+    # Printed order is why such examples are skipped; == ignores it.
+    assert function(out, "test_group_example_1").endswith(
+        "assert group(len, ['ab', 'c', 'de']) == {2: [\"ab\", \"de\"], 1: [\"c\"]}"
+    )
+    assert "group(len, []) == set()" in out
+    assert "sample" not in out  # a plain value: skipped for another reason (random)
+    assert "group(key, seq)" not in out  # names only the docstring's skipped setup binds
+    # The doctest directive is not copied into the test.
+    assert "doctest" not in function(out, "test_group_example_3")
+    examples = [n for n in names_of(out) if "_example_" in n]
+    assert examples == ["test_group_example_1", "test_group_example_2", "test_group_example_3"]
+
+
 def test_examples_replay_the_state_they_use() -> None:
     out = gen(
         '''

@@ -471,6 +471,28 @@ def test_skipped_example_showing_a_dict_or_set_compares_its_value() -> None:
     assert examples == ["test_group_example_1", "test_group_example_2", "test_group_example_3"]
 
 
+def test_an_example_that_asserts_on_the_function_runs_as_written() -> None:
+    out = gen(
+        '''
+        def join(sep, *parts):
+            """
+            >>> assert join(".", "a") == "a"
+            >>> ret = "a.b"
+            >>> assert join(".", "a", "b") == ret
+            >>> assert len("ab") == 2
+            """
+        ''',
+        "def join",
+    )
+    assert function(out, "test_join_example_1").endswith('assert join(".", "a") == "a"')
+    # The setup it uses is replayed; the earlier check is not repeated.
+    assert function(out, "test_join_example_2").splitlines()[1:] == [
+        '    ret = "a.b"',
+        '    assert join(".", "a", "b") == ret',
+    ]
+    assert "len(" not in out  # an assert that does not call the function tests nothing of it
+
+
 def test_examples_replay_the_state_they_use() -> None:
     out = gen(
         '''

@@ -1,5 +1,7 @@
 """Doctest examples: each doctest example with an expected output becomes an assertion with
-that value (``test_<name>_example_<n>``); an expected traceback becomes ``pytest.raises``. Also
+that value (``test_<name>_example_<n>``); an expected traceback becomes ``pytest.raises``; an
+example that is itself an ``assert`` on the function runs as written. A ``+SKIP`` example is
+kept only when what it shows is a literal dict or set (compared with ``==``). Also
 ``_Context``, what the generator knows while building one module, and the AST helpers the later
 modules share (``_own_nodes``, ``_is_call_to``, ``_bound_names``, ``_used_names``).
 """
@@ -399,6 +401,9 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
         return _exception_block(
             example.exc_msg, example.options, ctx, _example_lines(example)
         ), False
+    if not example.want and _asserts_on_target(ctx, tree):
+        # `>>> assert f(x) == y`: the docstring's own check, run as it is written.
+        return _example_lines(example), False
     if not example.want:
         if not target_call or expr is None:
             return None  # a setup statement: replayed by the examples that need it
@@ -422,6 +427,14 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
     return [_assert(text, "==", rendered)], False
 
 
+def _asserts_on_target(ctx: _Context, tree: ast.Module) -> bool:
+    name = ctx.target.node.name
+    return any(
+        isinstance(stmt, ast.Assert) and any(_is_call_to(n, name) for n in ast.walk(stmt.test))
+        for stmt in tree.body
+    )
+
+
 def _replay(examples: list[_Example]) -> list[str]:
     """The earlier examples as plain statements: the state a later example depends on."""
     lines: list[str] = []
@@ -429,6 +442,8 @@ def _replay(examples: list[_Example]) -> list[str]:
         if example.exc_msg is not None:
             continue
         for stmt in example.tree.body:
+            if isinstance(stmt, ast.Assert) and not _bound_names(stmt):
+                continue  # an earlier check: its own test runs it
             if isinstance(stmt, ast.Expr) and example.want:
                 # An expression whose output was compared: keep it only for its side effects.
                 if isinstance(stmt.value, ast.Call | ast.Await):

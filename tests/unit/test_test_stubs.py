@@ -493,6 +493,23 @@ def test_an_example_that_asserts_on_the_function_runs_as_written() -> None:
     assert "len(" not in out  # an assert that does not call the function tests nothing of it
 
 
+def test_an_example_that_only_echoes_a_literal_is_not_a_test() -> None:
+    out = gen(
+        '''
+        def deburr(text):
+            """
+            >>> deburr("déjà")
+            'deja'
+            >>> "deja vu"
+            'deja vu'
+            """
+        ''',
+        "def deburr",
+    )
+    assert "deja vu" not in out  # `assert "deja vu" == "deja vu"` would pass vacuously
+    assert 'assert deburr("déjà") == "deja"' in out
+
+
 def test_examples_replay_the_state_they_use() -> None:
     out = gen(
         '''

@@ -811,6 +811,9 @@ def test_user_code_is_never_run(tmp_path: Path) -> None:
         ("Optional[int]", "st.integers() | st.none()"),
         ("int | None", "st.integers() | st.none()"),
         ("Union[int, str]", "st.integers() | st.text()"),
+        # A member with no strategy is left out: a property over part of the declared domain.
+        ("Union[str, Callable[[int], str]]", "st.text()"),
+        ("Optional[Callable[[int], str]] | int", "st.integers()"),
         ("dict[str, int]", "st.dictionaries(st.text(), st.integers())"),
         ("set[str]", "st.sets(st.text())"),
         ("tuple[int, str]", "st.tuples(st.integers(), st.text())"),
@@ -824,6 +827,11 @@ def test_type_hints_infer_strategies(annotation: str, strategy: str) -> None:
     out = gen(f"def f(x: {annotation}) -> None:\n    pass\n", "def f")
     assert f"@given(x={strategy})\n" in out
     assert "from hypothesis import given\nfrom hypothesis import strategies as st\n" in out
+
+
+def test_no_property_when_only_none_has_a_strategy() -> None:
+    out = gen("def f(x: Optional[Callable[[int], str]]) -> None:\n    pass\n", "def f")
+    assert "@given" not in out and "test_f_todo_property" in names_of(out)
 
 
 def test_property_checks_the_return_type_and_allows_raised_exceptions() -> None:

@@ -606,10 +606,10 @@ def test_raises_from_comparisons_with_literals() -> None:
         "def clamp",
     )
     assert raises_case(out, "test_clamp_raises_value_error") == (
-        'with pytest.raises(ValueError, match="low must not exceed high"):\nclamp(1, 99)'
+        'with pytest.raises(ValueError, match="^low must not exceed high$"):\nclamp(1, 99)'
     )
     assert raises_case(out, "test_clamp_raises_overflow_error") == (
-        'with pytest.raises(OverflowError, match="too small: "):\nclamp(-101)'
+        'with pytest.raises(OverflowError, match="^too small: -101$"):\nclamp(-101)'
     )
 
 
@@ -683,8 +683,32 @@ def test_custom_exception_is_imported_and_matched_when_str_is_plain() -> None:
         "def check",
     )
     assert "from mod import ParseError, RichError, check\n" in out
-    assert 'with pytest.raises(ParseError, match="one"):\n        check(1)' in out
+    assert 'with pytest.raises(ParseError, match="^one$"):\n        check(1)' in out
     assert "with pytest.raises(RichError):\n        check(2)" in out
+
+
+def test_a_raise_message_the_evaluator_computes_is_matched_whole() -> None:
+    out = gen(
+        """
+        def make(f, options):
+            factory = options.pop("factory", None)
+            if options:
+                raise TypeError(
+                    "{}() got an unexpected keyword argument '{}'".format(
+                        f.__name__, options.popitem()[0]
+                    )
+                )
+            return factory
+        """,
+        "def make",
+    )
+    # `options` is used as a mapping, `f` by its name: a dict and a builtin function reach it.
+    assert function(out, "test_make_raises_type_error").endswith(
+        "    with pytest.raises(\n"
+        "        TypeError, match=r\"^len\\(\\) got an unexpected keyword argument 'a'$\"\n"
+        "    ):\n"
+        '        make(len, {"a": 1})'
+    )
 
 
 def test_raise_that_cannot_be_reached_is_a_skipped_todo() -> None:
@@ -991,7 +1015,7 @@ def test_method_of_a_class_built_without_arguments() -> None:
         """,
         "def pop",
     )
-    assert 'with pytest.raises(IndexError, match="empty"):\n        Stack().pop()' in out
+    assert 'with pytest.raises(IndexError, match="^empty$"):\n        Stack().pop()' in out
     out = gen(
         """
         class Stack:

@@ -31,10 +31,14 @@ class _Abort(Exception):  # noqa: N818 (control flow of the evaluator)
 class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
     """An exception inside the evaluated function (from a ``raise`` statement or a builtin)."""
 
-    def __init__(self, type_name: str | None, node: ast.Raise | None = None) -> None:
+    def __init__(
+        self, type_name: str | None, node: ast.Raise | None = None, message: str | None = None
+    ) -> None:
         super().__init__(type_name)
         self.type_name = type_name
         self.node = node
+        #: The exception's one argument, when it is a string computed exactly.
+        self.message = message
 
 
 class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -162,7 +166,7 @@ _SAFE_METHODS: dict[type, frozenset[str]] = {
     bytes: _words("decode startswith endswith strip split count find"),
     list: _words("count index copy append extend insert pop remove reverse"),
     tuple: _words("count index"),
-    dict: _words("get keys values items copy pop setdefault update"),
+    dict: _words("get keys values items copy pop popitem setdefault update"),
     set: _words("add discard copy union intersection difference issubset issuperset"),
     frozenset: _words("union intersection difference issubset issuperset"),
     int: _words("bit_length"),

@@ -15,7 +15,7 @@ constant changes; at most 3 of each kind per function): a mutant is killed when 
 passed on the unchanged code fails. The figures are printed; the floors are the issue's: 98 % of
 functions' tests pass on the unchanged code, and a mutation score of 75 %. The issue's budget
 for the scoring run (90 s) is printed with its time, not asserted: the project asserts no wall
-clock in tests (about 9 s here on a quiet machine); a hang guard far above it stops a runaway.
+clock in tests (9 to 17 s here, on a shared machine); a hang guard far above it stops a runaway.
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ from .values import (
     _Continue,
     _Func,
     _Instance,
+    _Iter,
     _Raised,
+    _rest,
     _Return,
     _safe,
 )
@@ -107,7 +109,16 @@ def _typed_candidates(
         lists: list[object] = [[inner[0]], [], *([v] for v in inner[1:8]), list(inner[:3])]
         if base in ("tuple", "Tuple"):
             return _dedupe([tuple(v) for v in lists if isinstance(v, list)])
+        if base == "Iterable":
+            # An iterator is iterable too, and goes through code a list does not (``iter(x) is
+            # x``, no ``len``).
+            lists += [_Iter(list(inner[:2])), _Iter([])]
         return _dedupe(lists)
+    if base == "Iterator" and args:
+        inner = _typed_candidates(args[0], ints, floats, strs, depth + 1)
+        if inner is None:
+            return None
+        return _dedupe([_Iter([inner[0]]), _Iter([]), _Iter(list(inner[:3]))])
     if base in _SET_NAMES:
         return [set(), {1}] if not args else None
     if base in _DICT_NAMES:
@@ -198,6 +209,8 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
 
 
 _MIXED: list[object] = [1, "a", 0, "", -1, None, 1.5, [], [1], {}, True]
+#: Iterators a test can pass (``iter([1, 2])``): one with distinct values, one with a repeat.
+_ITERS: list[object] = [_Iter([1, 2]), _Iter([1, 2, 1])]
 
 
 @dataclass
@@ -323,7 +336,8 @@ def _candidates(
             values = _dedupe([{"a": 1}, {}, *({k: 1} for k in keys), *_MIXED])
         elif param.name in sized:
             # Measured, iterated or indexed: a sequence first, then the rest.
-            values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints])
+            # Iterators last: code that iterates may take one (``iter(x) is x``, no ``len``).
+            values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints, *_ITERS])
         elif param.has_default and param.default is not _UNKNOWN:
             if isinstance(param.default, bool):
                 values = [not param.default]
@@ -554,6 +568,9 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
         rendered = _render(value) if not _has_set(value) else None
         if isinstance(value, _Func):
             rendered = value.name  # a builtin function
+        if isinstance(value, _Iter):
+            shown = _render(_rest(value))
+            rendered = f"iter({shown})" if shown is not None else None
         if rendered is None:
             if isinstance(value, set | frozenset):
                 items = [_render(v) for v in sorted(value, key=repr)]

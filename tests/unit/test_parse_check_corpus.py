@@ -35,15 +35,25 @@ from fastedit_lsp.engines import parse as ts_parse
 SAMPLES = 240
 FILES = 60
 MAX_BYTES = 120_000
-#: Floors: correct answers that pass (the issue asks 99 %); C and C++ fall short: tree-sitter
-#: cannot expand macros, and the blanking of common macro uses (engines/parse.py) does not reach
-#: macros inside string concatenations or ``#include``d function bodies (measured 93.5 % and
-#: 97.9 %).
+#: Floor: correct answers that pass, in every language (the issue asks 99 %). C and C++ reach it
+#: because a draft that fails is compared again with preprocessor branches and macro uses set
+#: aside (engines/preprocessor.py), and far errors count against a draft only when it leaves the
+#: document's brackets unbalanced; before that, 93.5 % and 97.9 %.
 PASS_FLOOR = 0.99
-PASS_FLOORS = {"c": 0.92, "cpp": 0.96}
-#: Broken drafts caught where the code around was clean (a regression guard, not a target:
-#: measured 42 % (Java) to 92 % (C#)).
-CATCH_FLOOR = 0.35
+#: Broken drafts caught where the code around was clean: a regression guard a few points under
+#: what was measured (C 78.6 %, C# 91.8 %, C++ 80.8 %, Go 75.6 %, Java 42.0 %, JavaScript
+#: 73.7 %, Python 78.0 %, Rust 85.6 %, TypeScript 76.9 %).
+CATCH_FLOORS = {
+    "c": 0.72,
+    "c_sharp": 0.85,
+    "cpp": 0.75,
+    "go": 0.70,
+    "java": 0.38,
+    "javascript": 0.68,
+    "python": 0.72,
+    "rust": 0.80,
+    "typescript": 0.70,
+}
 
 HOME = Path.home()
 VSCODE_E2E = HOME / ".cache" / "fastedit" / "vscode-e2e"
@@ -263,16 +273,16 @@ def test_correct_answers_pass_and_broken_ones_fail(language: str, figures: list[
     count, passed, broken, caught, failures = _measure(language, files)
     share = passed / count
     catch = caught / broken if broken else 1.0
-    floor = PASS_FLOORS.get(language, PASS_FLOOR)
+    catch_floor = CATCH_FLOORS[language]
     figures.append(
-        f"{language}: {passed}/{count} correct answers pass ({share:.1%}, floor {floor:.0%}); "
-        f"a bracket removed, in clean code: {caught}/{broken} caught ({catch:.1%}, floor "
-        f"{CATCH_FLOOR:.0%}); {len(files)} files from {package}"
+        f"{language}: {passed}/{count} correct answers pass ({share:.1%}, floor "
+        f"{PASS_FLOOR:.0%}); a bracket removed, in clean code: {caught}/{broken} caught "
+        f"({catch:.1%}, floor {catch_floor:.0%}); {len(files)} files from {package}"
     )
     figures.extend(f"  rejected: {failure}" for failure in failures)
     assert count >= 100
-    assert share >= floor
-    assert catch >= CATCH_FLOOR
+    assert share >= PASS_FLOOR
+    assert catch >= catch_floor
 
 
 @pytest.mark.parametrize("language", sorted(HEADERS))

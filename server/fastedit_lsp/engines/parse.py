@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ..core.document import split_lines
+from . import preprocessor
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Tree, TreeCursor
@@ -226,14 +227,39 @@ class Parsed:
     """A text and its tree (the "before" of a check, reusable for every draft on it)."""
 
     def __init__(
-        self, language: str, text: str, tree: Tree | None = None, source: bytes | None = None
+        self,
+        language: str,
+        text: str,
+        tree: Tree | None = None,
+        source: bytes | None = None,
+        data: bytes | None = None,
     ) -> None:
         self.language = language
         self.text = text
-        self.data = text.encode("utf-8", "surrogatepass")
+        self.data = data if data is not None else text.encode("utf-8", "surrogatepass")
         #: The bytes the grammar parsed (see :func:`_masked`).
         self.source = source if source is not None else _masked(language, self.data)
         self.tree = tree if tree is not None else _parse(language, self.source)
+        #: The last C/C++ normalized form (its kept bytes and parse; see :meth:`normalized`).
+        self._normalized: tuple[tuple[int, int], Parsed] | None = None
+        self._balance: Counter[str] | None = None
+
+    def normalized(self, keep: tuple[int, int]) -> Parsed:
+        """This text parsed as ``engines.preprocessor.normalize`` rewrites it, keeping the
+        preprocessor branches that overlap bytes ``keep`` (the last one kept for the next
+        draft of the same region)."""
+        if self._normalized is not None and self._normalized[0] == keep:
+            return self._normalized[1]
+        source = preprocessor.normalize(self.source, keep)
+        parsed = Parsed(self.language, self.text, None, source, self.data)
+        self._normalized = (keep, parsed)
+        return parsed
+
+    def balance(self) -> Counter[str]:
+        """Brackets opened minus closed in the whole text, per kind (computed once)."""
+        if self._balance is None:
+            self._balance = _balance(self)
+        return self._balance
 
     @property
     def has_errors(self) -> bool:
@@ -377,12 +403,69 @@ def _point(data: bytes, byte: int) -> tuple[int, int]:
 
 def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     """Whether replacing code points ``[start, end)`` of ``before`` with ``text`` keeps the
-    syntax errors around the region (± :data:`MARGIN` lines) from growing in count or span."""
+    syntax errors around the region (± :data:`MARGIN` lines) from growing in count or span.
+
+    In C and C++, a draft that fails is compared again with both texts normalized alike
+    (``engines.preprocessor``: one branch of each conditional, macro uses set aside), so that
+    what only the preprocessor could read, in the draft as in the code around it, does not fail
+    a correct draft.
+    """
     after = reparse(before, start, end, text)
     s = before.byte_of(start)
-    return compare(
-        before, after, s, before.byte_of(end), s + len(text.encode("utf-8", "surrogatepass"))
+    e = before.byte_of(end)
+    new_end = s + len(text.encode("utf-8", "surrogatepass"))
+    verdict = compare(before, after, s, e, new_end)
+    if verdict.ok or before.language not in ("c", "cpp"):
+        return verdict
+    for line in preprocessor.directives(after.data, s, new_end):
+        # Blanked by the normalization: a conditional of the draft is checked on its own.
+        if Parsed(before.language, "", source=line + b"\n#endif\n", data=b"").has_errors:
+            return verdict
+    plain_before = before.normalized((s, e))
+    plain_after = _reparse_source(
+        plain_before, after.text, after.data, preprocessor.normalize(after.source, (s, new_end))
     )
+    window = _window(before.data, s, e)
+    if len(plain_before.problems(*window)) > len(before.problems(*window)):
+        # Normalized, the text before looks worse around the region than it is (its errors
+        # recovered elsewhere): no fairer a comparison.
+        return verdict
+    second = compare(plain_before, plain_after, s, e, new_end)
+    if not second.ok:
+        return verdict
+    return Verdict(True, f"{second.message}, preprocessor branches and macros set aside")
+
+
+def _reparse_source(before: Parsed, text: str, data: bytes, source: bytes) -> Parsed:
+    """``text`` (its bytes ``data``, parsed as ``source``) reparsed incrementally from
+    ``before``'s tree: the edit is where the two sources differ."""
+    old = before.source
+    low, high = 0, min(len(old), len(source))
+    while low < high:  # the longest common prefix, by halves (memcmp, not a Python loop)
+        mid = (low + high + 1) // 2
+        if old[:mid] == source[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    prefix = low
+    low, high = 0, min(len(old), len(source)) - prefix
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[len(old) - mid :] == source[len(source) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    old_end, new_end = len(old) - low, len(source) - low
+    tree = before.tree.copy()
+    tree.edit(
+        start_byte=prefix,
+        old_end_byte=old_end,
+        new_end_byte=new_end,
+        start_point=_point(old, prefix),
+        old_end_point=_point(old, old_end),
+        new_end_point=_point(source, new_end),
+    )
+    return Parsed(before.language, text, _parse(before.language, source, tree), source, data)
 
 
 def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> Verdict:
@@ -418,13 +501,60 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
         or _inside(new, after.data, start, new_end) > _inside(old, before.data, start, end) + 1e-9
     ):
         return Verdict(False, f"{name} syntax error spreads: {first.message}")
-    if len(new_all) - len(new) > len(old_all) - len(old) and any(
-        not _overlaps(p, a_window) for p in fresh
+    if (
+        len(new_all) - len(new) > len(old_all) - len(old)
+        and any(not _overlaps(p, a_window) for p in fresh)
+        and not _keeps_balance(before, after, start, end, new_end)
     ):
         far = next(p for p in fresh if not _overlaps(p, a_window))
         return Verdict(False, f"{name} syntax error: {far.message} (unbalanced by the edit)")
     known = "; ".join(p.message for p in new[:2]) or "errors elsewhere are not the edit's"
     return Verdict(True, f"{name} parses around the edit as well as before ({known})")
+
+
+#: Bracket tokens → (bracket, how many it opens; negative: closes). ``${`` opens a JavaScript
+#: template's substitution, ``[[`` and ``]]`` are C++ attributes' brackets.
+_BRACKETS: dict[str, tuple[str, int]] = {
+    "(": ("(", 1),
+    ")": ("(", -1),
+    "[": ("[", 1),
+    "]": ("[", -1),
+    "[[": ("[", 2),
+    "]]": ("[", -2),
+    "{": ("{", 1),
+    "}": ("{", -1),
+    "${": ("{", 1),
+}
+
+
+def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[str]:
+    """Brackets opened minus closed, per kind, by the tokens within bytes ``[start, end)``
+    (tokens, so brackets in strings and comments do not count; MISSING ones neither)."""
+    stop = len(parsed.data) if end is None else end
+    out: Counter[str] = Counter()
+    cursor = parsed.tree.walk()
+    while True:
+        node = cursor.node
+        if node is not None and node.end_byte > start and node.start_byte < stop:
+            if node.child_count == 0:
+                if not node.is_missing and node.type in _BRACKETS and node.start_byte >= start:
+                    kind, count = _BRACKETS[node.type]
+                    out[kind] += count
+            elif cursor.goto_first_child():
+                continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+
+
+def _keeps_balance(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:
+    """Whether the draft leaves the document's brackets balanced: then errors far from the
+    region are not a bracket it left open or closed too many (they are the grammar's own gaps,
+    which the text before hid behind the brace it lacked)."""
+    result = before.balance().copy()
+    result.update(_balance(after, start, new_end))
+    result.subtract(_balance(before, start, end))
+    return not any(result.values())
 
 
 def _overlaps(problem: SyntaxProblem, window: tuple[int, int]) -> bool:

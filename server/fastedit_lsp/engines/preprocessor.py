@@ -1,0 +1,198 @@
+"""C and C++ text as tree-sitter can read it: one preprocessor branch, macro uses set aside.
+
+Pure (stdlib only). tree-sitter parses C/C++ without running the preprocessor, so correct code
+looks broken where a conditional's branches each open a brace (``#if A`` ``if (a) {`` ``#else``
+``if (b) {`` ``#endif``), where a directive sits inside an expression, or where a macro expands
+to something the grammar cannot guess (a parameter list, a statement without ``;``, a string
+between string literals). :func:`normalize` rewrites such text, byte for byte the same length
+(only bytes other than newlines become spaces), so offsets and lines keep their meaning:
+
+- every conditional directive line is blanked, and of each group only the branches overlapping
+  the edited region are kept (so a draft is never blanked away), else the first;
+- the function-like uses of macro-like names (upper case) lose their arguments, or vanish when
+  they are a statement on their own line, and a macro between a declarator and its body or
+  ``;`` becomes ``()``.
+
+The parse check (``engines.parse``) compares the document before the job and the draft's
+document in this form only when the plain comparison fails, both texts normalized alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+#: A conditional directive and its keyword.
+_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
+_OPENS = (b"if", b"ifdef", b"ifndef")
+_BRANCHES = (b"elif", b"elifdef", b"elifndef", b"else")
+
+#: A macro-like name: upper case (``K_SIZE``, ``OF``, ``DEFINE_CONSTANT_INTEGER``) or reserved.
+_NAME = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Z0-9_]+)"
+#: A macro-like name called (its arguments are matched by :func:`_arguments`).
+_CALL = re.compile(rb"\b" + _NAME + rb"[ \t]*\(")
+#: A top-level declarator followed by a macro standing for its parameters
+#: (``base64_encode BASE64_ENC_PARAMS`` then ``{``).
+_PARAMS = re.compile(
+    rb"^[A-Za-z_][A-Za-z0-9_]*(?:[ \t*]+[A-Za-z_][A-Za-z0-9_]*)*[ \t]+("
+    + _NAME
+    + rb")(?=[ \t]*(?:;|\n?[ \t]*\{))",
+    re.M,
+)
+_CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
+_QUOTES = (ord('"'), ord("'"))
+
+
+def _arguments(data: bytes, open_paren: int) -> int:
+    """The end (past the ``)``) of the arguments opening at ``open_paren`` when every bracket in
+    them is matched on the same line (strings skipped); -1 otherwise (a broken call stays as it
+    is, for the parse to see)."""
+    stack: list[int] = []
+    i = open_paren
+    size = len(data)
+    while i < size:
+        c = data[i]
+        if c == 10:  # newline
+            return -1
+        if c in _QUOTES:
+            i += 1
+            while i < size and data[i] != c and data[i] != 10:
+                i += 2 if data[i] == 92 else 1  # backslash escapes
+            if i >= size or data[i] != c:
+                return -1
+        elif c in (40, 91, 123):  # ( [ {
+            stack.append(c)
+        elif c in _CLOSERS:
+            if not stack or stack.pop() != _CLOSERS[c]:
+                return -1
+            if not stack:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _spaces(data: bytes) -> bytes:
+    """``data`` blanked: every byte a space but newlines."""
+    return re.sub(rb"[^\n]", b" ", data)
+
+
+def _params(match: re.Match[bytes]) -> bytes:
+    start, end = match.span(1)
+    offset = match.start(0)
+    whole = match.group(0)
+    return whole[: start - offset] + b"()" + b" " * (end - start - 2) + whole[end - offset :]
+
+
+def _lines(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of each line, the newline excluded."""
+    out = []
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            out.append((start, len(data)))
+            return out
+        out.append((start, end))
+        start = end + 1
+
+
+def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
+    """``data`` with its conditional directives blanked and, of each group, the branches blanked
+    but those overlapping bytes ``keep`` (the edited region: a draft is never blanked away,
+    and one written across an ``#else`` keeps both sides), or else the first."""
+    lines = _lines(data)
+    # Each group: the line indexes of its directives (#if, #elif..., #else, #endif).
+    stack: list[list[int]] = []
+    groups: list[list[int]] = []
+    directive_lines: list[int] = []
+    continued = False
+    for index, (start, end) in enumerate(lines):
+        line = data[start:end]
+        if continued:
+            directive_lines.append(index)
+            continued = line.endswith(b"\\")
+            continue
+        match = _DIRECTIVE.match(line)
+        if match is None:
+            continue
+        keyword = match.group(1)
+        directive_lines.append(index)
+        continued = line.endswith(b"\\")
+        if keyword in _OPENS:
+            stack.append([index])
+        elif not stack:
+            continue  # an #else or #endif whose #if is outside the text
+        elif keyword in _BRANCHES:
+            stack[-1].append(index)
+        else:
+            group = stack.pop()
+            group.append(index)
+            groups.append(group)
+    for group in stack:  # unterminated: up to the end of the text
+        group.append(len(lines))
+        groups.append(group)
+    if not directive_lines:
+        return data
+    blank = set(directive_lines)
+    first, last = keep
+    for group in groups:
+        branches = list(itertools.pairwise(group))
+        kept = set()
+        for i, (top, bottom) in enumerate(branches):
+            a = lines[top][0]
+            b = lines[bottom][0] if bottom < len(lines) else len(data) + 1
+            if (a < last and first < b) if first < last else a <= first < b:
+                kept.add(i)
+        for i, (top, bottom) in enumerate(branches):
+            if i not in (kept or {0}):
+                blank.update(range(top + 1, bottom))
+    out = bytearray(data)
+    for index in blank:
+        start, end = lines[index]
+        out[start:end] = b" " * (end - start)
+    return bytes(out)
+
+
+def macros(data: bytes) -> bytes:
+    """``data`` with the macro uses tree-sitter cannot expand rewritten (same length): a call
+    alone on its line (without ``;``) blanked, ``OF((int, char *))`` reduced to its parameter
+    list, other calls to the macro's name (``K_SIZE(void *)``, ``"s" ROUND_A()``) unless they
+    open a block, and a macro standing for a declarator's parameters made ``()``."""
+    out = bytearray(data)
+    for match in _CALL.finditer(data):
+        open_paren = match.end() - 1
+        close = _arguments(data, open_paren)
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        if close < 0 or out[match.start()] == 32 or data[line_start:].lstrip()[:1] == b"#":
+            continue  # broken, inside a call already blanked, or a directive's
+        line_end = data.find(b"\n", close)
+        line_end = len(data) if line_end < 0 else line_end
+        rest = data[close:line_end].strip()
+        if not data[line_start : match.start()].strip() and (not rest or rest.startswith(b"//")):
+            out[match.start() : close] = b" " * (close - match.start())
+        elif (
+            data[open_paren + 1 : open_paren + 2] == b"("
+            and _arguments(data, open_paren + 1) == close - 1
+        ):
+            out[match.start() : open_paren + 1] = b" " * (open_paren + 1 - match.start())
+            out[close - 1] = 32
+        elif not re.match(rb"[ \t]*\n?[ \t]*\{", data[close : close + 80]):
+            out[open_paren:close] = b" " * (close - open_paren)
+    return _PARAMS.sub(_params, bytes(out))
+
+
+def normalize(data: bytes, keep: tuple[int, int]) -> bytes:
+    """``data`` (C or C++) as tree-sitter can read it, keeping the preprocessor branches that
+    overlap bytes ``keep`` (see the module's docstring)."""
+    return macros(conditionals(data, keep))
+
+
+def directives(data: bytes, start: int, end: int) -> list[bytes]:
+    """The conditional directive lines (``#if``, ``#elif``...) within bytes ``[start, end)``:
+    :func:`normalize` blanks them, so the check parses them on their own."""
+    first = data.rfind(b"\n", 0, start) + 1
+    return [
+        line
+        for line in data[first:end].split(b"\n")
+        if _DIRECTIVE.match(line) and not line.endswith(b"\\")
+    ]

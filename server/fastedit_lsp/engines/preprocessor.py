@@ -24,6 +24,8 @@ import re
 
 #: A conditional directive and its keyword.
 _DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
+#: The same, found anywhere (a literal ``#`` first: fast), kept when only blanks precede it.
+_DIRECTIVE_ANYWHERE = re.compile(rb"#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
 _OPENS = (b"if", b"ifdef", b"ifndef")
 _BRANCHES = (b"elif", b"elifdef", b"elifndef", b"else")
 
@@ -76,48 +78,28 @@ def _spaces(data: bytes) -> bytes:
     return re.sub(rb"[^\n]", b" ", data)
 
 
-def _params(match: re.Match[bytes]) -> bytes:
-    start, end = match.span(1)
-    offset = match.start(0)
-    whole = match.group(0)
-    return whole[: start - offset] + b"()" + b" " * (end - start - 2) + whole[end - offset :]
-
-
-def _lines(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) byte offsets of each line, the newline excluded."""
-    out = []
-    start = 0
-    while True:
-        end = data.find(b"\n", start)
-        if end < 0:
-            out.append((start, len(data)))
-            return out
-        out.append((start, end))
-        start = end + 1
-
-
 def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
     """``data`` with its conditional directives blanked and, of each group, the branches blanked
     but those overlapping bytes ``keep`` (the edited region: a draft is never blanked away,
     and one written across an ``#else`` keeps both sides), or else the first."""
-    lines = _lines(data)
-    # Each group: the line indexes of its directives (#if, #elif..., #else, #endif).
+    # Each directive: (start, end) of its line(s); each group: its directives' indexes.
+    spans: list[tuple[int, int]] = []
     stack: list[list[int]] = []
     groups: list[list[int]] = []
-    directive_lines: list[int] = []
-    continued = False
-    for index, (start, end) in enumerate(lines):
-        line = data[start:end]
-        if continued:
-            directive_lines.append(index)
-            continued = line.endswith(b"\\")
-            continue
-        match = _DIRECTIVE.match(line)
-        if match is None:
-            continue
+    for match in _DIRECTIVE_ANYWHERE.finditer(data):
+        start = data.rfind(b"\n", 0, match.start()) + 1
+        if data[start : match.start()].strip(b" \t"):
+            continue  # not at the start of its line
+        end = data.find(b"\n", match.end())
+        end = len(data) if end < 0 else end
+        while data[end - 1 : end] == b"\\" and end < len(data):  # continued on the next line
+            following = data.find(b"\n", end + 1)
+            end = len(data) if following < 0 else following
+        if spans and start < spans[-1][1]:
+            continue  # a continuation line already taken
+        spans.append((start, end))
         keyword = match.group(1)
-        directive_lines.append(index)
-        continued = line.endswith(b"\\")
+        index = len(spans) - 1
         if keyword in _OPENS:
             stack.append([index])
         elif not stack:
@@ -128,42 +110,48 @@ def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
             group = stack.pop()
             group.append(index)
             groups.append(group)
-    for group in stack:  # unterminated: up to the end of the text
-        group.append(len(lines))
-        groups.append(group)
-    if not directive_lines:
+    if not spans:
         return data
-    blank = set(directive_lines)
+    spans.append((len(data) + 1, len(data) + 1))  # where unterminated groups end
+    for group in stack:
+        group.append(len(spans) - 1)
+        groups.append(group)
+    blank = list(spans[:-1])
     first, last = keep
     for group in groups:
         branches = list(itertools.pairwise(group))
         kept = set()
         for i, (top, bottom) in enumerate(branches):
-            a = lines[top][0]
-            b = lines[bottom][0] if bottom < len(lines) else len(data) + 1
+            a, b = spans[top][0], spans[bottom][0]
             if (a < last and first < b) if first < last else a <= first < b:
                 kept.add(i)
         for i, (top, bottom) in enumerate(branches):
             if i not in (kept or {0}):
-                blank.update(range(top + 1, bottom))
+                blank.append((spans[top][1], min(spans[bottom][0], len(data))))
     out = bytearray(data)
-    for index in blank:
-        start, end = lines[index]
-        out[start:end] = b" " * (end - start)
+    for start, end in blank:
+        if start < end:
+            out[start:end] = _spaces(data[start:end])
     return bytes(out)
 
 
-def macros(data: bytes) -> bytes:
+def macros(data: bytes, spans: list[tuple[int, int]] | None = None) -> bytes:
     """``data`` with the macro uses tree-sitter cannot expand rewritten (same length): a call
     alone on its line (without ``;``) blanked, ``OF((int, char *))`` reduced to its parameter
     list, other calls to the macro's name (``K_SIZE(void *)``, ``"s" ROUND_A()``) unless they
     open a block, and a macro standing for a declarator's parameters made ``()``."""
     out = bytearray(data)
-    for match in _CALL.finditer(data):
+    within = spans if spans is not None else [(0, len(data))]
+    matches = (m for a, b in within for m in _CALL.finditer(data, a, min(b, len(data))))
+    for match in matches:
         open_paren = match.end() - 1
         close = _arguments(data, open_paren)
         line_start = data.rfind(b"\n", 0, match.start()) + 1
-        if close < 0 or out[match.start()] == 32 or data[line_start:].lstrip()[:1] == b"#":
+        if (
+            close < 0
+            or out[match.start()] == 32
+            or data[line_start : match.start()].lstrip()[:1] == b"#"
+        ):
             continue  # broken, inside a call already blanked, or a directive's
         line_end = data.find(b"\n", close)
         line_end = len(data) if line_end < 0 else line_end
@@ -178,13 +166,21 @@ def macros(data: bytes) -> bytes:
             out[close - 1] = 32
         elif not re.match(rb"[ \t]*\n?[ \t]*\{", data[close : close + 80]):
             out[open_paren:close] = b" " * (close - open_paren)
-    return _PARAMS.sub(_params, bytes(out))
+    data = bytes(out)
+    for a, b in within:
+        for match in _PARAMS.finditer(data, a, min(b, len(data))):
+            start, end = match.span(1)
+            out[start:end] = b"()" + b" " * (end - start - 2)
+    return bytes(out)
 
 
-def normalize(data: bytes, keep: tuple[int, int]) -> bytes:
+def normalize(
+    data: bytes, keep: tuple[int, int], spans: list[tuple[int, int]] | None = None
+) -> bytes:
     """``data`` (C or C++) as tree-sitter can read it, keeping the preprocessor branches that
-    overlap bytes ``keep`` (see the module's docstring)."""
-    return macros(conditionals(data, keep))
+    overlap bytes ``keep`` (see the module's docstring); macro uses only within ``spans`` if
+    given (the parts the parse reads)."""
+    return macros(conditionals(data, keep), spans)
 
 
 def directives(data: bytes, start: int, end: int) -> list[bytes]:

@@ -60,6 +60,33 @@ CASES = {
         "    DEFINE_CONSTANT_INTEGER(exports, SQLITE_LIMIT_LIKE, LIMIT_LIKE\n"
         "    DEFINE_CONSTANT_INTEGER(exports, SQLITE_LIMIT_VARIABLE, LIMIT_VARIABLE)\n",
     ),
+    "attribute macros on the line after the declarator (glibc)": (
+        "c",
+        "extern int pthread_attr_getscope (const pthread_attr_t *__attr, int *__scope)\n"
+        "     __THROW __nonnull ((1, 2));\n\n@@DRAFT@@\n"
+        "extern int pthread_attr_getstack (const pthread_attr_t *__attr)\n     __THROW;\n",
+        "extern int pthread_attr_setscope (pthread_attr_t *__attr, int __scope)\n"
+        "     __THROW __nonnull ((1));\n",
+        "extern int pthread_attr_setscope (pthread_attr_t *__attr, int __scope\n"
+        "     __THROW __nonnull ((1));\n",
+    ),
+    "a #define between enumerators": (
+        "c",
+        "enum\n{\n  MM_NOTOK = -1,\n#define MM_NOTOK MM_NOTOK\n  MM_OK = 0,\n@@DRAFT@@"
+        "  MM_NOCON = 4\n#define MM_NOCON MM_NOCON\n};\n",
+        "#define MM_OK MM_OK\n  MM_NOMSG = 1,\n#define MM_NOMSG MM_NOMSG\n",
+        "#define MM_OK MM_OK\n  MM_NOMSG = (1,\n#define MM_NOMSG MM_NOMSG\n",
+    ),
+    "specifier macros before a declaration (libstdc++)": (
+        "cpp",
+        "namespace std _GLIBCXX_VISIBILITY(default)\n{\n  template<typename _Alloc>\n"
+        "    _GLIBCXX14_CONSTEXPR inline void\n    __alloc_on_move(_Alloc& __one) { }\n\n"
+        "@@DRAFT@@\n  template<typename _Tp>\n    _GLIBCXX20_CONSTEXPR void f(_Tp) { }\n}\n",
+        "  template<typename _Alloc>\n    _GLIBCXX14_CONSTEXPR inline void\n"
+        "    __alloc_on_copy(_Alloc& __one, const _Alloc& __two)\n    { __one = __two; }\n",
+        "  template<typename _Alloc>\n    _GLIBCXX14_CONSTEXPR inline void\n"
+        "    __alloc_on_copy(_Alloc& __one, const _Alloc& __two)\n    { __one = __two; \n",
+    ),
 }
 
 

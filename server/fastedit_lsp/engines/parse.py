@@ -659,7 +659,7 @@ def _preprocessed(
     s, e, new_end = region
     for line in preprocessor.directives(after.data, s, new_end):
         # Blanked by the normalization: a conditional of the draft is checked on its own.
-        if Parsed(before.language, "", source=line + b"\n#endif\n", data=b"").has_errors:
+        if Parsed(before.language, "", source=line, data=b"").has_errors:
             return verdict
     if scope is None:
         source = preprocessor.normalize(after.source, (s, new_end))

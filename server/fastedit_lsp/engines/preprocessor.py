@@ -9,9 +9,13 @@ between string literals). :func:`normalize` rewrites such text, byte for byte th
 
 - every conditional directive line is blanked, and of each group only the branches overlapping
   the edited region are kept (so a draft is never blanked away), else the first;
+- the other directive lines (``#define`` between enumerators...) are blanked; the check parses
+  a draft's directives on their own;
 - the function-like uses of macro-like names (upper case) lose their arguments, or vanish when
-  they are a statement on their own line, and a macro between a declarator and its body or
-  ``;`` becomes ``()``.
+  they are a statement on their own line or name a namespace's visibility, a macro between a
+  declarator and its body or ``;`` becomes ``()``, attribute macros after a declarator's ``)``
+  (``__THROW __nonnull ((1))``, on the next lines too) vanish, and so do specifier macros before
+  a name (``_GLIBCXX20_CONSTEXPR void f``).
 
 The parse check (``engines.parse``) compares the document before the job and the draft's
 document in this form only when the plain comparison fails, both texts normalized alike.
@@ -24,15 +28,24 @@ import re
 
 #: A conditional directive and its keyword.
 _DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
-#: The same, found anywhere (a literal ``#`` first: fast), kept when only blanks precede it.
-_DIRECTIVE_ANYWHERE = re.compile(rb"#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
+#: Any directive, found anywhere (a literal ``#`` first: fast), kept when only blanks precede
+#: it: the conditional ones make groups, the others (``#define`` in an ``enum``...) are blanked.
+_DIRECTIVE_ANYWHERE = re.compile(
+    rb"#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif|define|undef|include_next"
+    rb"|include|pragma|error|warning|line)\b"
+)
+_CONDITIONALS = (b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef", b"else", b"endif")
+_OTHER_DIRECTIVE = re.compile(
+    rb"[ \t]*#[ \t]*(define|undef|include_next|include|pragma|error|warning|line)\b"
+)
 _OPENS = (b"if", b"ifdef", b"ifndef")
 _BRANCHES = (b"elif", b"elifdef", b"elifndef", b"else")
 
 #: A macro-like name: upper case (``K_SIZE``, ``OF``, ``DEFINE_CONSTANT_INTEGER``) or reserved.
 _NAME = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Z0-9_]+)"
-#: A macro-like name called (its arguments are matched by :func:`_arguments`).
-_CALL = re.compile(rb"\b" + _NAME + rb"[ \t]*\(")
+#: A macro-like name called (its arguments are matched by :func:`_arguments`): all upper case
+#: (``__alloc_on_copy(a, b)`` is a function).
+_CALL = re.compile(rb"\b_{0,2}[A-Z][A-Z0-9_]+[ \t]*\(")
 #: A top-level declarator followed by a macro standing for its parameters
 #: (``base64_encode BASE64_ENC_PARAMS`` then ``{``).
 _PARAMS = re.compile(
@@ -40,6 +53,17 @@ _PARAMS = re.compile(
     + _NAME
     + rb")(?=[ \t]*(?:;|\n?[ \t]*\{))",
     re.M,
+)
+#: Balanced arguments, three levels deep, over lines (``__nonnull ((1, 2))``).
+_ARGS = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+#: Attribute macros after a declarator's ``)``, on its line or the next ones, up to its ``;``,
+#: ``{``, ``,`` or ``=`` (``__THROW __nonnull ((1)) __wur;``).
+_ATTRIBUTES = re.compile(rb"\)((?:\s*\b" + _NAME + rb"\b(?:\s*" + _ARGS + rb")?)+)(?=\s*[;{,=])")
+#: A specifier macro: upper case with an underscore (``_GLIBCXX20_CONSTEXPR``,
+#: ``NCURSES_CXX_IMPEXP``) before a name, and not called.
+_SPECIFIER = re.compile(
+    rb"(?<![\w#])(?<!struct )(?<!union )(?<!enum )(?<!class )(?<!typedef )"
+    rb"((?:_{1,2}[A-Z][A-Z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+))\b(?=[ \t\n]+[A-Za-z_])"
 )
 _CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
 _QUOTES = (ord('"'), ord("'"))
@@ -84,6 +108,8 @@ def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
     and one written across an ``#else`` keeps both sides), or else the first."""
     # Each directive: (start, end) of its line(s); each group: its directives' indexes.
     spans: list[tuple[int, int]] = []
+    others: list[tuple[int, int]] = []
+    taken = 0
     stack: list[list[int]] = []
     groups: list[list[int]] = []
     for match in _DIRECTIVE_ANYWHERE.finditer(data):
@@ -95,10 +121,14 @@ def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
         while data[end - 1 : end] == b"\\" and end < len(data):  # continued on the next line
             following = data.find(b"\n", end + 1)
             end = len(data) if following < 0 else following
-        if spans and start < spans[-1][1]:
+        if start < taken:
             continue  # a continuation line already taken
-        spans.append((start, end))
+        taken = end
         keyword = match.group(1)
+        if keyword not in _CONDITIONALS:
+            others.append((start, end))
+            continue
+        spans.append((start, end))
         index = len(spans) - 1
         if keyword in _OPENS:
             stack.append([index])
@@ -110,13 +140,13 @@ def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
             group = stack.pop()
             group.append(index)
             groups.append(group)
-    if not spans:
+    if not spans and not others:
         return data
     spans.append((len(data) + 1, len(data) + 1))  # where unterminated groups end
     for group in stack:
         group.append(len(spans) - 1)
         groups.append(group)
-    blank = list(spans[:-1])
+    blank = spans[:-1] + others
     first, last = keep
     for group in groups:
         branches = list(itertools.pairwise(group))
@@ -140,8 +170,18 @@ def macros(data: bytes, spans: list[tuple[int, int]] | None = None) -> bytes:
     alone on its line (without ``;``) blanked, ``OF((int, char *))`` reduced to its parameter
     list, other calls to the macro's name (``K_SIZE(void *)``, ``"s" ROUND_A()``) unless they
     open a block, and a macro standing for a declarator's parameters made ``()``."""
-    out = bytearray(data)
     within = spans if spans is not None else [(0, len(data))]
+    out = bytearray(data)
+    for a, b in within:
+        for match in _ATTRIBUTES.finditer(data, a, min(b, len(data))):
+            start, end = match.span(1)
+            out[start:end] = _spaces(data[start:end])
+        for match in _SPECIFIER.finditer(data, a, min(b, len(data))):
+            line = data.rfind(b"\n", 0, match.start()) + 1
+            if data[line : match.start()].lstrip()[:1] != b"#":
+                start, end = match.span(1)
+                out[start:end] = b" " * (end - start)
+    data = bytes(out)
     matches = (m for a, b in within for m in _CALL.finditer(data, a, min(b, len(data))))
     for match in matches:
         open_paren = match.end() - 1
@@ -156,7 +196,8 @@ def macros(data: bytes, spans: list[tuple[int, int]] | None = None) -> bytes:
         line_end = data.find(b"\n", close)
         line_end = len(data) if line_end < 0 else line_end
         rest = data[close:line_end].strip()
-        if not data[line_start : match.start()].strip() and (not rest or rest.startswith(b"//")):
+        lead = data[line_start : match.start()].strip()
+        if (not lead and (not rest or rest.startswith(b"//"))) or lead.startswith(b"namespace"):
             out[match.start() : close] = b" " * (close - match.start())
         elif (
             data[open_paren + 1 : open_paren + 2] == b"("
@@ -184,11 +225,14 @@ def normalize(
 
 
 def directives(data: bytes, start: int, end: int) -> list[bytes]:
-    """The conditional directive lines (``#if``, ``#elif``...) within bytes ``[start, end)``:
-    :func:`normalize` blanks them, so the check parses them on their own."""
+    """The directive lines within bytes ``[start, end)``, a conditional one closed by an
+    ``#endif``: :func:`normalize` blanks them, so the check parses each on its own."""
     first = data.rfind(b"\n", 0, start) + 1
-    return [
-        line
-        for line in data[first:end].split(b"\n")
-        if _DIRECTIVE.match(line) and not line.endswith(b"\\")
-    ]
+    out = []
+    for line in data[first:end].split(b"\n"):
+        match = _DIRECTIVE.match(line) or _OTHER_DIRECTIVE.match(line)
+        if match is None or line.endswith(b"\\"):
+            continue
+        opens = match.group(1) in _OPENS
+        out.append(line + b"\n#endif\n" if opens else line + b"\n")
+    return out

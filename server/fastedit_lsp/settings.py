@@ -14,6 +14,7 @@ settings the user did not set).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 else:
     #: A built-in action's kind: the registry's list (``routing.fastKinds`` may name them).
     ActionKind = Literal[BUILTIN_KINDS]
-ProfileName = Literal["fast", "standard"]
+ProfileName = Literal["fast", "standard", "apply"]
 Route = Literal["fast", "standard", "local"]
 Layer = Literal["default", "file", "env", "init", "client"]
 #: How a completion asks for fill-in-the-middle: ``chat`` or one of ``backends.fim.FimKind``.
@@ -67,7 +68,7 @@ class ProfileSettings(_Model):
 
     provider: Provider | None = Field(
         None,
-        description="cerebras, groq, openai, openrouter, ollama, llamacpp, vllm, "
+        description="cerebras, groq, openai, openrouter, ollama, llamacpp, vllm, morph, relace, "
         "openai-compatible or local. Unset: openai-compatible when baseUrl is set, else local. "
         "Not read from workspace/configuration.",
     )
@@ -123,9 +124,37 @@ class StandardProfileSettings(ProfileSettings):
     )
 
 
+class ApplyProfileSettings(ProfileSettings):
+    """The profile that merges a plan into the selection (``editSelection.plan``); unset (no
+    provider, no baseUrl): the fast profile does it, with this profile's ``maxTokens``."""
+
+    provider: Provider | None = Field(
+        None,
+        description="As for the other profiles (morph and relace are apply models). Unset, with "
+        "baseUrl unset too: the fast profile merges plans (with this maxTokens). Not read from "
+        "workspace/configuration.",
+    )
+    max_tokens: int = Field(4096, ge=1, le=32768, description="Output cap sent with each request.")
+
+
 class ProfilesSettings(_Model):
     fast: FastProfileSettings = FastProfileSettings()
     standard: StandardProfileSettings = StandardProfileSettings()
+    apply: ApplyProfileSettings = ApplyProfileSettings()
+
+
+class EditSelectionSettings(_Model):
+    """Plan and apply: the standard model writes the changes, a fast model merges them."""
+
+    plan: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Plan and apply an edit selection: the standard profile writes a short update "
+        "with `... existing code ...` markers, the apply profile merges it into the selection. "
+        "auto: for selections of planMinLines lines or more. In auto and standard mode only.",
+    )
+    plan_min_lines: int = Field(
+        60, ge=1, le=100000, description="plan auto: plan selections of at least this many lines."
+    )
 
 
 class RoutingSettings(_Model):
@@ -285,6 +314,7 @@ class Settings(_Model):
         "function|file, route: fast|standard|auto, verify: parse|none}], offered as code actions "
         "and run by fastedit.run (presets: docstring, typeHints).",
     )
+    edit_selection: EditSelectionSettings = EditSelectionSettings()
     review: Literal["off", "hunks"] = Field(
         "off",
         description="hunks: highlight a rewrite's changed hunks (hint diagnostics) until Keep all "
@@ -301,7 +331,7 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if mode := environ.get("FASTEDIT_MODE"):
         out["mode"] = mode
-    for profile in ("fast", "standard"):
+    for profile in ("fast", "standard", "apply"):
         upper = profile.upper()
         values = {
             "provider": environ.get(f"FASTEDIT_{upper}_PROVIDER"),
@@ -528,12 +558,26 @@ class ResolvedProfile:
     def is_local(self) -> bool:
         return self.provider == "local"
 
+    @property
+    def apply_format(self) -> bool:
+        """An apply model's provider (morph, relace): plans are merged in its format."""
+        return PRESETS[self.provider].apply_format
+
 
 def resolve_profile(
     name: ProfileName, settings: Settings, environ: Mapping[str, str]
 ) -> ResolvedProfile:
-    """Decide provider, URL and key for a profile; a profile that cannot reach a model is local."""
+    """Decide provider, URL and key for a profile; a profile that cannot reach a model is local.
+
+    ``apply`` without a provider and a baseUrl is the fast profile (its ``name`` says so) with
+    ``profiles.apply.maxTokens``: a merge is as long as the selection, which the fast profile's
+    cap (sized for completions) would cut.
+    """
     profile: ProfileSettings = getattr(settings.profiles, name)
+    if name == "apply" and profile.provider is None and profile.base_url is None:
+        fast = resolve_profile("fast", settings, environ)
+        capped = fast.settings.model_copy(update={"max_tokens": profile.max_tokens})
+        return dataclasses.replace(fast, settings=capped)
     provider: Provider | None = profile.provider
     if provider is None:
         provider = "openai-compatible" if profile.base_url else None

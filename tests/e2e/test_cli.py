@@ -339,6 +339,44 @@ def test_stdin_that_is_a_file_is_read_too(tmp_path: Path) -> None:
     assert b'"name": "fastedit-lsp"' in out.stdout
 
 
+@pytest.mark.parametrize("round_", range(6))
+async def test_exit_right_after_opening_files_in_a_git_repository_ends_the_process(
+    tmp_path: Path, round_: int
+) -> None:
+    # Each opened file starts a git check; exit cancels the ones still starting. On Python 3.11
+    # a cancelled asyncio subprocess that was still starting never returned, and the server
+    # hung in its exit (half of such sessions).
+    git = await asyncio.create_subprocess_exec("git", "init", "-q", str(tmp_path))
+    assert await git.wait() == 0
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "fastedit_lsp"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=hermetic_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    reader, writer = proc.stdout, proc.stdin
+
+    def send(message: dict[str, Any]) -> None:
+        writer.write(frame({"jsonrpc": "2.0", **message}))
+
+    async def answer(msg_id: int) -> None:
+        while (await asyncio.wait_for(read_message(reader), 30)).get("id") != msg_id:
+            pass
+
+    params = {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}
+    send({"id": 1, "method": "initialize", "params": params})
+    await answer(1)
+    send({"method": "initialized", "params": {}})
+    for n in range(10):
+        item = {"uri": (tmp_path / f"m{n}.py").as_uri(), "languageId": "python", "version": 1}
+        send({"method": "textDocument/didOpen", "params": {"textDocument": {**item, "text": ""}}})
+    send({"id": 2, "method": "shutdown"})
+    await answer(2)
+    send({"method": "exit"})
+    assert await asyncio.wait_for(proc.wait(), 60) == 0
+
+
 def test_bench_rewrite_compares_retyping_minimal_diff_and_prediction() -> None:
     out = subprocess.run(
         ["fastedit-lsp", "bench", "--rewrite", "--runs", "1"],

@@ -133,6 +133,57 @@ async def test_an_added_argument_is_carried_to_the_next_call_through_fastedit_ne
     assert status["nextEdit"]["accepted"] == 1 and status["nextEdit"]["shown"] == 1
 
 
+GO_SOURCE = """package stats
+
+// total sums xs: count is what it returns.
+func total(xs []int) int {
+\tcount := 0
+\tfor _, x := range xs {
+\t\tcount += x // add x to count
+\t}
+\tlog.Printf("count=%d", count)
+\treturn count
+}
+
+func other(ys []int) int {
+\tcount := len(ys)
+\treturn count
+}
+"""
+
+
+async def test_a_go_rename_is_carried_in_its_function_from_the_syntax_tree(
+    offline: Editor, tmp_path: Path
+) -> None:
+    """Not to the other function's own ``count``, nor into the comment or the string."""
+    uri = _uri(tmp_path / "stats.go")
+    offline.open(uri, GO_SOURCE, language_id="go")
+    _retype(offline, uri, 4, 1, 6, "sum")  # count := 0 -> sum := 0
+    offline.flush()
+    here = {"line": 4, "character": 4}
+    starts = []
+    for _ in range(5):
+        answer = await offline.command("fastedit.nextEdit", {"uri": uri, "position": here})
+        if not answer["edits"]:
+            break
+        (edit,) = answer["edits"]
+        assert edit["text"] == "sum"
+        assert edit["textDocument"] == {"uri": uri, "version": offline.docs[uri].version}
+        _accept(offline, uri, edit)
+        await offline.command("fastedit.acceptNextEdit", edit["command"]["arguments"][0])
+        offline.flush()
+        here = edit["range"]["start"]
+        starts.append((here["line"], here["character"]))
+    assert starts == [(6, 2), (8, 24), (9, 8)]
+    text = offline.text(uri)
+    assert "\t\tsum += x // add x to count\n" in text
+    assert '\tlog.Printf("count=%d", sum)\n\treturn sum\n' in text
+    assert "\tcount := len(ys)\n\treturn count\n" in text
+    assert "// total sums xs: count is what it returns." in text
+    status = await offline.command("fastedit.status")
+    assert status["nextEdit"]["accepted"] == 3 and status["nextEdit"]["last"]["kind"] == "rename"
+
+
 async def test_a_suggestion_for_a_stale_version_is_not_made(
     offline: Editor, tmp_path: Path
 ) -> None:

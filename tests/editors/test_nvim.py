@@ -387,6 +387,7 @@ io.stdout:write(table.concat(lines, '\\n'))
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     for tag in ["fastedit", "fastedit-keys", "fastedit-undo", ":FasteditToggle", ":FasteditMode"]:
         assert tag in tags
+    assert {"fastedit-ghost-text", ":FasteditGhostText"} <= tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
 
 
@@ -410,6 +411,9 @@ def test_ai_completion_items_appear_in_the_popup_menu(
         "filetypes": ["python"],
         # Long enough for the stub's answer on a loaded machine.
         "settings": {"completionDeadlineMs": 20000, "completionItemsWaitMs": 20000},
+        # Without the plugin's ghost text (on by default on 0.11) the server sends its AI
+        # suggestion as a completion item.
+        "ghost_text": False,
     }
     session = nvim_session.start(nvim_path, workdir, setup)
     try:

@@ -151,10 +151,15 @@ def nvim_path() -> str:
 
 @contextmanager
 def _terminal(
-    nvim_path: str, tmp_path: Path, stub: StubModelServer | None, *files: tuple[str, str]
+    nvim_path: str,
+    tmp_path: Path,
+    stub: StubModelServer | None,
+    *files: tuple[str, str],
+    config_file: str | None = None,
 ) -> Iterator[tuple[Terminal, Path]]:
     """A new user's Neovim in tmux on ``files`` (the first one shown): fresh XDG directories,
-    the README's init.lua, ``fastedit-lsp`` on PATH; the stub model, or no model at all."""
+    the README's init.lua, ``fastedit-lsp`` on PATH; the stub model, or no model at all;
+    ``config_file``: the text of a ``FASTEDIT_CONFIG`` file."""
     config = tmp_path / "config"
     (config / "nvim").mkdir(parents=True)
     (config / "nvim" / "init.lua").write_text(INIT % nvim_session.PLUGIN)
@@ -182,6 +187,9 @@ def _terminal(
             FASTEDIT_STANDARD_BASE_URL=stub.base_url,
             FASTEDIT_STANDARD_MODEL="stub-strong",
         )
+    if config_file is not None:
+        (tmp_path / "fastedit.toml").write_text(config_file)
+        env.update(FASTEDIT_CONFIG=str(tmp_path / "fastedit.toml"))
     terminal = Terminal(tmp_path / "tmux.sock", env)
     terminal.start(project, nvim_path, files[0][0])
     try:
@@ -291,3 +299,39 @@ def test_a_session_with_a_model_streams_cancels_reverts_and_edits_without_a_prom
         terminal.type("u")
         terminal.wait_for("    return a + b")
         assert "int(a)" not in terminal.screen()
+
+
+def test_ghost_text_shows_on_the_screen_and_its_accept_word_key_inserts_one_word(
+    nvim_path: str, tmp_path: Path, stub: StubModelServer
+) -> None:
+    # Long enough for the stub's whole answer on a loaded machine (the default deadline shows
+    # what has arrived after one second).
+    config = "[fastedit]\ncompletionDeadlineMs = 20000\n"
+    calc = CALC.replace("    return \n", "    \n")
+    with _terminal(nvim_path, tmp_path, stub, ("calc.py", calc), config_file=config) as (
+        terminal,
+        _project,
+    ):
+        stub.default = Answer(text="urn a + b  # the sum\n")
+        terminal.type("2GAret")
+        # A pause in typing: the suggestion shows after the typed text, on the screen only.
+        terminal.wait(
+            lambda s: re.search(r"^    return a \+ b  # the sum\s*$", s, re.M) is not None,
+            "the ghost text",
+        )
+        assert "-- INSERT --" in terminal.screen()
+        # Told apart from the buffer's text: grey (256-colour 244) without 'termguicolors'.
+        colours = terminal.tmux("capture-pane", "-p", "-e", "-t", "nvim").split("\n")[1]
+        assert "\x1b[38;5;244murn a + b  # the sum" in colours, repr(colours)
+        # The default accept-word key (<M-w>), as a terminal sends it.
+        terminal.press("M-w")
+        # Leaving Insert mode clears the rest: only the accepted word stays in the buffer.
+        terminal.press("Escape")
+        terminal.wait(
+            lambda s: re.search(r"^    return\s*$", s, re.M) is not None and "# the sum" not in s,
+            "the accepted word, the rest gone",
+        )
+        terminal.type(":w")
+        terminal.press("Enter")
+        terminal.wait_for("written")
+        assert (_project / "calc.py").read_text().split("\n")[1] == "    return"

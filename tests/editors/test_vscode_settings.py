@@ -61,7 +61,7 @@ def test_key_routing_and_code_running_settings_are_machine_scoped() -> None:
     machine = {key for key, schema in declared.items() if schema.get("scope") == "machine"}
     routing = {
         f"fastedit.profiles.{profile}.{name}"
-        for profile in ("fast", "standard")
+        for profile in ("fast", "standard", "apply")
         for name in KEY_ROUTING
     }
     assert machine == routing | {

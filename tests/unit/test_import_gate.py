@@ -93,3 +93,16 @@ async def test_a_cancelled_import_frees_its_thread_although_the_server_stays_bus
     # asyncio.run joins the worker threads when the loop ends: the waiting one must return.
     await asyncio.wait_for(asyncio.get_running_loop().shutdown_default_executor(), 30)
     assert task.cancelled() and loaded == []
+
+
+async def test_imports_waiting_for_an_idle_server_leave_the_worker_threads_free() -> None:
+    # Twenty documents opened during a job queue twenty grammar loads: the job's own work in
+    # the default executor (resolving the model's host, git) must still get a thread.
+    gate = ImportGate(lambda: True)
+    waiting = [asyncio.ensure_future(gate.run(lambda: None)) for _ in range(20)]
+    await asyncio.sleep(0)
+    assert await asyncio.wait_for(asyncio.to_thread(lambda: "resolved"), 30) == "resolved"
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    assert gate.own == set()

@@ -166,3 +166,45 @@ def test_a_jobs_echoed_edit_is_reported_as_its_own() -> None:
     echoed = apply_change(document, [(tracker, True)], Change(edit.start, edit.end, edit.text))
     typed = apply_change(document, [(tracker, True)], Change(Point(0, 0), Point(0, 0), "#"))
     assert (echoed, typed) == (True, False)
+
+
+def test_a_docstrings_lines_are_followed_without_tokenizing_them_as_the_tokenizer_would() -> None:
+    """``string_state`` (the rename scan's shortcut) says what ``scan_row`` says, on every line of
+    installed modules, from outside a string and from inside each kind of triple quote."""
+    import sysconfig
+    from pathlib import Path
+
+    from fastedit_lsp.engines.next_edit.tokens import scan_row, string_state
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    checked = 0
+    for name in ("inspect.py", "pydoc.py", "textwrap.py", "doctest.py"):
+        for line in (stdlib / name).read_text(encoding="utf-8").split("\n"):
+            for quote in (None, '"""', "'''"):
+                offset, _, state = scan_row(line, quote)
+                assert string_state(line, quote) == (offset, state), (line, quote)
+                checked += 1
+    assert checked > 10_000
+
+
+def test_a_rename_outside_a_function_skips_a_docstrings_example_then_stops_at_a_new_name() -> None:
+    text = (
+        "limit = 10\n"
+        '"""Module notes.\n'
+        "\n"
+        "    limit = 3  # an example, in a string\n"
+        '"""\n'
+        "total = limit * 2\n"
+        "cap = limit\n"
+    )
+    editor = Editor(text)
+    editor.type(0, 0, 5, "bound")
+    p = editor.next()
+    assert p is not None and (p.start, p.text) == (Point(5, 8), "bound")
+    editor.apply(p)
+    p = editor.next()
+    assert p is not None and p.start == Point(6, 6)
+    # "cap" renamed to a name used elsewhere already: another variable, no rename.
+    other = Editor("cap = 1\nlimit = 2\nprint(cap, limit)\n")
+    other.type(0, 0, 3, "limit")
+    assert other.next() is None

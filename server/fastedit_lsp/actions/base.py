@@ -47,6 +47,8 @@ class CommandInput:
     #: Error diagnostics the editor reported in range (routing).
     diagnostics: int = 0
     instruction: str = ""
+    #: Edit selection's ``plan`` argument (auto, on, off); None: the setting decides.
+    plan: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,30 @@ offers = no_offers
 
 def start(document: Document, command: CommandInput) -> Start:
     """The selection, with the instruction."""
-    inputs = InstructionInputs(diagnostics=command.diagnostics, instruction=command.instruction)
+    inputs = InstructionInputs(
+        diagnostics=command.diagnostics, instruction=command.instruction, plan=command.plan
+    )
     return Start(command.start, command.end, inputs)
+
+
+def user_message(ctx: CursorContext, instruction: str, reply: str) -> str:
+    """The file excerpt, the selection and the instruction, then what to reply with."""
+    language = ctx.language_id or "text"
+    return (
+        f"File: {ctx.path} (language: {language})\n"
+        f"Code before the selection:\n```{language}\n{ctx.prefix}\n```\n"
+        f"Selection:\n```{language}\n{ctx.selection}\n```\n"
+        f"Code after the selection:\n```{language}\n{ctx.suffix}\n```\n"
+        f"Instruction: {instruction}\n"
+        f"{reply}"
+    )
 
 
 def request(
     ctx: CursorContext, instruction: str, *, max_tokens: int, temperature: float
 ) -> ChatRequest:
     """The chat request for rewriting the selection."""
-    language = ctx.language_id or "text"
-    user = (
-        f"File: {ctx.path} (language: {language})\n"
-        f"Code before the selection:\n```{language}\n{ctx.prefix}\n```\n"
-        f"Selection:\n```{language}\n{ctx.selection}\n```\n"
-        f"Code after the selection:\n```{language}\n{ctx.suffix}\n```\n"
-        f"Instruction: {instruction}\n"
-        "Reply with the replacement for the selection only."
-    )
+    user = user_message(ctx, instruction, "Reply with the replacement for the selection only.")
     # A rewrite is about as long as the selection; leave room for growth, stay tight.
     budget = min(max_tokens, max(64, len(ctx.selection) // 2 + 256))
     return ChatRequest(

@@ -17,6 +17,8 @@ Provider = Literal[
     "ollama",
     "llamacpp",
     "vllm",
+    "morph",
+    "relace",
     "openai-compatible",
     "local",
 ]
@@ -29,6 +31,8 @@ PROVIDERS: tuple[Provider, ...] = (
     "ollama",
     "llamacpp",
     "vllm",
+    "morph",
+    "relace",
     "openai-compatible",
     "local",
 )
@@ -45,6 +49,8 @@ class Preset:
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     #: Whether the server understands ``stream_options: {include_usage: true}``.
     usage_in_stream: bool = True
+    #: An apply model: a plan's merge is asked in its ``<instruction><code><update>`` format.
+    apply_format: bool = False
 
 
 _MCT: Literal["max_completion_tokens"] = "max_completion_tokens"
@@ -57,6 +63,12 @@ PRESETS: dict[Provider, Preset] = {
     "ollama": Preset("http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", False),
     "llamacpp": Preset("http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", False),
     "vllm": Preset("http://127.0.0.1:8000/v1", "VLLM_API_KEY", False),
+    # Apply models (``profiles.apply``): they take ``<instruction><code><update>`` in one user
+    # message and answer the merged code.
+    "morph": Preset("https://api.morphllm.com/v1", "MORPH_API_KEY", True, apply_format=True),
+    "relace": Preset(
+        "https://instantapply.endpoint.relace.run/v1", "RELACE_API_KEY", True, apply_format=True
+    ),
     "openai-compatible": Preset(None, None, False),
     "local": Preset(None, None, False),
 }

@@ -136,6 +136,11 @@ class Document:
         """Content of line ``index`` without its terminator."""
         return content_of(self._lines[index])
 
+    def raw_lines(self, start: int, stop: int) -> list[str]:
+        """Lines ``start..stop`` as stored, with their terminators: a slice (the next-edit
+        engine scans hundreds of lines per suggestion, and only some need their content)."""
+        return self._lines[start:stop]
+
     @property
     def end(self) -> Point:
         return Point(len(self._lines) - 1, len(content_of(self._lines[-1])))

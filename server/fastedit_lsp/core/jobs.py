@@ -53,6 +53,8 @@ class InstructionInputs(Inputs):
     """Inputs of an action that follows the user's instruction (edit selection)."""
 
     instruction: str = ""
+    #: The command's ``plan`` (plan and apply: auto, on, off); None: the setting decides.
+    plan: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ class Attempt:
     verification: dict[str, Any] | None = None
     #: Why the attempt gave way (a failover), when it did.
     error: str | None = None
+    #: Plan and apply: ``plan`` (the standard model's update) or ``apply`` (its merge).
+    stage: str | None = None
+    #: How long the stage took, and why it ran (or what became of it).
+    elapsed_ms: float | None = None
+    why: str | None = None
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -104,6 +111,8 @@ class Attempt:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.stage is not None:
+            out |= {"stage": self.stage, "elapsedMs": self.elapsed_ms, "why": self.why}
         return out
 
 

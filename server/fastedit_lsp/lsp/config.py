@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from ..settings import Mode, Resolved, ResolvedProfile
+    from ..settings import Mode, ProfileName, Resolved, ResolvedProfile
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,10 @@ class Config:
         """A profile resolved against the current settings and the environment."""
         from ..settings import resolve_profile
 
-        resolved = resolve_profile(
-            "fast" if name == "fast" else "standard", self.resolved.settings, self.environ
+        profile: ProfileName = (
+            "fast" if name == "fast" else "apply" if name == "apply" else "standard"
         )
+        resolved = resolve_profile(profile, self.resolved.settings, self.environ)
         if announce and resolved.fallback_reason and name not in self._announced:
             self._announced.add(name)
             self._show(

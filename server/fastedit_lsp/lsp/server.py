@@ -210,16 +210,18 @@ class FasteditServer(PatchedLanguageServer):
 
         config = self.config
         profiles = {}
-        names: tuple[ProfileName, ...] = ("fast", "standard")
+        names: tuple[ProfileName, ...] = ("fast", "standard", "apply")
         for name in names:
             p = resolve_profile(name, config.resolved.settings, config.environ)
             profiles[name] = {
                 "provider": p.provider,
                 "model": p.model
-                or self.backends.discovered.get(name)
+                or self.backends.discovered.get(p.name)
                 or ("offline" if p.is_local else None),
                 "baseUrl": p.base_url,
-                "note": p.fallback_reason,
+                # An unset apply profile is the fast one.
+                "note": p.fallback_reason
+                or ("profiles.apply unset: the fast profile" if p.name != name else None),
             }
         now = time.monotonic()
         return {

@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from .server import FasteditServer
@@ -86,6 +86,8 @@ class ImportGate:
         self._busy = busy
         #: Background imports queued or running (counted on the event loop).
         self._pending = 0
+        #: One background import at a time.
+        self._turn = asyncio.Lock()
         #: The tasks running background imports, or waiting for them (they do not make the
         #: server busy).
         self.own: set[asyncio.Task[Any]] = set()
@@ -114,35 +116,37 @@ class ImportGate:
             self.own.discard(task)
 
     async def run(self, load: Callable[[], T]) -> T:
-        """Run ``load`` (which imports) in a worker thread, once the server is idle."""
+        """Run ``load`` (which imports) in a worker thread, once the server is idle.
+
+        The wait is the event loop's, and one background import at a time takes a thread: the
+        default executor's threads also resolve hosts and run git for jobs (waiting imports
+        that held them all once stalled every job's connect and git check).
+        """
         task = asyncio.current_task()
         if task is not None:
             self.own.add(task)
         self._pending += 1
-        given_up = threading.Event()
         try:
-            return await asyncio.to_thread(self._when_idle, load, given_up)
-        except BaseException:
-            # Cancelled (the server exits: the loop cancels its tasks, then joins the worker
-            # threads): the thread must not wait on for an idle server that never comes.
-            given_up.set()
-            raise
+            async with self._turn:
+                while True:
+                    # A job or request under way imports what it needs itself; a thread
+                    # importing beside it would also compete for the GIL (on a loaded machine
+                    # the first job then waited for the whole warm-up).
+                    if not self._busy():
+                        ran, value = await asyncio.to_thread(self._if_idle, load)
+                        if ran:
+                            return cast(T, value)
+                    await asyncio.sleep(YIELD_SECONDS)
         finally:
             self._pending -= 1
             if task is not None:
                 self.own.discard(task)
 
-    def _when_idle(self, load: Callable[[], T], given_up: threading.Event) -> T:
-        while True:
-            # A job or request under way imports what it needs itself; a thread importing
-            # beside it would also compete for the GIL (on a loaded machine the first job then
-            # waited for the whole warm-up).
-            while self._busy():
-                if given_up.wait(YIELD_SECONDS):
-                    raise asyncio.CancelledError
-            with self._lock:
-                if not self._busy():
-                    return load()
+    def _if_idle(self, load: Callable[[], T]) -> tuple[bool, T | None]:
+        with self._lock:
+            if self._busy():  # something started meanwhile: wait again
+                return False, None
+            return True, load()
 
 
 def _http_client() -> Any:

@@ -70,6 +70,9 @@ def _safe_split(text: str) -> int:
 class EditSession:
     """Stream text into one job's region of one document."""
 
+    #: Edits the job made before this session (an earlier attempt's), for its ``metrics.edits``.
+    edits_before = 0
+
     def __init__(
         self,
         document: Document,

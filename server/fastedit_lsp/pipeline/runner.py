@@ -35,7 +35,7 @@ from ..core.uris import to_fs_path
 from ..prompting import context
 from ..prompting.context import CHARS_PER_TOKEN
 from ..settings import ResolvedProfile
-from . import prediction
+from . import plan_run, prediction
 from .edits import ConflictError, EditRejectedError, EditSession
 from .offline import MODEL, NEEDS_MODEL, PIECE, pieces
 from .passing_tests import keep_passing, passing_only
@@ -148,6 +148,10 @@ class JobRunner:
                 return
             document = self._move_to(job, destination, opened)
         session = self._session(job, document)
+        if kind is not None and kind.kind == "editSelection" and await self._planned(job, document):
+            return
+        if job.metrics.edits:  # a failed plan-and-apply merge: the direct rewrite replaces it
+            session = self._session(job, document, edits_before=job.metrics.edits)
         skip: set[int] = set()  # routes passed over (a rejected fast answer in fast mode)
         for index, profile in enumerate(profiles):
             if index in skip:
@@ -182,6 +186,16 @@ class JobRunner:
                 await self._escalate(job, document)
             self.stats.record_speed(job)
             return
+
+    async def _planned(self, job: Job, document: Document) -> bool:
+        """Plan and apply an edit selection when ``editSelection.plan`` says so; True: the
+        merge landed and passed, False: rewrite directly (after a failed merge too)."""
+        options = self.host.settings.edit_selection
+        choice = plan_run.choice(job, self.host.mode, options.plan_min_lines, options.plan)
+        if not choice.plan:
+            return False
+        planner = plan_run.PlanRun(self, job, document, choice.why)
+        return await planner.run(self._session(job, document))
 
     def _signals(self, job: Job, document: Document, budget_tokens: int) -> Signals:
         """What auto routing may look at, without a model call."""
@@ -274,11 +288,15 @@ class JobRunner:
             "streaming": settings.streaming,
             "on_edit": lambda n: self._on_edit(job, edits_before + n),
         }
+        session: EditSession
         if isinstance(job.tracker, RewriteTracker):
-            return RewriteSession(
+            session = RewriteSession(
                 document, job.tracker, apply, wait_reported=host.wait_reported, **options
             )
-        return EditSession(document, job.tracker, apply, **options)
+        else:
+            session = EditSession(document, job.tracker, apply, **options)
+        session.edits_before = edits_before
+        return session
 
     def _on_edit(self, job: Job, edits: int) -> None:
         job.metrics.edits = edits
@@ -359,7 +377,7 @@ class JobRunner:
                 host.models.failure(key, time.monotonic())
             raise
         finally:
-            job.metrics.edits = session.edits
+            job.metrics.edits = session.edits_before + session.edits
             job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
             if info.accepted_prediction_tokens is not None:
                 job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens

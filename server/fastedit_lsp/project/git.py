@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 
+from .processes import run_process
+
 #: How long ``git check-ignore`` may take.
 GIT_SECONDS = 5.0
 
@@ -19,22 +21,9 @@ async def git_ignored(path: str) -> bool:
     if not await asyncio.to_thread(os.path.isdir, directory):
         return False
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "check-ignore",
-            "-q",
-            "--",
-            path,
-            cwd=directory,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
+        code, _ = await run_process(
+            ("git", "check-ignore", "-q", "--", path), cwd=directory, seconds=GIT_SECONDS
         )
     except OSError:
         return False  # no git: nothing is git-ignored
-    try:
-        return await asyncio.wait_for(proc.wait(), GIT_SECONDS) == 0
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return False
+    return code == 0

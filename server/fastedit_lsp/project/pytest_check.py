@@ -16,6 +16,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from .processes import run_process
+
 #: How long an opted-in pytest run on generated tests may take.
 PYTEST_SECONDS = 60
 
@@ -37,22 +39,14 @@ async def _pytest(
         env["PYTHONPATH"] = os.pathsep.join(
             [root, os.path.dirname(source_path), env.get("PYTHONPATH", "")]
         )
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=root,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+        # A cancelled job kills pytest (run_process).
+        code, output = await run_process(
+            command, cwd=root, env=env, seconds=PYTEST_SECONDS, capture=True
         )
-        try:
-            output, _ = await asyncio.wait_for(proc.communicate(), PYTEST_SECONDS)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
+        if code is None:
             return None, f"pytest took longer than {PYTEST_SECONDS} s", {}
         outcomes = await asyncio.to_thread(_junit_outcomes, junit) if run else {}
-    return proc.returncode, output.decode("utf-8", "replace"), outcomes
+    return code, output.decode("utf-8", "replace"), outcomes
 
 
 def _junit_outcomes(path: str) -> dict[str, str]:

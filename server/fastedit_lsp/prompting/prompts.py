@@ -30,6 +30,24 @@ EDIT_SELECTION = (
     "indentation and the file's style."
 )
 
+#: Plan and apply, the plan: the standard model writes only what changes.
+PLAN = (
+    "You are a code editor planning an edit. You receive a file excerpt, a selection from it and "
+    "an instruction. Reply with a short update of the selection: write the lines that change "
+    "(with a line or two of unchanged code around each, copied exactly, so that its place is "
+    "clear) and stand for every run of unchanged lines with one comment line `{marker}`. To "
+    "delete lines, show the lines around them without them. Keep the indentation. No "
+    "explanation, no Markdown fences."
+)
+
+#: Plan and apply, the merge (models other than the apply models, which know their task).
+APPLY = (
+    "You merge an update into code. The update shows the changed lines and stands for unchanged "
+    "code with `... existing code ...` comments. Reply with the whole code after the update: "
+    "every unchanged line kept exactly, every change made, no `... existing code ...` comment "
+    "left. No explanation, no Markdown fences."
+)
+
 REGEX = (
     "You write one regular expression for Python's re module, meant for re.fullmatch. Reply "
     "with only the pattern: no quotes, no code fences, no explanation."

@@ -81,9 +81,12 @@ def _settings(out: TextIO, resolved: Resolved) -> bool:
 def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, probe: bool) -> bool:
     ok = True
     out.write("profiles:\n")
-    names: tuple[ProfileName, ...] = ("fast", "standard")
+    names: tuple[ProfileName, ...] = ("fast", "standard", "apply")
     for name in names:
         profile = resolve_profile(name, resolved.settings, environ)
+        if profile.name != name:  # an unset apply profile: the fast one merges plans
+            out.write(f"  {name}: unset (the {profile.name} profile merges plans)\n")
+            continue
         if profile.is_local:
             why = profile.fallback_reason or "profile set to local"
             out.write(f"  {name}: offline engine ({why})\n")

@@ -49,6 +49,23 @@ function M.check()
     health.info('status: ' .. line)
   end
   health.info('keys: ' .. vim.inspect(fastedit.keys(), { newline = ' ', indent = '' }))
+  local display = fastedit.completion_display()
+  if display == 'ghost_text' then
+    local o = require('fastedit.ghost_text').options
+    health.info(
+      string.format(
+        'AI completions: ghost text (accept %s, word %s, line %s; %d ms after typing)',
+        tostring(o.accept),
+        tostring(o.accept_word),
+        tostring(o.accept_line),
+        o.debounce
+      )
+    )
+  elseif display == 'native' then
+    health.info('AI completions: ghost text from vim.lsp.inline_completion')
+  else
+    health.info('AI completions: completion items (ghost text is off)')
+  end
 end
 
 return M

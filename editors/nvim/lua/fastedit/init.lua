@@ -5,6 +5,7 @@
 --
 -- See :help fastedit.
 
+local ghost_text = require('fastedit.ghost_text')
 local next_edit = require('fastedit.next_edit')
 local status = require('fastedit.status')
 local undo = require('fastedit.undo')
@@ -39,6 +40,7 @@ M.default_keys = {
 --- @field notify boolean one message when a job ends
 --- @field completion {enable: boolean, autotrigger: boolean}|false LSP completion from fastedit
 --- @field inline_completion boolean inline (ghost text) completion on Neovim 0.12+
+--- @field ghost_text fastedit.GhostTextOptions|false ghost text on Neovim 0.11 (keys, debounce)
 --- @field next_edit fastedit.NextEditOptions|false next-edit suggestions (keys, debounce)
 
 --- @type fastedit.Options
@@ -53,6 +55,15 @@ M.defaults = {
   -- vim.lsp.completion.get()); `autotrigger = true` asks on the server's trigger characters.
   completion = { enable = true, autotrigger = false },
   inline_completion = true,
+  -- Neovim 0.11 (no native inline completion): the plugin's own ghost text, asked for on typing
+  -- pauses in Insert mode. Alt chords, which Insert mode leaves unmapped.
+  ghost_text = {
+    enable = true,
+    debounce = 100,
+    accept = '<M-a>',
+    accept_word = '<M-w>',
+    accept_line = '<M-l>',
+  },
   next_edit = { enable = true, accept = '<M-n>', dismiss = '<M-d>', debounce = 150 },
 }
 
@@ -477,10 +488,36 @@ local function set_keymaps(bufnr)
   end
 end
 
+--- Whether Neovim's own inline completion (0.12+) shows the ghost text.
+local function native_inline_completion()
+  return M.options.inline_completion
+    and vim.fn.has('nvim-0.12') == 1
+    and vim.lsp.inline_completion ~= nil
+end
+
+--- Whether the plugin's ghost text is on (Neovim 0.11, or 0.12 with `inline_completion = false`).
+local function use_ghost_text()
+  local opts = M.options.ghost_text
+  return opts ~= false and opts.enable ~= false and not native_inline_completion()
+end
+
+--- How AI completions show: 'native' (vim.lsp.inline_completion, 0.12+), 'ghost_text' (the
+--- plugin's own) or 'items' (completion items only).
+--- @return 'native'|'ghost_text'|'items'
+function M.completion_display()
+  if native_inline_completion() then
+    return 'native'
+  end
+  return use_ghost_text() and 'ghost_text' or 'items'
+end
+
 local function on_attach(client, bufnr)
   set_keymaps(bufnr)
   if M.options.next_edit then
     next_edit.attach(bufnr)
+  end
+  if use_ghost_text() and client:supports_method('textDocument/inlineCompletion') then
+    ghost_text.attach(bufnr)
   end
   local completion = M.options.completion
   if completion and completion.enable and client:supports_method('textDocument/completion') then
@@ -523,6 +560,7 @@ local function create_commands()
   end, { bang = true, desc = "fastedit: revert this buffer's last job (!: the last job)" })
   command('FasteditStatus', M.show_status, { desc = 'fastedit: show status' })
   command('FasteditNextEdit', next_edit.toggle, { desc = 'fastedit: next-edit suggestions on/off' })
+  command('FasteditGhostText', ghost_text.toggle, { desc = 'fastedit: ghost text on/off' })
   command('FasteditCompleteRest', M.complete_rest, { desc = 'fastedit: complete the rest' })
   command('FasteditGenerateTests', M.generate_tests, { desc = 'fastedit: write tests' })
   local function ranged(fn)
@@ -580,20 +618,37 @@ function M.setup(opts)
   if opts and opts.keys == false then
     M.options.keys = false
   end
+  -- `true` for a table option means its defaults (tbl_deep_extend would put the boolean there).
+  for _, key in ipairs({ 'completion', 'ghost_text', 'next_edit' }) do
+    if opts and opts[key] == true then
+      M.options[key] = vim.deepcopy(M.defaults[key])
+    end
+  end
   status.options.notify = M.options.notify
+  if opts and opts.ghost_text == false then
+    M.options.ghost_text = false
+  elseif M.options.ghost_text then
+    ghost_text.options = vim.tbl_extend('force', ghost_text.options, M.options.ghost_text)
+  end
   if M.options.next_edit then
     next_edit.options = vim.tbl_extend('force', next_edit.options, M.options.next_edit)
   elseif opts and opts.next_edit == false then
     next_edit.options.enable = false
   end
 
+  -- Opt in to fastedit/status (merged into Neovim's default capabilities). With the plugin's
+  -- ghost text, declare inline completion too: the server then sends its AI suggestion as ghost
+  -- text only, not also as a completion item.
+  local capabilities = { experimental = { fastedit = { statusNotification = true } } }
+  if use_ghost_text() then
+    capabilities.textDocument = { inlineCompletion = { dynamicRegistration = false } }
+  end
   vim.lsp.config(NAME, {
     cmd = M.options.cmd,
     filetypes = M.options.filetypes,
     root_markers = M.options.root_markers,
     init_options = M.options.settings,
-    -- Opt in to fastedit/status (merged into Neovim's default capabilities).
-    capabilities = { experimental = { fastedit = { statusNotification = true } } },
+    capabilities = capabilities,
     handlers = {
       ['workspace/applyEdit'] = undo.handler,
       ['fastedit/status'] = status.handler,

@@ -20,6 +20,8 @@ M.options = { enable = true, accept = '<M-n>', dismiss = '<M-d>', debounce = 150
 local shown = {}
 local timers = {}
 local enabled = true
+--- Buffers whose suggestions this module shows (attached with next-edit suggestions on).
+local attached = {}
 
 vim.api.nvim_set_hl(0, 'FasteditNextEditDelete', { default = true, link = 'DiffDelete' })
 vim.api.nvim_set_hl(0, 'FasteditNextEditAdd', { default = true, link = 'DiffAdd' })
@@ -57,27 +59,10 @@ local function render(bufnr, edit, encoding)
   local s, e = edit.range.start, edit.range['end']
   local scol = byte_col(bufnr, s.line, s.character, encoding)
   local ecol = byte_col(bufnr, e.line, e.character, encoding)
-  if s.line ~= e.line or scol ~= ecol then
-    vim.api.nvim_buf_set_extmark(bufnr, ns, s.line, scol, {
-      end_row = e.line,
-      end_col = ecol,
-      hl_group = 'FasteditNextEditDelete',
-    })
-  end
-  local lines = vim.split(edit.text, '\n', { plain = true })
-  local opts = { virt_text_pos = 'inline' }
-  if lines[1] ~= '' then
-    opts.virt_text = { { lines[1], 'FasteditNextEditAdd' } }
-  end
-  if #lines > 1 then
-    opts.virt_lines = {}
-    for i = 2, #lines do
-      table.insert(opts.virt_lines, { { lines[i], 'FasteditNextEditAdd' } })
-    end
-  end
-  if opts.virt_text or opts.virt_lines then
-    vim.api.nvim_buf_set_extmark(bufnr, ns, e.line, ecol, opts)
-  end
+  require('fastedit.render').edit(bufnr, ns, s.line, scol, e.line, ecol, edit.text, {
+    add = 'FasteditNextEditAdd',
+    delete = 'FasteditNextEditDelete',
+  })
 end
 
 --- Ask for the next edit at the cursor now, and show it.
@@ -186,8 +171,14 @@ function M.toggle()
   end)
 end
 
+--- Whether next-edit suggestions are shown in `bufnr` (ghost text leaves them to this module).
+function M.active(bufnr)
+  return enabled and M.options.enable and attached[buffer(bufnr)] == true
+end
+
 --- Buffer-local keys and the change watcher, for a buffer fastedit attached to.
 function M.attach(bufnr)
+  attached[bufnr] = true
   local group = vim.api.nvim_create_augroup('fastedit_next_edit_' .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
     group = group,
@@ -202,6 +193,7 @@ function M.attach(bufnr)
     callback = function(args)
       if args.event == 'BufWipeout' then
         M.clear(bufnr)
+        attached[bufnr] = nil
         if timers[bufnr] then
           timers[bufnr]:close()
           timers[bufnr] = nil

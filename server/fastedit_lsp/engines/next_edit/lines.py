@@ -6,6 +6,7 @@ line at a time, so that it costs the lines it looks at, not the document's size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -24,6 +25,21 @@ class Lines(Protocol):
     def line_count(self) -> int: ...
 
     def line(self, index: int) -> str: ...
+
+
+def texts(lines: Lines, start: int, stop: int) -> Sequence[str]:
+    """Lines ``[start, stop)``, maybe with their terminators (a :class:`Document`'s are a slice
+    of its list; another :class:`Lines` is read line by line): for substring tests, and
+    :func:`content` for the lines actually tokenized."""
+    raw = getattr(lines, "raw_lines", None)
+    if raw is not None:
+        return raw(start, stop)  # type: ignore[no-any-return]
+    return [lines.line(i) for i in range(start, stop)]
+
+
+def content(text: str) -> str:
+    """A line from :func:`texts` without its terminator."""
+    return text.rstrip("\r\n")
 
 
 class ListLines:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...core.document import Point
+from ..parse import language_of
 from .calls import added_argument, carry_argument
 from .history import EditRecord
 from .lines import LineDiff, Lines, Prediction
-from .rename import carry_rename, renamed
+from .rename import NOT_A_VARIABLE, carry_rename, renamed
 from .rewrite import carry_rule, carry_template, known_rule, learn_template
 from .scope import adds_syntax_error
 
@@ -49,17 +50,21 @@ def predict(
     if diff is None:
         return None
     python = language in PYTHON
-    names = renamed(diff)
+    names = renamed(diff, python)
+    found: Prediction | None = None
     if names is not None:
-        found = carry_rename(lines, diff, names, records, cursor, python)
-    elif (added := added_argument(lines, diff)) is not None:
+        grammar = None if python else language_of(language)
+        carried = carry_rename(lines, diff, names, records, cursor, python, grammar)
+        # A keyword changed (``var`` -> ``let``: the tree shows no variable) is a line rewrite.
+        if carried is not NOT_A_VARIABLE:
+            found = carried if isinstance(carried, Prediction) else None
+            return found if found is not None and verified(lines, found, language) is None else None
+    if (added := added_argument(lines, diff)) is not None:
         found = carry_argument(lines, diff, added, cursor, python)
     elif (rule := known_rule(diff)) is not None:
         found = carry_rule(lines, diff, rule, cursor, python)
     elif (template := learn_template(diff)) is not None:
         found = carry_template(lines, diff, template, cursor, python)
-    else:
-        found = None
     if found is None or verified(lines, found, language) is not None:
         return None
     return found
@@ -77,9 +82,12 @@ def verified(lines: Lines, prediction: Prediction, language: str) -> str | None:
         return "it does not apply to this version"
     if start.line == end.line and lines.line(start.line)[start.col : end.col] == prediction.text:
         return "it changes nothing"
-    # A rename puts one identifier in another's place: it cannot change the syntax, and the
-    # parse would cost more than the rest of the suggestion.
-    if python and prediction.kind != "rename" and adds_syntax_error(lines, prediction):
+    # A rename puts one identifier in another's place (one the tree shows as an identifier, in
+    # the tree-sitter languages): it cannot change the syntax, and the parse would cost more
+    # than the rest of the suggestion.
+    if prediction.kind == "rename":
+        return None
+    if python and adds_syntax_error(lines, prediction):
         return "it adds a syntax error"
     if not python and language and _tree_sitter_breaks(lines, prediction, language):
         return "it adds a syntax error"

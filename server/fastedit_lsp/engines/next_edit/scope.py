@@ -10,10 +10,13 @@ innermost statement block around an edit is parsed with ``ast`` to check it.
 from __future__ import annotations
 
 import ast
+import functools
+import re
+from dataclasses import dataclass, field
 
 from ...core.document import Point
-from .lines import Lines, Prediction
-from .tokens import code_lines, indentation, opens_string
+from .lines import Lines, Prediction, content, texts
+from .tokens import code_lines, indentation, opens_string, scan_row, string_state
 
 #: A block longer than this is not parsed for the syntax check.
 MAX_PARSED_LINES = 400
@@ -60,8 +63,9 @@ def block_end(lines: Lines, start: int, *, clauses: bool = False) -> int:
     ``elif``/``else``/``except``/``finally`` clauses when ``clauses``)."""
     level = indentation(lines.line(start))
     stop = min(lines.line_count, start + MAX_SCAN)
+    raws = texts(lines, start + 1, stop)
     for row, offset, _ in code_lines(lines, range(start + 1, stop), every=True):
-        text = lines.line(row)
+        text = raws[row - start - 1]
         if offset or not _code(text) or text.lstrip().startswith(_CLOSERS):
             continue  # inside a string, blank, a comment, or a closing bracket
         width = indentation(text)
@@ -72,23 +76,72 @@ def block_end(lines: Lines, start: int, *, clauses: bool = False) -> int:
     return stop
 
 
-def name_sites(lines: Lines, start: int, end: int, name: str) -> list[Point]:
-    """Where ``name`` is used as a variable in the block ``[start, end)``: a name token that is
-    not an attribute, not a keyword argument's name, not in a string or a comment."""
-    sites = []
-    for row, _, toks in code_lines(lines, range(start, end), name):
+@dataclass
+class RenameSites:
+    """What :func:`rename_sites` found: the first uses of the old name from the point on and
+    before it (in order, at most ``limit`` each), and whether the new name is used off the lines
+    the rename already reached."""
+
+    after: list[Point] = field(default_factory=list)
+    before: list[Point] = field(default_factory=list)
+    new_in_use: bool = False
+
+
+def rename_sites(
+    lines: Lines,
+    rows: range,
+    names: tuple[str, str],
+    here: Point,
+    renamed: set[int],
+    limit: int,
+) -> RenameSites:
+    """Where ``old`` and ``new`` are used as variables in ``rows`` (a name token that is not an
+    attribute, not a keyword argument's name, not in a string or a comment), in one pass that
+    costs the rows' substring tests: only rows where a name stands as a whole word are
+    tokenized (and those around multi-line strings, to follow them), those holding ``old`` only
+    until ``limit`` uses on each side of ``here`` are known, and the pass stops as soon as
+    ``new`` is found in use off the ``renamed`` lines (no rename then)."""
+    old, new = names
+    old_word = _word(old)
+    new_word = _word(new)
+    found = RenameSites()
+    open_quote: str | None = None
+    for row, text in enumerate(texts(lines, rows.start, rows.stop), rows.start):
+        room = (row >= here.line and len(found.after) < limit) or (
+            row <= here.line and len(found.before) < limit
+        )
+        want_old = room and old in text and old_word.search(text) is not None
+        want_new = row not in renamed and new in text and new_word.search(text) is not None
+        if not (want_old or want_new):
+            if '"""' in text or "'''" in text:
+                open_quote = string_state(content(text), open_quote)[1]
+            continue  # else a row wholly inside a string (open_quote) stays so
+        _, toks, open_quote = scan_row(content(text), open_quote)
         if not toks:
             continue
         signature = toks[0].text in ("def", "async")
         for index, tok in enumerate(toks):
-            if tok.kind != "name" or tok.text != name:
+            if tok.kind != "name" or tok.text not in names:
                 continue
             before = toks[index - 1].text if index else ""
             after = toks[index + 1].text if index + 1 < len(toks) else ""
             if before == "." or (not signature and after == "=" and before in ("(", ",")):
                 continue
-            sites.append(Point(row, tok.col))
-    return sites
+            if tok.text == new:
+                if want_new:
+                    found.new_in_use = True
+                    return found
+                continue
+            point = Point(row, tok.col)
+            side = found.after if point >= here else found.before
+            if want_old and len(side) < limit:
+                side.append(point)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
 def _top_statement(lines: Lines, line: int) -> int:

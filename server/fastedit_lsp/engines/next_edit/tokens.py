@@ -79,7 +79,7 @@ def opens_string(tok: Token) -> str | None:
     return None if len(body) >= 6 and body.endswith(quote) else quote
 
 
-def _scan(text: str, open_quote: str | None) -> tuple[int, list[Token], str | None]:
+def scan_row(text: str, open_quote: str | None) -> tuple[int, list[Token], str | None]:
     """Tokens of a line that may start inside a multi-line string: (where code starts, its
     tokens, the quote still open at the end)."""
     offset = 0
@@ -94,6 +94,31 @@ def _scan(text: str, open_quote: str | None) -> tuple[int, list[Token], str | No
     return offset, toks, (opens_string(toks[-1]) if toks else None)
 
 
+def string_state(text: str, open_quote: str | None) -> tuple[int, str | None]:
+    """``(where code starts, the quote open at the end)`` of a line, as :func:`scan_row` says,
+    without tokenizing the lines that are common around multi-line strings: a docstring's
+    opening or closing line, with nothing that could be another string or a comment after."""
+    offset, quote, rest = 0, open_quote, ""
+    if open_quote is not None:
+        close = text.find(open_quote)
+        if close < 0:
+            return len(text), open_quote
+        offset, rest = close + 3, text[close + 3 :]
+    else:
+        stripped = text.lstrip()
+        body = stripped.lstrip("rRbBuUfF")
+        quote = body[:3]
+        if len(stripped) - len(body) > 2 or quote not in ('"""', "'''"):
+            return scan_row(text, open_quote)[::2]
+        close = body.find(quote, 3)
+        if close < 0:
+            return 0, quote
+        rest = body[close + 3 :]
+    if "'" in rest or '"' in rest or "#" in rest:
+        return scan_row(text, open_quote)[::2]
+    return offset, None
+
+
 def code_lines(
     lines: LinesLike, rows: range, needle: str | None = None, *, every: bool = False
 ) -> Iterator[tuple[int, int, list[Token]]]:
@@ -103,8 +128,9 @@ def code_lines(
     triple quote are tokenized to follow strings, so another row costs a substring test. With
     ``every``, every row is yielded (the tokens only of those holding ``needle``)."""
     open_quote: str | None = None
-    for row in rows:
-        text = lines.line(row)
+    raw = getattr(lines, "raw_lines", None)
+    texts = raw(rows.start, rows.stop) if raw is not None else map(lines.line, rows)
+    for row, text in zip(rows, texts, strict=False):
         wanted = needle is not None and needle in text
         if not wanted and '"""' not in text and "'''" not in text:
             if open_quote is None:
@@ -113,11 +139,15 @@ def code_lines(
                 continue
             if open_quote not in text:
                 if every:
-                    yield row, len(text), []
+                    yield row, len(text.rstrip("\r\n")), []
                 continue
-        offset, toks, open_quote = _scan(text, open_quote)
-        if wanted or every:
-            yield row, offset, toks if wanted else []
+        if not wanted:
+            offset, open_quote = string_state(text.rstrip("\r\n"), open_quote)
+            if every:
+                yield row, offset, []
+            continue
+        offset, toks, open_quote = scan_row(text.rstrip("\r\n"), open_quote)
+        yield row, offset, toks
 
 
 class LinesLike(Protocol):

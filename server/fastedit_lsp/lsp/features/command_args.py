@@ -46,6 +46,10 @@ class PositionTargetArgs(Args):
     def instruction(self) -> str:
         return ""
 
+    @property
+    def plan(self) -> str | None:
+        return None
+
 
 class RangeTargetArgs(Args):
     """``{uri, range}``: an action on a range."""
@@ -62,6 +66,10 @@ class RangeTargetArgs(Args):
     def instruction(self) -> str:
         return ""
 
+    @property
+    def plan(self) -> str | None:
+        return None
+
 
 class EditSelectionArgs(Args):
     """``{uri, range, instruction}``: an action following the user's instruction."""
@@ -70,6 +78,8 @@ class EditSelectionArgs(Args):
     range: RangeArg
     instruction: str = Field(min_length=1, max_length=20000)
     diagnostics: int = Field(0, ge=0)
+    #: Plan and apply for this edit (auto, on, off); unset: ``editSelection.plan``.
+    plan: Literal["auto", "on", "off"] | None = None
 
     @property
     def position(self) -> PositionArg | None:

@@ -110,7 +110,9 @@ def _action_command(spec: ActionSpec) -> Callable[..., Awaitable[dict[str, str]]
         else:
             assert a.range is not None
             start, end = _range(name, document, a.range)
-        command = CommandInput(start, end, diagnostics=a.diagnostics, instruction=a.instruction)
+        command = CommandInput(
+            start, end, diagnostics=a.diagnostics, instruction=a.instruction, plan=a.plan
+        )
         try:
             placed = spec.load().start(document, command)
         except ActionError as exc:

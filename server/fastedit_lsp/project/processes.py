@@ -1,0 +1,62 @@
+"""Running a helper program (git, pytest) from the event loop, in a worker thread.
+
+Not ``asyncio.create_subprocess_exec``: on Python 3.11 a task cancelled while that call is
+still starting the process never returns (the exit watcher is registered only once the pipes
+are connected, and the cancel path waits for the exit), so a git check cancelled at exit hung
+the server's shutdown (half of the runs that opened a document and exited at once). Here the
+process runs under :class:`subprocess.Popen` in a thread, and a cancel kills it: the awaiting
+task ends at once and the thread a moment later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    seconds: float,
+    env: Mapping[str, str] | None = None,
+    capture: bool = False,
+) -> tuple[int | None, bytes]:
+    """Run ``argv``: its exit code (None: killed after ``seconds``) and, with
+    ``capture``, its output (stdout and stderr together). Raises :class:`OSError` when the
+    program cannot be started; a cancel kills the process."""
+    stop = threading.Event()
+    started: list[subprocess.Popen[bytes]] = []
+
+    def work() -> tuple[int | None, bytes]:
+        if stop.is_set():
+            return None, b""
+        output = subprocess.PIPE if capture else subprocess.DEVNULL
+        with subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT if capture else subprocess.DEVNULL,
+        ) as proc:
+            started.append(proc)
+            if stop.is_set():  # cancelled while it started
+                proc.kill()
+            try:
+                out, _ = proc.communicate(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                return None, b""
+            return proc.returncode, out or b""
+
+    try:
+        return await asyncio.to_thread(work)
+    except asyncio.CancelledError:
+        stop.set()
+        for proc in started:
+            proc.kill()
+        raise

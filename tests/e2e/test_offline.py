@@ -373,6 +373,42 @@ async def test_a_model_test_module_that_does_not_parse_never_lands(
     assert all("def test_clamp(:" not in text for _, _, _, text in editor.applied)
 
 
+@pytest.mark.parametrize("second_ok", [True, False], ids=["refined", "offline-fallback"])
+async def test_a_model_answer_with_no_test_functions_never_lands(
+    editor: Editor, stub: StubModelServer, tmp_path: Path, second_ok: bool
+) -> None:
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    editor.open(_uri(module), GEOMETRY)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    # Parses, imports what exists, defines a helper and a class: but no test pytest collects.
+    hollow = (
+        "from geometry import clamp\n\n\ndef check_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+        "\n\nclass Checks:\n    def test_low(self):\n        assert clamp(-1, 0, 3) == 0\n"
+    )
+    good = "from geometry import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+    stub.script(Answer(text=hollow), Answer(text=good if second_ok else hollow))
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    attempts = [(a["route"], a["verification"]) for a in record["attempts"]]
+    assert attempts[0][1] == {"ok": False, "details": "defines no test functions (def test_...)"}
+    # The model was told why, as for any other failed check.
+    assert "defines no test functions" in stub.requests[1].body["messages"][-1]["content"]
+    written = editor.text(_uri(tmp_path / "test_geometry.py"))
+    assert "check_clamp" not in written and "class Checks" not in written
+    if second_ok:
+        assert [a[1]["ok"] for a in attempts] == [False, True]
+        assert written == good
+        assert record["verification"]["details"].endswith("1 test functions")
+    else:
+        # Both rejected: the offline generator's tests landed instead, and they are tests.
+        assert [a[1]["ok"] for a in attempts] == [False, False, True]
+        assert record["route"] == "local" and record["verification"]["ok"] is True
+        assert "def test_clamp_example_1()" in written
+
+
 SIDE_EFFECT = '''import pathlib
 
 pathlib.Path(__file__).with_name("imported.marker").write_text("imported")

@@ -129,7 +129,22 @@ TIMEOUT in seconds for the reply."
   ;; eglot 1.9 gives `shutdown' 1.5 s; through rass it waits for jedi too, which a loaded
   ;; 2-core machine once exceeded after every observation was written (a "Timed out" exit).
   (when-let ((server (eglot-current-server)))
-    (eglot-shutdown server nil 10))
+    (condition-case err
+        (eglot-shutdown server nil 10)
+      (error
+       ;; Say which server did not answer: the end of the JSON-RPC log and of the servers'
+       ;; stderr (rass logs each server's replies there).
+       (message "fastedit-test: shutdown failed: %S" err)
+       (with-current-buffer (jsonrpc-events-buffer server)
+         (message "%s" (buffer-substring-no-properties
+                        (max (point-min) (- (point-max) 3000)) (point-max))))
+       (dolist (buffer (buffer-list))
+         (when (string-match-p "stderr" (buffer-name buffer))
+           (with-current-buffer buffer
+             (message "-- %s:\n%s" (buffer-name buffer)
+                      (buffer-substring-no-properties
+                       (max (point-min) (- (point-max) 3000)) (point-max))))))
+       (kill-emacs 3))))
   (kill-emacs 0))
 
 (provide 'emacs_driver)

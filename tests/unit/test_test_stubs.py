@@ -437,6 +437,79 @@ def test_ellipsis_and_whitespace_directives() -> None:
     assert names_of(out)[:3] == ["test_f_example_1", "test_f_example_2", "test_f_example_3"]
 
 
+def test_skipped_example_showing_a_dict_or_set_compares_its_value() -> None:
+    out = gen(
+        '''
+        def group(key, seq):
+            """
+            >>> group(len, ['ab', 'c', 'de'])  # doctest: +SKIP
+            {2: ['ab', 'de'],
+             1: ['c']}
+            >>> group(len, [])  # doctest: +SKIP
+            set()
+            >>> sample(3)  # doctest: +SKIP
+            [4, 1, 7]
+            >>> group(key, seq)  # doctest: +SKIP
+            {1: []}
+            >>> group(len,  # doctest: +SKIP
+            ...       ['a'])
+            {1: ['a']}
+            """
+        ''',
+        "def group",
+    )
+    # Printed order is why such examples are skipped; == ignores it.
+    assert function(out, "test_group_example_1").endswith(
+        "assert group(len, ['ab', 'c', 'de']) == {2: [\"ab\", \"de\"], 1: [\"c\"]}"
+    )
+    assert "group(len, []) == set()" in out
+    assert "sample" not in out  # a plain value: skipped for another reason (random)
+    assert "group(key, seq)" not in out  # names only the docstring's skipped setup binds
+    # The doctest directive is not copied into the test.
+    assert "doctest" not in function(out, "test_group_example_3")
+    examples = [n for n in names_of(out) if "_example_" in n]
+    assert examples == ["test_group_example_1", "test_group_example_2", "test_group_example_3"]
+
+
+def test_an_example_that_asserts_on_the_function_runs_as_written() -> None:
+    out = gen(
+        '''
+        def join(sep, *parts):
+            """
+            >>> assert join(".", "a") == "a"
+            >>> ret = "a.b"
+            >>> assert join(".", "a", "b") == ret
+            >>> assert len("ab") == 2
+            """
+        ''',
+        "def join",
+    )
+    assert function(out, "test_join_example_1").endswith('assert join(".", "a") == "a"')
+    # The setup it uses is replayed; the earlier check is not repeated.
+    assert function(out, "test_join_example_2").splitlines()[1:] == [
+        '    ret = "a.b"',
+        '    assert join(".", "a", "b") == ret',
+    ]
+    assert "len(" not in out  # an assert that does not call the function tests nothing of it
+
+
+def test_an_example_that_only_echoes_a_literal_is_not_a_test() -> None:
+    out = gen(
+        '''
+        def deburr(text):
+            """
+            >>> deburr("déjà")
+            'deja'
+            >>> "deja vu"
+            'deja vu'
+            """
+        ''',
+        "def deburr",
+    )
+    assert "deja vu" not in out  # `assert "deja vu" == "deja vu"` would pass vacuously
+    assert 'assert deburr("déjà") == "deja"' in out
+
+
 def test_examples_replay_the_state_they_use() -> None:
     out = gen(
         '''
@@ -533,10 +606,10 @@ def test_raises_from_comparisons_with_literals() -> None:
         "def clamp",
     )
     assert raises_case(out, "test_clamp_raises_value_error") == (
-        'with pytest.raises(ValueError, match="low must not exceed high"):\nclamp(1, 99)'
+        'with pytest.raises(ValueError, match="^low must not exceed high$"):\nclamp(1, 99)'
     )
     assert raises_case(out, "test_clamp_raises_overflow_error") == (
-        'with pytest.raises(OverflowError, match="too small: "):\nclamp(-101)'
+        'with pytest.raises(OverflowError, match="^too small: -101$"):\nclamp(-101)'
     )
 
 
@@ -610,8 +683,32 @@ def test_custom_exception_is_imported_and_matched_when_str_is_plain() -> None:
         "def check",
     )
     assert "from mod import ParseError, RichError, check\n" in out
-    assert 'with pytest.raises(ParseError, match="one"):\n        check(1)' in out
+    assert 'with pytest.raises(ParseError, match="^one$"):\n        check(1)' in out
     assert "with pytest.raises(RichError):\n        check(2)" in out
+
+
+def test_a_raise_message_the_evaluator_computes_is_matched_whole() -> None:
+    out = gen(
+        """
+        def make(f, options):
+            factory = options.pop("factory", None)
+            if options:
+                raise TypeError(
+                    "{}() got an unexpected keyword argument '{}'".format(
+                        f.__name__, options.popitem()[0]
+                    )
+                )
+            return factory
+        """,
+        "def make",
+    )
+    # `options` is used as a mapping, `f` by its name: a dict and a builtin function reach it.
+    assert function(out, "test_make_raises_type_error").endswith(
+        "    with pytest.raises(\n"
+        "        TypeError, match=r\"^len\\(\\) got an unexpected keyword argument 'a'$\"\n"
+        "    ):\n"
+        '        make(len, {"a": 1})'
+    )
 
 
 def test_raise_that_cannot_be_reached_is_a_skipped_todo() -> None:
@@ -738,6 +835,9 @@ def test_user_code_is_never_run(tmp_path: Path) -> None:
         ("Optional[int]", "st.integers() | st.none()"),
         ("int | None", "st.integers() | st.none()"),
         ("Union[int, str]", "st.integers() | st.text()"),
+        # A member with no strategy is left out: a property over part of the declared domain.
+        ("Union[str, Callable[[int], str]]", "st.text()"),
+        ("Optional[Callable[[int], str]] | int", "st.integers()"),
         ("dict[str, int]", "st.dictionaries(st.text(), st.integers())"),
         ("set[str]", "st.sets(st.text())"),
         ("tuple[int, str]", "st.tuples(st.integers(), st.text())"),
@@ -751,6 +851,11 @@ def test_type_hints_infer_strategies(annotation: str, strategy: str) -> None:
     out = gen(f"def f(x: {annotation}) -> None:\n    pass\n", "def f")
     assert f"@given(x={strategy})\n" in out
     assert "from hypothesis import given\nfrom hypothesis import strategies as st\n" in out
+
+
+def test_no_property_when_only_none_has_a_strategy() -> None:
+    out = gen("def f(x: Optional[Callable[[int], str]]) -> None:\n    pass\n", "def f")
+    assert "@given" not in out and "test_f_todo_property" in names_of(out)
 
 
 def test_property_checks_the_return_type_and_allows_raised_exceptions() -> None:
@@ -910,7 +1015,7 @@ def test_method_of_a_class_built_without_arguments() -> None:
         """,
         "def pop",
     )
-    assert 'with pytest.raises(IndexError, match="empty"):\n        Stack().pop()' in out
+    assert 'with pytest.raises(IndexError, match="^empty$"):\n        Stack().pop()' in out
     out = gen(
         """
         class Stack:
@@ -1322,6 +1427,56 @@ def test_a_parameter_the_function_calls_gets_builtin_functions() -> None:
         "def longest",
     )
     assert "key=len" in out.replace("len)", "len") or ", len)" in out, out
+
+
+ITERATING = """
+def size(items):
+    if hasattr(items, "__len__"):
+        return len(items)
+    return sum(1 for _ in items)
+
+
+def first_repeat(seq):
+    if iter(seq) is seq:
+        seen = set()
+        for item in seq:
+            if item in seen:
+                return item
+            seen.add(item)
+        return None
+    return "sized"
+
+
+def label(seq):
+    it = iter(seq)
+    first = next(it, None)
+    return f"{first} then {list(it)} of {it}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        pytest.param("size", "size(iter([1, 2])) == 2", id="no-len"),
+        pytest.param("first_repeat", "first_repeat(iter([1, 2, 1])) == 1", id="iter-is-itself"),
+    ],
+)
+def test_an_iterated_parameter_gets_iterators_and_their_paths_are_asserted(
+    name: str, expected: str
+) -> None:
+    out = generate(ITERATING, find_target(ITERATING, line_of(ITERATING, f"def {name}")), "mod")
+    returns = [function(out, n) for n in names_of(out) if "_returns_" in n]
+    assert any(expected in r for r in returns), out
+    namespace: dict[str, object] = {}
+    exec(ITERATING, namespace)
+    for body in returns:  # every return test passes on the code
+        exec(dedent(body.split("\n", 1)[1]), namespace)
+
+
+def test_the_text_of_an_iterator_is_never_asserted() -> None:
+    # Python shows an address: f"{it}" is not known, so no call of label() is asserted.
+    out = generate(ITERATING, find_target(ITERATING, line_of(ITERATING, "def label")), "mod")
+    assert not [n for n in names_of(out) if "_returns_" in n], out
 
 
 def test_a_raise_whose_message_cannot_be_built_is_not_the_exception_raised() -> None:

@@ -12,8 +12,10 @@ tests/unit/mutation.py humanize.number inflection boltons.strutils``), never on 
 the unchanged code (Hypothesis derandomized, 100 examples), then on simple AST mutants of the
 function (statement deletion, ``return None``, comparison and arithmetic operator swaps,
 constant changes; at most 3 of each kind per function): a mutant is killed when a test that
-passed on the unchanged code fails. The figures are printed; the pass floor is the issue's
-(98 %), the mutation floor is below its 75 % target (see ``MUTATION_FLOOR``).
+passed on the unchanged code fails. The figures are printed; the floors are the issue's: 98 % of
+functions' tests pass on the unchanged code, and a mutation score of 75 %. The issue's budget
+for the scoring run (90 s) is printed with its time, not asserted: the project asserts no wall
+clock in tests (9 to 17 s here, on a shared machine); a hang guard far above it stops a runaway.
 """
 
 from __future__ import annotations
@@ -27,13 +29,12 @@ from .mutation import Report, cases, measure
 HELD_OUT = ["pydash.strings", "toolz.itertoolz", "toolz.dicttoolz"]
 #: Share of functions whose generated tests all pass on the unchanged code.
 PASS_FLOOR = 0.98
-#: Share of mutants the tests that pass on the unchanged code kill: the level this generator
-#: holds (measured 71.2 %), enforced against regressions. The issue's target is
-#: ``MUTATION_TARGET``, not reached yet (printed with the figures).
-MUTATION_FLOOR = 0.70
-MUTATION_TARGET = 0.75
+#: Share of mutants the tests that pass on the unchanged code kill (issue 15: 75 %).
+MUTATION_FLOOR = 0.75
 MIN_FUNCTIONS = 50
-# A hang guard for the subprocess, not a performance assertion (the run takes well under it).
+#: The issue's budget for the scoring run (the subprocess running tests and mutants).
+RUN_BUDGET_S = 90.0
+# A hang guard for the subprocess, above the budget (a loaded machine is slower).
 LIMIT_S = 600
 
 
@@ -44,12 +45,11 @@ def report() -> Report:
     ]
     assert not missing, f"install the test extras (pip install -e '.[test]'): {missing}"
     result = measure(cases(HELD_OUT), timeout=LIMIT_S)
-    target = "met" if result.score >= MUTATION_TARGET else "NOT met"
     print(  # noqa: T201 (the corpus figures are the point of this test)
         "\n"
         + result.summary("held-out test stubs (" + ", ".join(HELD_OUT) + ")")
-        + f"\n  floors: pass {PASS_FLOOR:.0%}, mutation score {MUTATION_FLOOR:.0%} (target "
-        f"{MUTATION_TARGET:.0%}: {target})"
+        + f"\n  floors: pass {PASS_FLOOR:.0%}, mutation score {MUTATION_FLOOR:.0%}, "
+        f"scoring run {RUN_BUDGET_S:.0f} s"
     )
     return result
 

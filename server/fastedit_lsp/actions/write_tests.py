@@ -152,12 +152,36 @@ def check(
                 "ok": False,
                 "details": f"imports names {node.module} does not define: {', '.join(missing)}",
             }
-    tests = sum(
-        1
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
-    )
+    tests = len(_collected_after(tree, existing))
+    if not tests:
+        # An answer that only imports, or only defines helpers, tests nothing: not a module of
+        # tests, however well it parses.
+        return {"ok": False, "details": "defines no test functions (def test_...)"}
     return {"ok": True, "details": f"parses; imports resolve; {tests} test functions"}
+
+
+def _collected_after(tree: ast.Module, existing: str) -> list[str]:
+    """The tests pytest would collect (``test*`` functions at the top level and in ``Test*``
+    classes) that start after ``existing``: the ones the answer adds."""
+    # The answer begins on a line of its own (``placed`` puts a line break before it).
+    first_new = len(existing.splitlines())
+
+    def added(node: ast.stmt) -> bool:
+        return node.lineno - 1 >= first_new
+
+    found: list[str] = []
+    for node in tree.body:
+        functions: list[ast.stmt] = [node]
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            functions = node.body
+        found += [
+            f.name
+            for f in functions
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and f.name.startswith("test")
+            and added(f)
+        ]
+    return found
 
 
 def test_names(text: str) -> list[str]:

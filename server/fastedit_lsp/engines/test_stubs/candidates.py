@@ -1,6 +1,6 @@
 """Candidate arguments: values for the target's parameters, from their type hints, the
 literals the function uses and how it uses each parameter, most ordinary first; the search for
-arguments that reach each ``raise`` statement (``_reach_raises``), and the call a test makes
+arguments that reach each ``raise`` statement (``_explore``), and the call a test makes
 with them.
 """
 
@@ -11,7 +11,7 @@ import copy
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
 from .doctests import _Context, _examples, _is_call_to, _own_nodes
@@ -26,7 +26,9 @@ from .values import (
     _Continue,
     _Func,
     _Instance,
+    _Iter,
     _Raised,
+    _rest,
     _Return,
     _safe,
 )
@@ -107,7 +109,16 @@ def _typed_candidates(
         lists: list[object] = [[inner[0]], [], *([v] for v in inner[1:8]), list(inner[:3])]
         if base in ("tuple", "Tuple"):
             return _dedupe([tuple(v) for v in lists if isinstance(v, list)])
+        if base == "Iterable":
+            # An iterator is iterable too, and goes through code a list does not (``iter(x) is
+            # x``, no ``len``).
+            lists += [_Iter(list(inner[:2])), _Iter([])]
         return _dedupe(lists)
+    if base == "Iterator" and args:
+        inner = _typed_candidates(args[0], ints, floats, strs, depth + 1)
+        if inner is None:
+            return None
+        return _dedupe([_Iter([inner[0]]), _Iter([]), _Iter(list(inner[:3]))])
     if base in _SET_NAMES:
         return [set(), {1}] if not args else None
     if base in _DICT_NAMES:
@@ -198,6 +209,8 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
 
 
 _MIXED: list[object] = [1, "a", 0, "", -1, None, 1.5, [], [1], {}, True]
+#: Iterators a test can pass (``iter([1, 2])``): one with distinct values, one with a repeat.
+_ITERS: list[object] = [_Iter([1, 2]), _Iter([1, 2, 1])]
 
 
 @dataclass
@@ -259,10 +272,32 @@ def _sized_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+#: Methods only a mapping has: a parameter the function calls them on is a dict.
+_MAPPING_METHODS = frozenset({"items", "keys", "values", "popitem", "setdefault"})
+
+
+def _mapping_names(fn: _FunctionNode) -> set[str]:
+    """Names the function uses as a mapping (``kwargs.popitem()``, ``d.items()``)."""
+    return {
+        node.value.id
+        for node in _own_nodes(fn)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.attr in _MAPPING_METHODS
+    }
+
+
 def _called_names(fn: _FunctionNode) -> set[str]:
-    """Names the function calls (``key(item)``) or passes as ``key=``: callables."""
+    """Names the function calls (``key(item)``), passes as ``key=`` or names (``f.__name__``):
+    callables."""
     names: set[str] = set()
     for node in _own_nodes(fn):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.attr in ("__name__", "__qualname__")
+        ):
+            names.add(node.value.id)
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name):
                 names.add(node.func.id)
@@ -285,6 +320,7 @@ def _candidates(
     checked = _isinstance_names(fn)
     sized = _sized_names(fn)
     called = _called_names(fn)
+    mappings = _mapping_names(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
@@ -294,9 +330,14 @@ def _candidates(
         # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
         elif base not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
+        elif param.name in mappings and base in (None, "Any", "object"):
+            # A mapping: one with an item the function may look for, and an empty one.
+            keys = [k for k in strs if k][:3]
+            values = _dedupe([{"a": 1}, {}, *({k: 1} for k in keys), *_MIXED])
         elif param.name in sized:
             # Measured, iterated or indexed: a sequence first, then the rest.
-            values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints])
+            # Iterators last: code that iterates may take one (``iter(x) is x``, no ``len``).
+            values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints, *_ITERS])
         elif param.has_default and param.default is not _UNKNOWN:
             if isinstance(param.default, bool):
                 values = [not param.default]
@@ -360,13 +401,9 @@ class _Exploration:
     raises: dict[int, list[object]]
     #: Calls that returned a value the evaluator computed exactly, in the order found.
     returns: list[_Run]
-
-
-def _reach_raises(
-    ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]
-) -> dict[int, list[object]]:
-    """For each reachable ``raise`` (by node id), argument values that reach it."""
-    return _explore(ctx, params, has_varargs).raises
+    #: For a reached ``raise`` (by node id): its message with the arguments in ``raises``,
+    #: when the evaluator computed it exactly.
+    messages: dict[int, str] = field(default_factory=dict)
 
 
 def _explore(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
@@ -430,7 +467,10 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         try:
             evaluator.run(fn.body, env)
         except _Raised as raised:
-            return id(raised.node) if raised.node is not None else None
+            if raised.node is None:
+                return None
+            last_message[0] = raised.message if not evaluator.inexact else None
+            return id(raised.node)
         except _Return as returned:
             result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
@@ -442,6 +482,8 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         return 0
 
     found: dict[int, list[object]] = {}
+    messages: dict[int, str] = {}
+    last_message: list[str | None] = [None]  # the message of the last run's raise
     tried: set[str] = set()
     seen: set[int] = set()
     runs = 0
@@ -455,12 +497,15 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
             return None, False
         tried.add(key)
         runs += 1
+        last_message[0] = None
         result = outcome(values)
         steps += evaluator.steps
         if steps > _TOTAL_STEPS:
             runs = _MAX_RUNS  # spent: stop searching
         if result and result in wanted and result not in found:
             found[result] = values
+            if last_message[0] is not None:
+                messages[result] = last_message[0]
         fresh = not evaluator.covered <= seen
         seen.update(evaluator.covered)
         return result, fresh
@@ -477,13 +522,13 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                 if len(found) > before or fresh:
                     bases.append(values)
                 if runs >= _MAX_RUNS:
-                    return _Exploration(found, returns)
+                    return _Exploration(found, returns, messages)
     if len(found) < len(wanted):
         for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
             attempt([candidates[i][j] for i, j in enumerate(combo)])
             if len(found) == len(wanted) or runs >= _MAX_RUNS:
                 break
-    return _Exploration(found, returns)
+    return _Exploration(found, returns, messages)
 
 
 def _initial_self(ctx: _Context) -> _Instance:
@@ -523,6 +568,9 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
         rendered = _render(value) if not _has_set(value) else None
         if isinstance(value, _Func):
             rendered = value.name  # a builtin function
+        if isinstance(value, _Iter):
+            shown = _render(_rest(value))
+            rendered = f"iter({shown})" if shown is not None else None
         if rendered is None:
             if isinstance(value, set | frozenset):
                 items = [_render(v) for v in sorted(value, key=repr)]

@@ -1,5 +1,7 @@
 """Doctest examples: each doctest example with an expected output becomes an assertion with
-that value (``test_<name>_example_<n>``); an expected traceback becomes ``pytest.raises``. Also
+that value (``test_<name>_example_<n>``); an expected traceback becomes ``pytest.raises``; an
+example that is itself an ``assert`` on the function runs as written. A ``+SKIP`` example is
+kept only when what it shows is a literal dict or set (compared with ``==``). Also
 ``_Context``, what the generator knows while building one module, and the AST helpers the later
 modules share (``_own_nodes``, ``_is_call_to``, ``_bound_names``, ``_used_names``).
 """
@@ -9,8 +11,10 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
+import io
 import re
 import sys
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -51,6 +55,8 @@ class _Example:
     exc_msg: str | None
     options: dict[int, bool]
     lineno: int  # 1-based line in the file
+    #: Marked ``+SKIP`` but kept: its value is compared with ``==`` (see ``_unordered_value``).
+    skipped: bool = False
 
 
 def _statement_text(source: str, stmt: ast.stmt) -> str:
@@ -156,11 +162,13 @@ def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]
     examples: list[_Example] = []
     broken: list[tuple[int, str]] = []
     for ex in raw:
-        if ex.options.get(doctest.SKIP):
+        skipped = bool(ex.options.get(doctest.SKIP))
+        if skipped and not _unordered_value(ex.want):
             continue
         line = first + ex.lineno
+        source = _without_directives(ex.source)
         try:
-            tree = ast.parse(ex.source)
+            tree = ast.parse(source)
         except SyntaxError:
             broken.append((line, f"the example at line {line} is not valid Python"))
             continue
@@ -170,8 +178,43 @@ def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]
             # An elided output: projects turn ELLIPSIS on in their doctest settings (without
             # it, doctest itself fails such an example).
             options[doctest.ELLIPSIS] = True
-        examples.append(_Example(ex.source, tree, want, ex.exc_msg, options, line))
+        examples.append(_Example(source, tree, want, ex.exc_msg, options, line, skipped))
     return examples, broken
+
+
+_DIRECTIVE = re.compile(r"#\s*doctest:")
+
+
+def _without_directives(source: str) -> str:
+    """The example's source without its ``# doctest: +FLAG`` comments (doctest's, not the
+    test's: a directive inside a multi-line call would land inside the assertion)."""
+    lines = source.split("\n")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT and _DIRECTIVE.match(token.string):
+            row, col = token.start
+            lines[row - 1] = lines[row - 1][:col].rstrip()
+    return "\n".join(lines)
+
+
+def _unordered_value(want: str) -> bool:
+    """A ``+SKIP`` example still states a value: kept when what it shows is a literal holding a
+    dict or a set. The order such a value prints in (hash order, insertion order) is why authors
+    skip these examples, and ``==`` ignores it; an example skipped for another reason (random
+    output, a network call) shows a plain value or none, and stays skipped."""
+    is_literal, value = _want_literal(want)
+    return is_literal and _has_unordered(value)
+
+
+def _has_unordered(value: object) -> bool:
+    if isinstance(value, dict | set | frozenset):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_unordered(v) for v in value)
+    return False
 
 
 @dataclass
@@ -284,6 +327,8 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
     bound_before: set[str] = set()
     for index, example in enumerate(examples):
         body = _example_check(ctx, example)
+        if example.skipped and not _resolvable(ctx, example, bound_before):
+            body = None  # it uses names only the docstring's skipped examples bind
         if body is not None:
             lines, capsys = body
             used = _used_names(example.tree)
@@ -308,6 +353,15 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
             tests.append(test)
         bound_before |= _bound_names(example.tree)
     return tests
+
+
+def _resolvable(ctx: _Context, example: _Example, bound_before: set[str]) -> bool:
+    """Every name the example uses is bound: by it, by an earlier example, by the module."""
+    free = _used_names(example.tree) - _bound_names(example.tree) - bound_before
+    own = ctx.info.module.rpartition(".")[2]
+    return all(
+        name in _BUILTIN_NAMES or name == own or ctx.info.binding(name) is not None for name in free
+    )
 
 
 def _optional_imports(ctx: _Context, examples: list[_Example]) -> list[str]:
@@ -340,10 +394,17 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
     )
     target_call = expr is not None and _is_call_to(expr, ctx.target.node.name)
     printed = expr is None or _prints(ctx, expr)
+    if expr is not None and _literal(expr) is not _UNKNOWN:
+        return None  # `>>> "deja vu"` echoes a literal: asserting it would test nothing
+    if example.skipped and (expr is None or printed):
+        return None  # kept for its value only: a value the expression itself returns
     if example.exc_msg is not None:
         return _exception_block(
             example.exc_msg, example.options, ctx, _example_lines(example)
         ), False
+    if not example.want and _asserts_on_target(ctx, tree):
+        # `>>> assert f(x) == y`: the docstring's own check, run as it is written.
+        return _example_lines(example), False
     if not example.want:
         if not target_call or expr is None:
             return None  # a setup statement: replayed by the examples that need it
@@ -367,6 +428,14 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
     return [_assert(text, "==", rendered)], False
 
 
+def _asserts_on_target(ctx: _Context, tree: ast.Module) -> bool:
+    name = ctx.target.node.name
+    return any(
+        isinstance(stmt, ast.Assert) and any(_is_call_to(n, name) for n in ast.walk(stmt.test))
+        for stmt in tree.body
+    )
+
+
 def _replay(examples: list[_Example]) -> list[str]:
     """The earlier examples as plain statements: the state a later example depends on."""
     lines: list[str] = []
@@ -374,6 +443,8 @@ def _replay(examples: list[_Example]) -> list[str]:
         if example.exc_msg is not None:
             continue
         for stmt in example.tree.body:
+            if isinstance(stmt, ast.Assert) and not _bound_names(stmt):
+                continue  # an earlier check: its own test runs it
             if isinstance(stmt, ast.Expr) and example.want:
                 # An expression whose output was compared: keep it only for its side effects.
                 if isinstance(stmt.value, ast.Call | ast.Await):

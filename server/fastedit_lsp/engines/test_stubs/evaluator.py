@@ -1,12 +1,13 @@
 """A small evaluator for reaching ``raise`` and ``return`` statements: ``_Evaluator`` walks a
 function body with candidate argument values this module made itself. It understands literals,
 comparisons, f-strings, ``isinstance``, ``len``, truthiness, the pure methods of
-``str``/``list``/``dict``, and calls of the module's own plain functions (whose bodies it walks
-in turn, a few levels deep); anything else (a call into other code, an attribute of an unknown
-object) is unknown, and a branch that depends on an unknown is not taken. The user's functions
-are never called. It records the statements a run went through (``covered``) and whether it
-approximated anything (``inexact``: the order of a set), so that a value it computed is used as
-an expected result only when it is exactly what Python computes.
+``str``/``list``/``dict``, iterators over known values (``iter``, ``next``, ``for``), and calls
+of the module's own plain functions (whose bodies it walks in turn, a few levels deep); anything
+else (a call into other code, an attribute of an unknown object) is unknown, and a branch that
+depends on an unknown is not taken. The user's functions are never called. It records the
+statements a run went through (``covered``) and whether it approximated anything (``inexact``:
+the order of a set), so that a value it computed is used as an expected result only when it is
+exactly what Python computes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .values import (
     _Continue,
     _Func,
     _Instance,
+    _Iter,
     _Lambda,
     _Method,
     _ModuleRef,
@@ -53,6 +55,8 @@ _ORDER_FREE_METHODS = frozenset(
     {"union", "intersection", "difference", "issubset", "issuperset", "copy", "count"}
 )
 _HUGE_WIDTH = re.compile(r"\d{5,}")
+#: Builtins and methods whose result shows an argument's text.
+_SHOWS_TEXT = frozenset({"str", "repr", "format", "ascii"})
 
 
 class _Evaluator:
@@ -98,8 +102,12 @@ class _Evaluator:
             return self._apply(node.op, operand)
         if isinstance(node, ast.BinOp):
             left, right = self.value(node.left, env), self.value(node.right, env)
-            if not (_safe(left) and _safe(right)):
-                return _UNKNOWN
+            if (
+                not (_safe(left) and _safe(right))
+                or isinstance(left, _Iter)
+                or isinstance(right, _Iter)
+            ):
+                return _UNKNOWN  # (``"%s" % it`` would show the model, not Python's text)
             op = _BINOPS.get(type(node.op))
             if op is None or self._too_big(node.op, left, right):
                 return _UNKNOWN
@@ -114,6 +122,8 @@ class _Evaluator:
                 return base.attrs.get(node.attr, _UNKNOWN)
             if isinstance(base, _ModuleRef):
                 return self._resolve(base.name, node.attr, 0)
+            if isinstance(base, _Func) and node.attr in ("__name__", "__qualname__"):
+                return base.name  # a builtin function a test passes: ``len.__name__``
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
             if _safe(base) and not hasattr(base, node.attr):
@@ -206,7 +216,7 @@ class _Evaluator:
         if isinstance(node, ast.YieldFrom):
             if isinstance(value, dict):
                 value = list(value)
-            if not isinstance(value, str | bytes | list | tuple) or not _safe(value):
+            if not isinstance(value, str | bytes | list | tuple | _Iter) or not _safe(value):
                 raise _Abort
             self.yielded.extend(value)
         else:
@@ -227,6 +237,8 @@ class _Evaluator:
             spec = self.value(part.format_spec, env) if part.format_spec is not None else ""
             if not (_safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
                 return _UNKNOWN
+            if isinstance(value, _Iter):
+                return _UNKNOWN  # Python shows an address
             if isinstance(value, set | frozenset) and len(value) > 1:
                 self.inexact = True
             convert = {115: str, 114: repr, 97: ascii}.get(part.conversion)
@@ -252,7 +264,7 @@ class _Evaluator:
         iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
-        if not isinstance(iterable, str | bytes | list | tuple) or not _safe(iterable):
+        if not isinstance(iterable, str | bytes | list | tuple | _Iter) or not _safe(iterable):
             return _UNKNOWN
         scope = dict(env)
         items: list[object] = []
@@ -526,6 +538,8 @@ class _Evaluator:
         ):
             return _UNKNOWN
         name = func.name
+        if name in _SHOWS_TEXT and any(isinstance(a, _Iter) for a in [*args, *kwargs.values()]):
+            return _UNKNOWN  # str(it), "{}".format(it): Python shows an address
         receiver = func.value if isinstance(func, _Method) else None
         ordered = [*args, *kwargs.values(), receiver]
         order_free = _ORDER_FREE_METHODS if isinstance(func, _Method) else _ORDER_FREE
@@ -681,16 +695,29 @@ class _Evaluator:
             if isinstance(current, _Raised):
                 raise current
             raise _Abort
+        message: str | None = None
         if isinstance(stmt.exc, ast.Call):
             # Building the message can fail first (``"bad " + name`` with an int name).
-            for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]:
-                if not isinstance(arg, ast.Starred):
-                    self.value(arg, env)
+            inexact = self.inexact
+            self.inexact = False
+            values = [
+                self.value(arg, env)
+                for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]
+                if not isinstance(arg, ast.Starred)
+            ]
+            if (
+                len(values) == len(stmt.exc.args) == 1
+                and not stmt.exc.keywords
+                and isinstance(values[0], str)
+                and not self.inexact
+            ):
+                message = values[0]
+            self.inexact = self.inexact or inexact
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         dotted = _dotted(exc)
         if dotted is not None and dotted.split(".")[0] in env:
             dotted = None  # `raise error` with a local variable: its type is unknown
-        raise _Raised(dotted, stmt)
+        raise _Raised(dotted, stmt, message)
 
     def _loop_body(self, body: list[ast.stmt], env: dict[str, object]) -> bool:
         """Run one iteration; False on ``break``."""
@@ -731,9 +758,9 @@ class _Evaluator:
         iterable = self._iterable(stmt.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
-        if not isinstance(iterable, str | bytes | list | tuple | set | frozenset) or not _safe(
-            iterable
-        ):
+        if not isinstance(
+            iterable, str | bytes | list | tuple | set | frozenset | _Iter
+        ) or not _safe(iterable):
             self._unknown_loop(stmt, env)
             return
         if isinstance(iterable, set | frozenset) and len(iterable) > 1:

@@ -67,8 +67,10 @@ def _strategy(node: ast.expr | None, depth: int = 0, hashable: bool = False) -> 
     if base in simple and not args:
         return simple[base] if not hashable or base in _HASHABLE else None
     if base in ("Optional", "Union"):
+        # Members without a strategy (a callable) are left out: the property then draws from
+        # part of the declared domain, still only values the function accepts.
         parts = [_strategy(a, depth + 1, hashable) for a in args]
-        if any(p is None for p in parts):
+        if not any(p not in (None, "st.none()") for p in parts):
             return None
         if base == "Optional":
             parts.append("st.none()")

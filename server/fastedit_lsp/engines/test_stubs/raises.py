@@ -12,7 +12,7 @@ import itertools
 import re
 from collections.abc import Collection
 
-from .candidates import _call_text, _is_generator, _params, _reach_raises, _takes_self
+from .candidates import _call_text, _Exploration, _explore, _is_generator, _params, _takes_self
 from .doctests import _Context, _Example, _own_nodes
 from .evaluator import _dotted
 from .render import _escape, _fit, _indent, _pattern, _snake, _Test, _todo
@@ -25,12 +25,20 @@ def _exception_name(node: ast.Raise) -> str | None:
     return _dotted(exc.func if isinstance(exc, ast.Call) else exc)
 
 
+def _shows_message(ctx: _Context, node: ast.Raise, dotted: str) -> bool:
+    """``str(exc)`` is the one argument the exception is built with."""
+    exc = node.exc
+    if not isinstance(exc, ast.Call) or len(exc.args) != 1 or exc.keywords:
+        return False
+    if isinstance(exc.args[0], ast.Starred) or dotted.split(".")[-1] == "KeyError":
+        return False  # str(KeyError("x")) is "'x'"
+    return _plain_str_exception(ctx, dotted.split(".")[-1], 0)
+
+
 def _message_prefix(ctx: _Context, node: ast.Raise, dotted: str) -> str | None:
     """The literal start of the raise's message, when ``str(exc)`` will show it."""
     exc = node.exc
-    if not isinstance(exc, ast.Call) or len(exc.args) != 1 or exc.keywords:
-        return None
-    if not _plain_str_exception(ctx, dotted.split(".")[-1], 0):
+    if not isinstance(exc, ast.Call) or not _shows_message(ctx, node, dotted):
         return None
     message = exc.args[0]
     text = ""
@@ -41,8 +49,6 @@ def _message_prefix(ctx: _Context, node: ast.Raise, dotted: str) -> str | None:
             if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
                 break
             text += part.value
-    if dotted.split(".")[-1] == "KeyError":
-        return None  # str(KeyError("x")) is "'x'"
     text = text.split("\n")[0]
     return text if text.strip() else None
 
@@ -72,10 +78,11 @@ def _raise_tests(
     if not raises:
         return []
     params, varargs, kwargs = _params(fn, skip_first=_takes_self(ctx.target))
-    found: dict[int, list[object]] = {}
+    explored = _Exploration({}, [])
     async_gen = isinstance(fn, ast.AsyncFunctionDef) and _is_generator(fn)
     if not async_gen:
-        found = _reach_raises(ctx, params, (varargs, kwargs))
+        explored = _explore(ctx, params, (varargs, kwargs))
+    found = explored.raises
     shown = [_shown_exception(ctx, e.exc_msg) for e in examples if e.exc_msg is not None]
     tests: list[_Test] = []
     names: set[str] = set()
@@ -104,7 +111,11 @@ def _raise_tests(
             )
             continue
         args = exc_name
-        if message:
+        exact = explored.messages.get(id(node))
+        if exact is not None and "\n" not in exact and _shows_message(ctx, node, dotted or ""):
+            # The whole message, as the evaluator computed it for these arguments.
+            args += f", match={_pattern('^' + _escape(exact) + '$')}"
+        elif message:
             args += f", match={_pattern(_escape(message))}"
         if any(
             f"    {call}" in t.body
@@ -112,9 +123,19 @@ def _raise_tests(
             for t in example_tests
         ):
             continue  # an example makes the same call and expects the same exception
-        body = [f"with pytest.raises({args}):", *_indent(_fit(call, base=8)).splitlines()]
+        body = [*_with_raises(exc_name, args), *_indent(_fit(call, base=8)).splitlines()]
         tests.append(_Test(name, body, kind="raises"))
     return tests
+
+
+def _with_raises(exc_name: str, args: str) -> list[str]:
+    """``with pytest.raises(args):`` in a test's body, split as ruff format splits it."""
+    line = f"with pytest.raises({args}):"
+    if 4 + len(line) <= 88:
+        return [line]
+    if 8 + len(args) <= 88:
+        return ["with pytest.raises(", f"    {args}", "):"]
+    return ["with pytest.raises(", f"    {exc_name},", f"    {args[len(exc_name) + 2 :]},", "):"]
 
 
 def _shown_exception(ctx: _Context, exc_msg: str) -> tuple[str | None, str]:

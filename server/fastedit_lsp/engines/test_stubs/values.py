@@ -31,10 +31,14 @@ class _Abort(Exception):  # noqa: N818 (control flow of the evaluator)
 class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
     """An exception inside the evaluated function (from a ``raise`` statement or a builtin)."""
 
-    def __init__(self, type_name: str | None, node: ast.Raise | None = None) -> None:
+    def __init__(
+        self, type_name: str | None, node: ast.Raise | None = None, message: str | None = None
+    ) -> None:
         super().__init__(type_name)
         self.type_name = type_name
         self.node = node
+        #: The exception's one argument, when it is a string computed exactly.
+        self.message = message
 
 
 class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -67,6 +71,54 @@ class _Instance:
 
     def __init__(self, attrs: dict[str, object]) -> None:
         self.attrs = attrs
+
+
+class _Iter:
+    """An iterator over a list of known values (what ``iter([1, 2])`` gives a test): a real
+    iterator, so builtins consume it as they would the real one (``sum``, ``list``, ``any``
+    stop where Python stops), with no ``len`` and no indexing. Its text is never shown: an
+    f-string or ``str()`` of it is unknown (Python shows an address). Its attributes have
+    names no code asks ``hasattr`` about (``hasattr(x, "items")`` is a common mapping test)."""
+
+    __slots__ = ("_fastedit_at", "_fastedit_items")
+
+    def __init__(self, items: list[object]) -> None:
+        self._fastedit_items = items
+        self._fastedit_at = 0
+
+    def __iter__(self) -> _Iter:
+        return self
+
+    def __next__(self) -> object:
+        if self._fastedit_at >= len(self._fastedit_items):
+            raise StopIteration
+        self._fastedit_at += 1
+        return self._fastedit_items[self._fastedit_at - 1]
+
+    def __repr__(self) -> str:
+        return f"iter({_rest(self)!r})"
+
+
+def _rest(value: _Iter) -> list[object]:
+    """The values an iterator has not given yet."""
+    return value._fastedit_items[value._fastedit_at :]
+
+
+def _iter(value: object) -> _Iter:
+    """``iter(value)`` on the values the evaluator models."""
+    if isinstance(value, _Iter):
+        return value
+    if isinstance(value, set | frozenset) and len(value) > 1:
+        raise _Abort  # the order it iterates in differs per process
+    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset):
+        return _Iter(list(value))
+    raise TypeError(f"{type(value).__name__} object is not iterable")
+
+
+def _next(value: object, *default: object) -> object:
+    if not isinstance(value, _Iter):
+        raise TypeError("not an iterator")
+    return next(value, *default)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -104,6 +156,8 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "callable": callable,
     "divmod": divmod,
     "hasattr": hasattr,  # on builtin values only: no user code runs
+    "iter": _iter,  # one argument only (the two-argument form calls a function)
+    "next": _next,
     **{f"math.{name}": getattr(math, name) for name in sorted(_MATH_FUNCS)},
 }
 _SAFE_CONSTANTS: dict[str, object] = {
@@ -162,7 +216,7 @@ _SAFE_METHODS: dict[type, frozenset[str]] = {
     bytes: _words("decode startswith endswith strip split count find"),
     list: _words("count index copy append extend insert pop remove reverse"),
     tuple: _words("count index"),
-    dict: _words("get keys values items copy pop setdefault update"),
+    dict: _words("get keys values items copy pop popitem setdefault update"),
     set: _words("add discard copy union intersection difference issubset issuperset"),
     frozenset: _words("union intersection difference issubset issuperset"),
     int: _words("bit_length"),
@@ -173,6 +227,9 @@ _STEPS = 3000
 
 
 def _safe(value: object) -> bool:
+    if isinstance(value, _Iter):
+        rest = _rest(value)
+        return len(rest) <= _MAX_SIZE and all(_safe(v) for v in rest)
     if isinstance(value, _Func):
         return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
     if isinstance(value, _Lambda):

@@ -9,10 +9,13 @@ added to the piece measures what the check catches (printed, with a lower floor)
 The files are read where the machine has them installed, never copied into the repository:
 Python from the running interpreter's stdlib; the others from packages ``.ci/run`` installs —
 npm's own sources (Node), code-server's node_modules (TypeScript; editors/vscode's e2e setup),
-Debian's ``golang-golang-x-text-dev`` (Go), ``librust-regex-syntax-dev`` (Rust),
-``openjdk-17-source`` (Java, its ``src.zip``), ``libc6-dev`` (C headers), ``libstdc++-12-dev``
-(C++ headers), and the C# files that ship inside npm packages (node-gyp). A language whose
-sources are missing is skipped with the package to install (and fails when ``CI=true``).
+``@tanstack/react-router``'s ``src/*.tsx`` (TSX; npm, unpacked by ``.ci/run``), Debian's
+``golang-golang-x-text-dev`` (Go), ``librust-regex-syntax-dev`` (Rust), ``openjdk-17-source``
+(Java, its ``src.zip``), the examples of ``zlib1g-dev`` and ``nettle-dev`` and mypy's mypyc
+runtime (C), code-server's native modules (C++), and the C# files that ship inside npm packages
+(node-gyp); ``libc6-dev`` and ``libstdc++-12-dev`` headers are measured without a floor. A
+language whose sources are missing is skipped with the package to install (and fails when
+``CI=true``).
 """
 
 from __future__ import annotations
@@ -35,18 +38,31 @@ from fastedit_lsp.engines import parse as ts_parse
 SAMPLES = 240
 FILES = 60
 MAX_BYTES = 120_000
-#: Floors: correct answers that pass (the issue asks 99 %); C and C++ fall short: tree-sitter
-#: cannot expand macros, and the blanking of common macro uses (engines/parse.py) does not reach
-#: macros inside string concatenations or ``#include``d function bodies (measured 93.5 % and
-#: 97.9 %).
+#: Floor: correct answers that pass, in every language (the issue asks 99 %). C and C++ reach it
+#: because a draft that fails is compared again with preprocessor branches and macro uses set
+#: aside (engines/preprocessor.py), and far errors count against a draft only when it leaves the
+#: document's brackets unbalanced; before that, 93.5 % and 97.9 %.
 PASS_FLOOR = 0.99
-PASS_FLOORS = {"c": 0.92, "cpp": 0.96}
-#: Broken drafts caught where the code around was clean (a regression guard, not a target:
-#: measured 42 % (Java) to 92 % (C#)).
-CATCH_FLOOR = 0.35
+#: Broken drafts caught where the code around was clean: a regression guard a few points under
+#: what was measured (C 78.6 %, C# 91.8 %, C++ 80.8 %, Go 75.6 %, Java 42.0 %, JavaScript
+#: 73.7 %, Python 78.0 %, Rust 85.6 %, TypeScript 76.9 %, TSX 69.2 %).
+CATCH_FLOORS = {
+    "c": 0.72,
+    "c_sharp": 0.85,
+    "cpp": 0.75,
+    "go": 0.70,
+    "java": 0.38,
+    "javascript": 0.68,
+    "python": 0.72,
+    "rust": 0.80,
+    "typescript": 0.70,
+    "tsx": 0.62,
+}
 
 HOME = Path.home()
 VSCODE_E2E = HOME / ".cache" / "fastedit" / "vscode-e2e"
+#: npm packages ``.ci/run`` unpacks for the corpora (no install scripts).
+NPM_CORPORA = HOME / ".cache" / "fastedit" / "corpora"
 
 
 def _npm_root() -> Path | None:
@@ -92,6 +108,10 @@ def _javascript() -> Iterator[tuple[str, str]]:
 def _typescript() -> Iterator[tuple[str, str]]:
     paths = _files([f"{VSCODE_E2E}/**/node_modules/**/*.ts"])
     yield from _read([p for p in paths if not p.endswith(".d.ts")])
+
+
+def _tsx() -> Iterator[tuple[str, str]]:
+    yield from _read(_files([f"{NPM_CORPORA}/node_modules/**/*.tsx"]))
 
 
 def _java() -> Iterator[tuple[str, str]]:
@@ -145,6 +165,7 @@ SOURCES = {
     "python": (_python, "the Python stdlib"),
     "javascript": (_javascript, "Node's npm (nodejs / editors/vscode/scripts/e2e-setup.sh)"),
     "typescript": (_typescript, "code-server (editors/vscode/scripts/e2e-setup.sh)"),
+    "tsx": (_tsx, "@tanstack/react-router 1.170.46's sources (npm, .ci/run)"),
     "go": (
         lambda: _read(_files(["/usr/share/gocode/src/**/*.go"])),
         "golang-golang-x-text-dev",
@@ -263,16 +284,16 @@ def test_correct_answers_pass_and_broken_ones_fail(language: str, figures: list[
     count, passed, broken, caught, failures = _measure(language, files)
     share = passed / count
     catch = caught / broken if broken else 1.0
-    floor = PASS_FLOORS.get(language, PASS_FLOOR)
+    catch_floor = CATCH_FLOORS[language]
     figures.append(
-        f"{language}: {passed}/{count} correct answers pass ({share:.1%}, floor {floor:.0%}); "
-        f"a bracket removed, in clean code: {caught}/{broken} caught ({catch:.1%}, floor "
-        f"{CATCH_FLOOR:.0%}); {len(files)} files from {package}"
+        f"{language}: {passed}/{count} correct answers pass ({share:.1%}, floor "
+        f"{PASS_FLOOR:.0%}); a bracket removed, in clean code: {caught}/{broken} caught "
+        f"({catch:.1%}, floor {catch_floor:.0%}); {len(files)} files from {package}"
     )
     figures.extend(f"  rejected: {failure}" for failure in failures)
     assert count >= 100
-    assert share >= floor
-    assert catch >= CATCH_FLOOR
+    assert share >= PASS_FLOOR
+    assert catch >= catch_floor
 
 
 @pytest.mark.parametrize("language", sorted(HEADERS))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..backends.base import ChatRequest
 from ..core.document import Document, Point
@@ -20,6 +20,9 @@ from ..core.jobs import Inputs, TestModule
 from ..core.outline import Outline
 from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
+
+if TYPE_CHECKING:
+    from .parse_check import ParseTrees
 
 #: ``{ok: true|false|null, details}`` as in the job record.
 Verification = dict[str, Any]
@@ -109,6 +112,8 @@ class ActionInput:
     #: The region's text before the job, when the region may hold the job's own text already
     #: (escalation, retry); None: the region's text in ``document``.
     original: str | None = None
+    #: The documents' last parses, for the parse check to start from (None: parse anew).
+    trees: ParseTrees | None = None
 
 
 @dataclass(frozen=True)

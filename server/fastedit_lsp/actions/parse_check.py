@@ -11,16 +11,82 @@ pipeline's.
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
 from .base import ActionInput, Verification
 
+if TYPE_CHECKING:
+    from ..engines.parse import Parsed
+
 #: Documents longer than this (characters) are not parse-checked: tree-sitter holds the GIL while
 #: it parses, and a 5 MB line took 1.7 s to parse and 3.4 s to check, the server answering
 #: nothing meanwhile. Their drafts are recorded as unchecked (``ok: null``).
 MAX_CHARACTERS = 1_000_000
+
+
+class ParseTrees:
+    """The last parse of each document, by URI: a job's text before is parsed incrementally from
+    it (what changed since, found as the texts' common start and end), so a check after the
+    user's edits costs a reparse of what they touched, not of the document (the server keeps
+    one, the job runner's; a few documents, the least recently checked dropped first)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._last: OrderedDict[str, Parsed] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def parse(self, uri: str, language: str, text: str) -> Parsed:
+        """``text`` (the document ``uri`` in grammar ``language``) parsed, from the last parse
+        of ``uri`` when there is one."""
+        from ..engines.parse import parse, reparse
+
+        with self._lock:
+            last = self._last.pop(uri, None)
+        if last is not None and last.language == language:
+            if last.text != text:
+                start, end, replacement = _difference(last.text, text)
+                last = reparse(last, start, end, replacement)
+        else:
+            last = parse(language, text)
+        with self._lock:
+            self._last[uri] = last
+            while len(self._last) > self._size:
+                self._last.popitem(last=False)
+        return last
+
+    def forget(self, uri: str) -> None:
+        with self._lock:
+            self._last.pop(uri, None)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._last
+
+
+def _difference(old: str, new: str) -> tuple[int, int, str]:
+    """(start, end, text): ``new`` is ``old`` with ``old[start:end]`` replaced by ``text``; the
+    common start and end found by halves (slices compared in C, not character by character)."""
+    size = min(len(old), len(new))
+    low, high = 0, size
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[:mid] == new[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    prefix = low
+    low, high = 0, size - prefix
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[len(old) - mid :] == new[len(new) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    return prefix, len(old) - low, new[prefix : len(new) - low]
 
 
 def language(data: ActionInput) -> str | None:
@@ -53,11 +119,16 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     start, end = len(head), len(head) + len(original)
     parsed: list[object] = []
 
+    trees = data.trees
+
     def verify(text: str) -> Verification:
         from ..engines.parse import Parsed, check_edit, parse
 
         if not parsed:
-            parsed.append(parse(name, before))
+            if trees is not None:
+                parsed.append(trees.parse(document.uri, name, before))
+            else:
+                parsed.append(parse(name, before))
         first = parsed[0]
         assert isinstance(first, Parsed)
         verdict = check_edit(first, start, end, text)

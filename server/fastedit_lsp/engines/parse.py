@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ..core.document import split_lines
+from . import preprocessor
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Node, Tree, TreeCursor
+    from tree_sitter import Language, Node, Range, Tree, TreeCursor
 
 #: Lines around the edited region that the check looks at.
 MARGIN = 3
@@ -226,14 +227,62 @@ class Parsed:
     """A text and its tree (the "before" of a check, reusable for every draft on it)."""
 
     def __init__(
-        self, language: str, text: str, tree: Tree | None = None, source: bytes | None = None
+        self,
+        language: str,
+        text: str,
+        tree: Tree | None = None,
+        source: bytes | None = None,
+        data: bytes | None = None,
     ) -> None:
         self.language = language
         self.text = text
-        self.data = text.encode("utf-8", "surrogatepass")
+        self.data = data if data is not None else text.encode("utf-8", "surrogatepass")
         #: The bytes the grammar parsed (see :func:`_masked`).
         self.source = source if source is not None else _masked(language, self.data)
         self.tree = tree if tree is not None else _parse(language, self.source)
+        #: The last C/C++ normalized form (its kept bytes and parse; see :meth:`normalized`).
+        self._normalized: tuple[tuple[tuple[int, int], _Scope | None], Parsed] | None = None
+        #: The last parse within a scope (see :meth:`scoped`).
+        self._scoped: tuple[_Scope, Parsed | None] | None = None
+        self._balance: Counter[str] | None = None
+
+    def normalized(self, keep: tuple[int, int], scope: _Scope | None = None) -> Parsed:
+        """This text parsed as ``engines.preprocessor.normalize`` rewrites it, keeping the
+        preprocessor branches that overlap bytes ``keep``, within ``scope`` if given (the last
+        one kept for the next draft of the same region)."""
+        if self._normalized is not None and self._normalized[0] == (keep, scope):
+            return self._normalized[1]
+        if scope is None:
+            source, tree = preprocessor.normalize(self.source, keep), None
+        else:
+            ranges = scope.included()
+            spans = [(r.start_byte, r.end_byte) for r in ranges]
+            source = preprocessor.normalize(self.source, keep, spans)
+            tree = _parse_scoped(self.language, source, ranges)
+        parsed = Parsed(self.language, self.text, tree, source, self.data)
+        self._normalized = ((keep, scope), parsed)
+        return parsed
+
+    def scoped(self, scope: _Scope) -> Parsed | None:
+        """This text parsed within ``scope`` only (the last one kept for the next draft); None
+        when that parse does not show the same errors as the whole text's (the members left
+        out held none, but without them tree-sitter recovered differently)."""
+        if self._scoped is not None and self._scoped[0] == scope:
+            return self._scoped[1]
+        tree = _parse_scoped(self.language, self.source, scope.included())
+        parsed: Parsed | None = Parsed(self.language, self.text, tree, self.source, self.data)
+        if self.has_errors and parsed is not None:
+            mine = [(p.kind, p.start, p.end) for p in self.problems()]
+            if mine != [(p.kind, p.start, p.end) for p in parsed.problems()]:
+                parsed = None
+        self._scoped = (scope, parsed)
+        return parsed
+
+    def balance(self) -> Counter[str]:
+        """Brackets opened minus closed in the whole text, per kind (computed once)."""
+        if self._balance is None:
+            self._balance = _balance(self)
+        return self._balance
 
     @property
     def has_errors(self) -> bool:
@@ -337,17 +386,30 @@ def parse_errors(language: str, text: str) -> list[SyntaxProblem]:
     return parse(language, text).problems()
 
 
-def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
-    """``before`` with code points ``[start, end)`` replaced by ``text``, reparsed incrementally
-    from its tree (which stays as it was)."""
+@dataclass(frozen=True)
+class _Edit:
+    """A draft written into a parsed text: the text after, and where the bytes changed."""
+
+    text: str
+    data: bytes
+    #: What the grammar parses (C/C++ macro blanking redone on the edited lines, whole).
+    source: bytes
+    start: int
+    old_end: int
+    new_end: int
+    #: The edited lines, whole, before and after (the C/C++ masks look at a line in context).
+    first: int
+    old_last: int
+    last: int
+
+
+def _edited(before: Parsed, start: int, end: int, text: str) -> _Edit:
     data = before.data
     start_byte = before.byte_of(start)
     old_end_byte = start_byte + len(before.text[start:end].encode("utf-8", "surrogatepass"))
     inserted = text.encode("utf-8", "surrogatepass")
     new_end_byte = start_byte + len(inserted)
-    after_text = before.text[:start] + text + before.text[end:]
     after_data = data[:start_byte] + inserted + data[old_end_byte:]
-    # The edited lines, whole: C/C++ macro blanking looks at a line in its context.
     first = data.rfind(b"\n", 0, start_byte) + 1
     last = after_data.find(b"\n", new_end_byte)
     last = len(after_data) if last < 0 else last
@@ -357,17 +419,181 @@ def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
         + _masked(before.language, after_data[first:last])
         + before.source[old_last:]
     )
+    after_text = before.text[:start] + text + before.text[end:]
+    return _Edit(
+        after_text,
+        after_data,
+        after_source,
+        start_byte,
+        old_end_byte,
+        new_end_byte,
+        first,
+        old_last,
+        last,
+    )
+
+
+def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
+    """``before`` with code points ``[start, end)`` replaced by ``text``, reparsed incrementally
+    from its tree (which stays as it was)."""
+    return _reparse(before, _edited(before, start, end, text))
+
+
+def _reparse(before: Parsed, edit: _Edit) -> Parsed:
     tree = before.tree.copy()
     tree.edit(
-        start_byte=first,
-        old_end_byte=old_last,
-        new_end_byte=last,
-        start_point=_point(data, first),
-        old_end_point=_point(data, old_last),
-        new_end_point=_point(after_data, last),
+        start_byte=edit.first,
+        old_end_byte=edit.old_last,
+        new_end_byte=edit.last,
+        start_point=_point(before.data, edit.first),
+        old_end_point=_point(before.data, edit.old_last),
+        new_end_point=_point(edit.data, edit.last),
     )
-    new_tree = _parse(before.language, after_source, tree)
-    return Parsed(before.language, after_text, new_tree, after_source)
+    new_tree = _parse(before.language, edit.source, tree)
+    return Parsed(before.language, edit.text, new_tree, edit.source, edit.data)
+
+
+#: Node types that hold a list of independent members (statements, declarations, a class's
+#: members), in the ten grammars: the check parses only the members near the region.
+_LISTS = frozenset(
+    {
+        "module",
+        "block",
+        "program",
+        "source_file",
+        "statement_list",
+        "translation_unit",
+        "compound_statement",
+        "declaration_list",
+        "field_declaration_list",
+        "class_body",
+        "interface_body",
+        "enum_body",
+        "statement_block",
+        "switch_body",
+        "switch_block",
+        "compilation_unit",
+    }
+)
+
+#: tree-sitter's "to the end of the text".
+_END = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Runs of a text's bytes the check leaves out: list members far from the region (whole
+    nodes, each with its start and end points), in order."""
+
+    runs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]
+
+    def included(self, shift_from: int = _END, by: int = 0, rows: int = 0) -> list[Range]:
+        """What the grammar reads: all but the runs; runs from byte ``shift_from`` on moved by
+        ``by`` bytes and ``rows`` lines (the draft's length and lines against the region's)."""
+        from tree_sitter import Range
+
+        out: list[Range] = []
+        at, at_point = 0, (0, 0)
+        for a, b, a_point, b_point in self.runs:
+            if a >= shift_from:
+                a, b = a + by, b + by
+                a_point, b_point = (a_point[0] + rows, a_point[1]), (b_point[0] + rows, b_point[1])
+            if a > at:
+                out.append(Range(at_point, a_point, at, a))
+            at, at_point = b, b_point
+        out.append(Range(at_point, (_END, _END), at, _END))
+        return out
+
+
+def _scope(tree: Tree, start: int, end: int) -> _Scope | None:
+    """The members of the lists enclosing bytes ``[start, end]`` that are neither within them
+    nor next to them (None: nothing to leave out)."""
+    left: list[tuple[int, int, tuple[int, int], tuple[int, int]]] = []
+    right: list[tuple[int, int, tuple[int, int], tuple[int, int]]] = []
+    node = tree.root_node
+    while node.child_count:
+        cursor = node.walk()
+        lo = cursor.goto_first_child_for_byte(start)
+        if lo is None:
+            break
+        cursor.goto_parent()
+        hi = cursor.goto_first_child_for_byte(end)
+        hi = node.child_count - 1 if hi is None else hi
+        last = node.child(hi)
+        if last is not None and last.start_byte > end and hi > lo:
+            hi -= 1
+        if node.type in _LISTS and node.named_child_count > 3:
+            if node.has_error:
+                _runs_around_errors(node, lo, hi, left, right)
+            else:
+                _runs(node, lo, hi, left, right)
+        if lo != hi:
+            break
+        child = node.child(lo)
+        if child is None or child.start_byte > start or child.end_byte < end:
+            break
+        node = child
+    if not left and not right:
+        return None
+    return _Scope(tuple(sorted(left + right)))
+
+
+_Run = tuple[int, int, tuple[int, int], tuple[int, int]]
+
+
+def _runs(node: Node, lo: int, hi: int, left: list[_Run], right: list[_Run]) -> None:
+    """The members of list ``node`` before child ``lo - 1`` and after child ``hi + 1``."""
+    first_member = node.named_child(0)
+    last_member = node.named_child(node.named_child_count - 1)
+    before = node.child(lo - 1) if lo > 0 else None
+    after = node.child(hi + 1) if hi + 1 < node.child_count else None
+    if first_member is not None and before is not None:
+        a, b = first_member, before
+        if a.start_byte < b.start_byte:
+            left.append((a.start_byte, b.start_byte, a.start_point, b.start_point))
+    if last_member is not None and after is not None:
+        a, b = after, last_member
+        if b.end_byte > a.end_byte:
+            right.append((a.end_byte, b.end_byte, a.end_point, b.end_point))
+
+
+def _runs_around_errors(node: Node, lo: int, hi: int, left: list[_Run], right: list[_Run]) -> None:
+    """As :func:`_runs`, in a list holding errors: members with an error stay (a stray brace
+    far away is part of the balance the check compares), the others around them go."""
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return
+    index = 0
+    first: Node | None = None
+    last: Node | None = None
+
+    def flush() -> None:
+        if first is not None and last is not None:
+            left.append((first.start_byte, last.end_byte, first.start_point, last.end_point))
+
+    while True:
+        child = cursor.node
+        if child is not None and (index < lo - 1 or index > hi + 1):
+            if child.has_error or child.is_missing:
+                flush()
+                first = last = None
+            elif child.is_named:
+                first = first or child
+                last = child
+        elif index == lo - 1:
+            flush()
+            first = last = None
+        index += 1
+        if not cursor.goto_next_sibling():
+            break
+    flush()
+    del right  # the runs are sorted by position afterwards: one list holds them all
+
+
+def _parse_scoped(language: str, source: bytes, ranges: list[Range]) -> Tree:
+    from tree_sitter import Parser
+
+    return Parser(_language(language), included_ranges=ranges).parse(source)
 
 
 def _point(data: bytes, byte: int) -> tuple[int, int]:
@@ -377,12 +603,115 @@ def _point(data: bytes, byte: int) -> tuple[int, int]:
 
 def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     """Whether replacing code points ``[start, end)`` of ``before`` with ``text`` keeps the
-    syntax errors around the region (± :data:`MARGIN` lines) from growing in count or span."""
-    after = reparse(before, start, end, text)
-    s = before.byte_of(start)
-    return compare(
-        before, after, s, before.byte_of(end), s + len(text.encode("utf-8", "surrogatepass"))
+    syntax errors around the region (± :data:`MARGIN` lines) from growing in count or span.
+
+    Both texts are parsed first only where it matters: the members of the lists (statements,
+    declarations, class members) that enclose the region, from the neighbour before to the
+    neighbour after, with every enclosing opener and closer (tree-sitter's included ranges);
+    members farther away are the same in both texts and are left out, so a draft that passes
+    costs what the region's surroundings cost, not the document's length. A draft that fails
+    there is checked again on the whole texts (incrementally), which decide, unless the text
+    before parses (then the members left out are whole in both texts whatever the draft).
+
+    In C and C++, a draft that fails is compared again with both texts normalized alike
+    (``engines.preprocessor``: one branch of each conditional, macro uses set aside), so that
+    what only the preprocessor could read, in the draft as in the code around it, does not fail
+    a correct draft.
+    """
+    edit = _edited(before, start, end, text)
+    s, e, new_end = edit.start, edit.old_end, edit.new_end
+    window = _window(before.data, s, e)
+    scope = _scope(before.tree, *window)
+    scoped = None if scope is None else before.scoped(scope)
+    if scope is not None and scoped is not None:
+        rows = edit.data.count(b"\n", s, new_end) - before.data.count(b"\n", s, e)
+        included = scope.included(e, new_end - e, rows)
+        tree = _parse_scoped(before.language, edit.source, included)
+        after = Parsed(before.language, edit.text, tree, edit.source, edit.data)
+        verdict = compare(scoped, after, s, e, new_end)
+        if verdict.ok:
+            return verdict
+        if not before.has_errors:
+            # The text before parses: there is nothing the draft could rightly close, so the
+            # members left out stay whole and this verdict is the whole texts' too.
+            return _preprocessed(before, scoped, after, verdict, (s, e, new_end), (scope, included))
+    # The whole texts: where the draft changes what encloses the region (it closes what the
+    # text before left open), the members left out would no longer be whole.
+    after = _reparse(before, edit)
+    verdict = compare(before, after, s, e, new_end)
+    if verdict.ok:
+        return verdict
+    return _preprocessed(before, before, after, verdict, (s, e, new_end), None)
+
+
+def _preprocessed(
+    before: Parsed,
+    plain: Parsed,
+    after: Parsed,
+    verdict: Verdict,
+    region: tuple[int, int, int],
+    scope: tuple[_Scope, list[Range]] | None,
+) -> Verdict:
+    """A failed C/C++ verdict, compared again with both texts normalized alike (within
+    ``scope``, the before's and the after's included ranges, when the check had one)."""
+    if verdict.ok or before.language not in ("c", "cpp"):
+        return verdict
+    s, e, new_end = region
+    for line in preprocessor.directives(after.data, s, new_end):
+        # Blanked by the normalization: a conditional of the draft is checked on its own.
+        if Parsed(before.language, "", source=line, data=b"").has_errors:
+            return verdict
+    if scope is None:
+        source = preprocessor.normalize(after.source, (s, new_end))
+        plain_before = before.normalized((s, e))
+        plain_after = _reparse_source(plain_before, after.text, after.data, source)
+    else:
+        spans = [(r.start_byte, r.end_byte) for r in scope[1]]
+        source = preprocessor.normalize(after.source, (s, new_end), spans)
+        plain_before = before.normalized((s, e), scope[0])
+        tree = _parse_scoped(before.language, source, scope[1])
+        plain_after = Parsed(before.language, after.text, tree, source, after.data)
+    window = _window(before.data, s, e)
+    if len(plain_before.problems(*window)) > len(plain.problems(*window)):
+        # Normalized, the text before looks worse around the region than it is (its errors
+        # recovered elsewhere): no fairer a comparison.
+        return verdict
+    second = compare(plain_before, plain_after, s, e, new_end)
+    if not second.ok:
+        return verdict
+    return Verdict(True, f"{second.message}, preprocessor branches and macros set aside")
+
+
+def _reparse_source(before: Parsed, text: str, data: bytes, source: bytes) -> Parsed:
+    """``text`` (its bytes ``data``, parsed as ``source``) reparsed incrementally from
+    ``before``'s tree: the edit is where the two sources differ."""
+    old = before.source
+    low, high = 0, min(len(old), len(source))
+    while low < high:  # the longest common prefix, by halves (memcmp, not a Python loop)
+        mid = (low + high + 1) // 2
+        if old[:mid] == source[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    prefix = low
+    low, high = 0, min(len(old), len(source)) - prefix
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[len(old) - mid :] == source[len(source) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    old_end, new_end = len(old) - low, len(source) - low
+    tree = before.tree.copy()
+    tree.edit(
+        start_byte=prefix,
+        old_end_byte=old_end,
+        new_end_byte=new_end,
+        start_point=_point(old, prefix),
+        old_end_point=_point(old, old_end),
+        new_end_point=_point(source, new_end),
     )
+    return Parsed(before.language, text, _parse(before.language, source, tree), source, data)
 
 
 def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> Verdict:
@@ -418,13 +747,60 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
         or _inside(new, after.data, start, new_end) > _inside(old, before.data, start, end) + 1e-9
     ):
         return Verdict(False, f"{name} syntax error spreads: {first.message}")
-    if len(new_all) - len(new) > len(old_all) - len(old) and any(
-        not _overlaps(p, a_window) for p in fresh
+    if (
+        len(new_all) - len(new) > len(old_all) - len(old)
+        and any(not _overlaps(p, a_window) for p in fresh)
+        and not _keeps_balance(before, after, start, end, new_end)
     ):
         far = next(p for p in fresh if not _overlaps(p, a_window))
         return Verdict(False, f"{name} syntax error: {far.message} (unbalanced by the edit)")
     known = "; ".join(p.message for p in new[:2]) or "errors elsewhere are not the edit's"
     return Verdict(True, f"{name} parses around the edit as well as before ({known})")
+
+
+#: Bracket tokens → (bracket, how many it opens; negative: closes). ``${`` opens a JavaScript
+#: template's substitution, ``[[`` and ``]]`` are C++ attributes' brackets.
+_BRACKETS: dict[str, tuple[str, int]] = {
+    "(": ("(", 1),
+    ")": ("(", -1),
+    "[": ("[", 1),
+    "]": ("[", -1),
+    "[[": ("[", 2),
+    "]]": ("[", -2),
+    "{": ("{", 1),
+    "}": ("{", -1),
+    "${": ("{", 1),
+}
+
+
+def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[str]:
+    """Brackets opened minus closed, per kind, by the tokens within bytes ``[start, end)``
+    (tokens, so brackets in strings and comments do not count; MISSING ones neither)."""
+    stop = len(parsed.data) if end is None else end
+    out: Counter[str] = Counter()
+    cursor = parsed.tree.walk()
+    while True:
+        node = cursor.node
+        if node is not None and node.end_byte > start and node.start_byte < stop:
+            if node.child_count == 0:
+                if not node.is_missing and node.type in _BRACKETS and node.start_byte >= start:
+                    kind, count = _BRACKETS[node.type]
+                    out[kind] += count
+            elif cursor.goto_first_child():
+                continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+
+
+def _keeps_balance(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:
+    """Whether the draft leaves the document's brackets balanced: then errors far from the
+    region are not a bracket it left open or closed too many (they are the grammar's own gaps,
+    which the text before hid behind the brace it lacked)."""
+    result = before.balance().copy()
+    result.update(_balance(after, start, new_end))
+    result.subtract(_balance(before, start, end))
+    return not any(result.values())
 
 
 def _overlaps(problem: SyntaxProblem, window: tuple[int, int]) -> bool:

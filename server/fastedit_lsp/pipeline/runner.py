@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from ..actions.base import ActionError, ActionInput, Draft, Verification
+from ..actions.parse_check import ParseTrees
 from ..actions.registry import Registry
 from ..backends.base import Backend, BackendError, ChatRequest, NoModelError, StreamInfo
 from ..core.document import Document, Point
@@ -78,6 +79,8 @@ class JobRunner:
         self.stats = stats
         #: (baseUrl, model)s that answered 400 to ``prediction``: never sent it again.
         self.no_prediction: set[tuple[str, str]] = set()
+        #: Each document's last parse: the next job's check reparses only what changed.
+        self.trees = ParseTrees()
 
     async def run(self, job: Job, document: Document) -> None:
         """Run ``job`` on ``document`` and record how it ended."""
@@ -505,6 +508,7 @@ class JobRunner:
             # The region may hold the job's own text (escalation, retry): the check compares
             # with what the user had.
             original=job.tracker.original if region is None else None,
+            trees=self.trees,
         )
         try:
             return spec.load().prepare(data)

@@ -1,0 +1,82 @@
+"""actions/parse_check.ParseTrees: each document's last parse, kept across jobs so that a job's
+text before is reparsed incrementally from it (issue 15: the tree per document version, not per
+job), and the verifier that uses it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fastedit_lsp.actions import parse_check
+from fastedit_lsp.actions.parse_check import ParseTrees, _difference
+from fastedit_lsp.engines import parse as ts_parse
+
+SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
+
+
+def _sexp(parsed: ts_parse.Parsed) -> str:
+    return str(parsed.tree.root_node)
+
+
+def test_a_new_version_is_reparsed_from_the_last_parse_not_anew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trees = ParseTrees()
+    first = trees.parse("file:///a.py", "python", SOURCE)
+    assert trees.parse("file:///a.py", "python", SOURCE) is first
+
+    def no_full_parse(language: str, text: str) -> ts_parse.Parsed:
+        raise AssertionError("parsed anew")
+
+    monkeypatch.setattr(ts_parse, "parse", no_full_parse)
+    edited = SOURCE.replace("return x + 7\n", "return (x + 7) * 2\n")
+    second = trees.parse("file:///a.py", "python", edited)
+    monkeypatch.undo()
+    assert second.text == edited
+    assert _sexp(second) == _sexp(ts_parse.parse("python", edited))
+    # A broken version, then its repair: the trees follow.
+    broken = trees.parse("file:///a.py", "python", edited.replace("def f9(x):", "def f9(x:"))
+    assert broken.has_errors
+    repaired = trees.parse("file:///a.py", "python", edited)
+    assert not repaired.has_errors
+
+
+def test_documents_are_kept_apart_and_the_oldest_dropped() -> None:
+    trees = ParseTrees(size=2)
+    a = trees.parse("file:///a.py", "python", SOURCE)
+    trees.parse("file:///b.go", "go", "package b\n")
+    assert trees.parse("file:///a.py", "python", SOURCE) is a
+    trees.parse("file:///c.rs", "rust", "fn main() {}\n")  # drops b, the least recent
+    assert trees.parse("file:///a.py", "python", SOURCE) is a
+    # Another grammar for the same URI (the languageId changed): parsed anew.
+    assert trees.parse("file:///a.py", "javascript", "let a = 1;\n").language == "javascript"
+    trees.forget("file:///a.py")
+    assert trees.parse("file:///a.py", "python", SOURCE) is not a
+
+
+@given(st.text("ab\n", max_size=12), st.text("ab\n", max_size=12))
+def test_difference_rebuilds_the_new_text(old: str, new: str) -> None:
+    start, end, text = _difference(old, new)
+    assert old[:start] + text + old[end:] == new
+    assert 0 <= start <= end <= len(old)
+
+
+def test_the_verifier_starts_from_the_documents_last_parse() -> None:
+    from fastedit_lsp.core.document import Document, Point
+
+    class Data:  # the fields the verifier reads of an ActionInput
+        document = Document("file:///a.py", SOURCE, language_id="python")
+        path = "/a.py"
+        start = Point(7, 4)
+        end = Point(7, 16)
+        original = None
+        trees = ParseTrees()
+
+    data = Data()
+    verify = parse_check.verifier(data)  # type: ignore[arg-type]
+    assert verify is not None
+    assert "file:///a.py" not in data.trees  # nothing parsed before a draft is checked
+    assert verify("return x * 3")["ok"] is True
+    assert "file:///a.py" in data.trees  # the job's text before, kept for the next job
+    assert verify("return (x * 3")["ok"] is False

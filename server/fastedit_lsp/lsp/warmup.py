@@ -76,7 +76,7 @@ class ImportGate:
     Two threads importing at once can fail one import with ``_DeadlockError`` (CPython's
     per-module locks; a job once failed "deadlock detected by _ModuleLock('httpcore._backends.
     anyio')" while the warm-up imported it). So a background import runs only while the server
-    is idle (:attr:`busy`: no job, no request waiting for its answer), holding the gate's lock,
+    is idle (``busy`` is false: no job, no request waiting for its answer), holding the gate's lock,
     and the event loop handles each message holding it too (:meth:`foreground`) while a
     background import is queued: a message that arrives during one waits for that one module
     (it would have waited for the import anyway), and what it starts keeps the server busy.

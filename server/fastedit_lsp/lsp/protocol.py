@@ -191,16 +191,23 @@ class FasteditProtocol(LanguageServerProtocol):
         # they are (RPCRequest: id, method, params; RPCNotification: method, params;
         # RPCResponse: id, result; else an error response).
         ctx = contextvars.copy_context()
-        with self._server.imports.foreground():
-            if hasattr(message, "method") and hasattr(message, "params"):
-                if hasattr(message, "id"):
-                    ctx.run(self._handle_request, message.id, message.method, message.params)
-                else:
-                    ctx.run(self._handle_notification, message.method, message.params)
-            elif hasattr(message, "id") and hasattr(message, "result"):
-                ctx.run(self._handle_response, message.id, message.result)
+        imports = self._server.imports
+        if not imports.pending:  # the usual case: no context manager on every keystroke
+            self._dispatch(ctx, message)
+            return
+        with imports.foreground():
+            self._dispatch(ctx, message)
+
+    def _dispatch(self, ctx: contextvars.Context, message: Any) -> None:
+        if hasattr(message, "method") and hasattr(message, "params"):
+            if hasattr(message, "id"):
+                ctx.run(self._handle_request, message.id, message.method, message.params)
             else:
-                ctx.run(self._handle_response, message.id, None, message.error)
+                ctx.run(self._handle_notification, message.method, message.params)
+        elif hasattr(message, "id") and hasattr(message, "result"):
+            ctx.run(self._handle_response, message.id, message.result)
+        else:
+            ctx.run(self._handle_response, message.id, None, message.error)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(

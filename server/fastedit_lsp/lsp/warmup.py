@@ -93,6 +93,11 @@ class ImportGate:
         #: server busy).
         self.own: set[asyncio.Task[Any]] = set()
 
+    @property
+    def pending(self) -> bool:
+        """Whether a background import is queued or running."""
+        return self._pending > 0
+
     @contextlib.contextmanager
     def foreground(self) -> Iterator[None]:
         """Hold the gate around handling a message, while background imports are pending."""

@@ -28,11 +28,12 @@ import sysconfig
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
+
+from .summary_figures import section_lines
 
 #: Samples per language, files per language, and the largest file read.
 SAMPLES = 240
@@ -244,27 +245,9 @@ def _break(piece: str, rng: random.Random) -> str | None:
     return None
 
 
-class _Figures:
-    """Prints the figures in pytest's terminal summary, so they show without ``-s``."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        terminalreporter.section("parse check corpus")
-        for line in self.lines:
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> list[str]:
-    name = "fastedit-parse-check-figures"
-    plugin = request.config.pluginmanager.get_plugin(name)
-    if plugin is None:
-        plugin = _Figures()
-        request.config.pluginmanager.register(plugin, name)
-    lines: list[str] = plugin.lines
-    return lines
+    return section_lines(request, "parse check corpus")
 
 
 def _measure(language: str, files: list[tuple[str, str]]) -> tuple[int, int, int, int, list[str]]:

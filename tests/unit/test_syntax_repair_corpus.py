@@ -19,13 +19,13 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
 from fastedit_lsp.engines.syntax_repair import error_region, repair
 
+from .summary_figures import section_lines
 from .test_parse_check_corpus import SOURCES, VSCODE_E2E, _files, _read
 
 #: Where ``.ci/run`` installs the npm package ``edge-js`` (its C# sources; npm's node-gyp ships
@@ -150,25 +150,9 @@ def _attempt(language: str, mutant: str) -> tuple[str | None, tuple[int, int]]:
     return mutant[:start] + fixed.text + mutant[end:], (first, last)
 
 
-class _Figures:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        terminalreporter.section("syntax repair corpus (beyond Python)")
-        for line in self.lines:
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> list[str]:
-    name = "fastedit-syntax-repair-figures"
-    plugin = request.config.pluginmanager.get_plugin(name)
-    if plugin is None:
-        plugin = _Figures()
-        request.config.pluginmanager.register(plugin, name)
-    lines: list[str] = plugin.lines
-    return lines
+    return section_lines(request, "syntax repair corpus (beyond Python)")
 
 
 @pytest.mark.parametrize("language", sorted(FUNCTIONS))

@@ -848,22 +848,39 @@ TICK is the buffer's modification tick it was made for.")
           (run-at-time fastedit-next-edit-delay nil
                        #'fastedit--next-edit-request (current-buffer)))))
 
+;; Asked without waiting (a timer that waited would stop the typing it
+;; follows, and one that fired while eglot shut the server down made the
+;; shutdown wait for it); a reply for an older buffer is dropped.
 (defun fastedit--next-edit-request (buffer)
-  "Ask fastedit for the next edit at point in BUFFER and show it."
+  "Ask fastedit for the next edit at point in BUFFER; show it when it comes."
   (when (buffer-live-p buffer)
     (with-current-buffer buffer
       (setq fastedit--next-edit-timer nil)
-      (when (and fastedit-mode fastedit-next-edit
-                 (eq buffer (window-buffer (selected-window))))
-        (let* ((reply (condition-case nil
-                          (fastedit--execute
-                           "fastedit.nextEdit"
-                           (list :uri (fastedit--uri) :position (fastedit--position)))
-                        (error nil)))
-               (edits (plist-get reply :edits))
-               (edit (and (> (length edits) 0) (aref edits 0))))
-          (when edit
-            (fastedit--next-edit-show edit)))))))
+      (let ((server (and fastedit-mode fastedit-next-edit
+                         (eq buffer (window-buffer (selected-window)))
+                         (eglot-current-server))))
+        (when (and server (not (eglot--shutdown-requested server))
+                   (fastedit--server-p server))
+          (let ((tick (buffer-chars-modified-tick))
+                (point (point)))
+            (fastedit--flush)
+            (jsonrpc-async-request
+             server :workspace/executeCommand
+             (list :command "fastedit.nextEdit"
+                   :arguments (vector (list :uri (fastedit--uri)
+                                            :position (fastedit--position))))
+             :success-fn
+             (lambda (reply)
+               (when (buffer-live-p buffer)
+                 (with-current-buffer buffer
+                   (let* ((edits (plist-get reply :edits))
+                          (edit (and (> (length edits) 0) (aref edits 0))))
+                     (when (and edit fastedit-mode
+                                (= tick (buffer-chars-modified-tick))
+                                (= point (point)))
+                       (fastedit--next-edit-show edit))))))
+             :error-fn #'ignore
+             :timeout-fn #'ignore)))))))
 
 (defun fastedit--next-edit-show (edit)
   "Show EDIT where it would apply: the replaced text struck, the new after it."

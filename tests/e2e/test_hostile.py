@@ -32,6 +32,7 @@ from .wire import Wire
 
 DOC = "file:///tmp/fastedit-hostile/a.py"
 INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32600, -32601, -32602
+ORIGIN = {"line": 0, "character": 0}
 
 
 @pytest.fixture
@@ -482,6 +483,39 @@ async def test_an_editor_disconnecting_mid_stream_lets_the_server_exit_cleanly(
         "lsp",
         "the editor disconnects (EOF on stdin) while a job streams",
         f"the server exits with code {code}, closes the model stream, logs no traceback",
+    )
+
+
+async def test_a_request_after_shutdown_is_answered_with_an_error_not_left_waiting(
+    tmp_path: Path, reliability: Recorder
+) -> None:
+    # Emacs asks for the next edit from a timer: through rass, one that fires after fastedit
+    # answered shutdown (rass still waiting for the other server) sends a request after it.
+    # pygls dropped it with a log line: eglot's shutdown waited for jsonrpc's 10 s request
+    # timeout, then killed every server. The spec: InvalidRequest.
+    server = await Wire.start(hermetic_env(), tmp_path / "server.log")
+    await server.initialize()
+    server.open(DOC, TEXT)
+    next_edit = {"command": "fastedit.nextEdit", "arguments": [{"uri": DOC, "position": ORIGIN}]}
+    shutdown = server.request("shutdown")
+    during = server.request("workspace/executeCommand", next_edit)  # while it closes
+    assert (await server.response(shutdown)).get("result", ...) is None
+    after = server.request("workspace/executeCommand", next_edit)
+    server.notify("textDocument/didClose", {"textDocument": {"uri": DOC}})  # ignored, no reply
+    replies = [await server.response(during), await server.response(after)]
+    assert [r["error"]["code"] for r in replies] == [INVALID_REQUEST, INVALID_REQUEST], replies
+    assert "shutting down" in replies[1]["error"]["message"], replies
+    server.notify("exit")
+    code = await asyncio.wait_for(server.proc.wait(), 15)
+    log = server.log_text()
+    assert code == 0, log
+    assert _tracebacks(log) == [], log
+    await server.stop()
+    reliability(
+        "lsp",
+        "a request after shutdown (an editor's timer firing while it shuts the server down)",
+        f"answered at once with InvalidRequest ({replies[1]['error']['message']}); exit code "
+        f"{code}",
     )
 
 

@@ -68,3 +68,31 @@ def test_a_rename_shows_the_next_occurrence_and_one_key_applies_it_in_one_undo_s
     assert seen["status"]["accepted"] == 1 and seen["status"]["dismissed"] == 1
     assert seen["enabled"] is False
     assert seen["prompts"] == []
+
+
+def test_the_next_edit_timer_waits_for_no_reply_and_a_server_shut_down_answers_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # The timer asked synchronously: firing after fastedit had answered eglot's shutdown (rass
+    # still waiting for jedi), its request was never answered, so eglot's shutdown waited
+    # jsonrpc's 10 s request timeout and then killed the servers ("exited with status 9"). Now
+    # the timer does not wait for its reply, and the server answers any request after shutdown
+    # with an error at once.
+    scenario = f"""
+(fe-open "calc.py" {json.dumps(SOURCE)})
+(let ((server (eglot-current-server)))
+  (jsonrpc-request server :shutdown nil :timeout 60)   ; every server answered
+  (fastedit--next-edit-request (current-buffer))       ; the timer fires now
+  (fe-observe "waiting" (hash-table-count (jsonrpc--request-continuations server)))
+  (fe-wait "the answer" (lambda () (zerop (hash-table-count
+                                             (jsonrpc--request-continuations server)))))
+  (fe-observe "suggestion" (and fastedit--next-edit t))
+  (jsonrpc-notify server :exit nil))
+(fe-observe "prompts" [])
+(with-temp-file (getenv "FASTEDIT_TEST_OUT")
+  (insert (json-encode (reverse fe-observations))))
+(kill-emacs 0)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    assert seen["waiting"] == 1  # the timer returned with its request in flight
+    assert seen["suggestion"] is None

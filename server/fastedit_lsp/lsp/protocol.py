@@ -7,6 +7,8 @@
   notification's method sent as a request: -32600; a malformed notification: one log line.
 - A reply that does not fit the request's result type left the request pending: it fails it.
 - ``shutdown`` iterated over the pending requests while cancelling them changed the dict.
+- A request after ``shutdown`` was dropped with a log line (the client waited for its answer):
+  InvalidRequest, as the spec says.
 - A message that is not JSON-RPC 2.0 (or a batch) is refused in one line instead of a traceback.
 - The stdin reader hopped through threads three times per message: stdin is read on the loop.
 - A request that timed out (:func:`forget_request`) and a finished progress token
@@ -72,6 +74,8 @@ class FasteditProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         #: Per command handler: whether it takes ``(ls, *args)`` (arguments pass as they are).
         self._plain_commands: dict[Callable[..., Any], bool] = {}
+        #: ``shutdown`` arrived (its handler may still be closing jobs): requests are refused.
+        self._shutting_down = False
 
     def requests_pending(self, ignore: Container[object] = ()) -> bool:
         """Whether a request, the client's or the server's, waits for its answer (a request
@@ -158,7 +162,9 @@ class FasteditProtocol(LanguageServerProtocol):
     @lsp_method(types.SHUTDOWN)
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """shutdown: pygls' own, iterating over a copy of the pending requests (cancelling one
-        runs callbacks that change the dict: "dictionary changed size during iteration")."""
+        runs callbacks that change the dict: "dictionary changed size during iteration"). From
+        its arrival on, requests are refused (:meth:`handle_message`)."""
+        self._shutting_down = True
         if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
             yield user_handler, args, None
         current_id = self.msg_id
@@ -184,8 +190,22 @@ class FasteditProtocol(LanguageServerProtocol):
                 error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
                 self._send_response(msg_id, error=error.to_response_error())
             return
-        if self._shutdown and getattr(message, "method", "") != types.EXIT:
-            log.warning("Server shutting down. No more requests!")
+        method = getattr(message, "method", None)
+        if (self._shutdown or self._shutting_down) and method != types.EXIT:
+            # The spec: a request after shutdown errors with InvalidRequest. pygls dropped it
+            # with a log line, so the client waited for an answer (eglot's shutdown waited its
+            # 10 s request timeout when a timer of fastedit.el asked for a next edit meanwhile).
+            # Replies still go through: closing jobs may wait for the editor's answer to an edit.
+            msg_id = getattr(message, "id", None)
+            if method is None:
+                if not self._shutdown:
+                    self._dispatch(contextvars.copy_context(), message)
+                return
+            if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
+                error = JsonRpcInvalidRequest(f"the server is shutting down: {method} refused")
+                self._send_response(msg_id, error=error.to_response_error())
+            else:
+                log.info("after shutdown, ignored %s", method)
             return
         # pygls' dispatch, with its Protocol isinstance checks spelled as the attribute tests
         # they are (RPCRequest: id, method, params; RPCNotification: method, params;

@@ -540,3 +540,70 @@ def test_route_speeds_keep_a_models_decode_speed_and_never_the_offline_engines()
     assert set(speed) == {"fast"}
     assert speed["fast"]["tokensPerSecond"]["p50"] == 300.0
     assert speed["fast"]["ttftMs"]["p50"] == 300.0
+
+
+# -- what the editor hears, and when ---------------------------------------------------------------
+
+
+class Ordered(FakeHost):
+    """A host that logs, in order, the job's status, its progress, the model request, each edit."""
+
+    def __init__(self, document: Document, models: FakeModels) -> None:
+        super().__init__(document, models)
+        self.log: list[str] = []
+        self.begun = asyncio.Event()
+
+    def status(self, job: Job, *, streaming: bool = False) -> None:
+        self.log.append(f"status {job.state} {job.route or '-'}")
+
+    async def begin(self, job: Job) -> None:
+        self.log.append("progress")
+        self.begun.set()
+
+    async def apply_edit(self, uri: str, edit: SentEdit, **kwargs: object) -> bool:
+        self.log.append("edit")
+        return await super().apply_edit(uri, edit, **kwargs)  # type: ignore[arg-type]
+
+
+class Logged(Script):
+    """A model that logs its request and may stay silent until ``release`` is set."""
+
+    def __init__(self, log: list[str], answer: str) -> None:
+        super().__init__("fast-model", answer)
+        self.log = log
+        self.release: asyncio.Event | None = None
+
+    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+        self.log.append("request")
+        if self.release is not None:
+            await self.release.wait()
+        async for piece in super().stream(request, info):
+            yield piece
+
+
+async def test_one_status_with_the_route_precedes_the_request_and_progress_follows_the_edit() -> (
+    None
+):
+    # A model answering at once (a loopback stub): nothing but one status is written before
+    # the model request, and the progress waits for the first edit.
+    host = Ordered(_doc("x = \n"), FakeModels({}))
+    fast = Logged(host.log, "42")
+    host.models.scripts["fast"] = fast
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "done" and host.document.text == "x = 42\n"
+    assert host.log[:3] == ["status running fast", "request", "edit"], host.log
+    assert host.log.index("progress") > host.log.index("edit"), host.log
+
+
+async def test_a_silent_model_does_not_hold_back_the_jobs_progress() -> None:
+    # A hosted model's first token takes 50 ms or more: the progress goes out meanwhile.
+    host = Ordered(_doc("x = \n"), FakeModels({}))
+    fast = Logged(host.log, "42")
+    fast.release = asyncio.Event()
+    host.models.scripts["fast"] = fast
+    task = asyncio.ensure_future(_run(host, "completeRest", Point(0, 4), Point(0, 4)))
+    await host.begun.wait()  # while the model says nothing
+    assert "edit" not in host.log and host.log[:2] == ["status running fast", "request"]
+    fast.release.set()
+    job = await task
+    assert job.state == "done" and host.log.count("progress") == 1, host.log

@@ -26,10 +26,14 @@ def new_http_client() -> httpx.AsyncClient:
     context (certifi, ~20 ms) and touches no event loop."""
     import httpx
 
+    from .corked import transport
+
+    limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
     return httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, connect=5.0),
-        limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+        limits=limits,
         trust_env=False,
+        transport=transport(limits),
     )
 
 

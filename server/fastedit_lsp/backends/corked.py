@@ -116,10 +116,7 @@ def transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
     """httpx's transport (no proxies from the environment), its pool on :class:`CorkedBackend`."""
     built = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
     pool = getattr(built, "_pool", None)
-    if (
-        isinstance(pool, httpcore.AsyncConnectionPool)
-        and type(pool) is httpcore.AsyncConnectionPool
-    ):
+    if type(pool) is httpcore.AsyncConnectionPool:  # not a proxy's, nor another httpx's
         built._pool = httpcore.AsyncConnectionPool(
             ssl_context=pool._ssl_context,
             max_connections=limits.max_connections,

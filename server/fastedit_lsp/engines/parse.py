@@ -730,6 +730,9 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     a_window = _window(after.data, start, new_end)
     old_all = before.problems()
     new_all = after.problems()
+    if _body_fragment(before):
+        old_all = [p for p in old_all if not _outer_closers(before.data, p)]
+        new_all = [p for p in new_all if not _outer_closers(after.data, p)]
     old = [p for p in old_all if _overlaps(p, b_window)]
     new = [p for p in new_all if _overlaps(p, a_window)]
     fresh = _fresh(old_all, new_all, start, end, new_end)
@@ -756,6 +759,49 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
         return Verdict(False, f"{name} syntax error: {far.message} (unbalanced by the edit)")
     known = "; ".join(p.message for p in new[:2]) or "errors elsewhere are not the edit's"
     return Verdict(True, f"{name} parses around the edit as well as before ({known})")
+
+
+#: Statements that C and C++ allow only inside a function: at a file's top level, they say the
+#: file is a body fragment, ``#include``d inside a function (mypyc's base64 ``enc_tail.c``).
+_BODY_STATEMENTS = frozenset(
+    {
+        "if_statement",
+        "case_statement",
+        "switch_statement",
+        "while_statement",
+        "for_statement",
+        "do_statement",
+        "return_statement",
+        "break_statement",
+        "continue_statement",
+        "goto_statement",
+    }
+)
+
+
+def _body_fragment(parsed: Parsed) -> bool:
+    """Whether a C/C++ text is the inside of a function, written to be ``#include``d there:
+    statements at its top level (tree-sitter-c accepts them, the language does not)."""
+    if parsed.language not in ("c", "cpp"):
+        return False
+    cursor = parsed.tree.walk()
+    if not cursor.goto_first_child():
+        return False
+    while True:
+        node = cursor.node
+        if node is not None and node.type in _BODY_STATEMENTS:
+            return True
+        if not cursor.goto_next_sibling():
+            return False
+
+
+def _outer_closers(data: bytes, problem: SyntaxProblem) -> bool:
+    """Whether an error is only closing braces: in a body fragment, they close the blocks of
+    the function the file is included in (the file's own text cannot show them opened)."""
+    if problem.kind != "error":
+        return False
+    text = data[problem.start : problem.end]
+    return bool(text.strip()) and not text.translate(None, b"} \t\r\n")
 
 
 #: Bracket tokens → (bracket, how many it opens; negative: closes). ``${`` opens a JavaScript

@@ -65,27 +65,37 @@ _SPECIFIER = re.compile(
     rb"(?<![\w#])(?<!struct )(?<!union )(?<!enum )(?<!class )(?<!typedef )"
     rb"((?:_{1,2}[A-Z][A-Z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+))\b(?=[ \t\n]+[A-Za-z_])"
 )
+#: Lines a macro call's arguments may span.
+ARGUMENT_LINES = 8
 _CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
 _QUOTES = (ord('"'), ord("'"))
 
 
 def _arguments(data: bytes, open_paren: int) -> int:
     """The end (past the ``)``) of the arguments opening at ``open_paren`` when every bracket in
-    them is matched on the same line (strings skipped); -1 otherwise (a broken call stays as it
-    is, for the parse to see)."""
+    them is matched (strings skipped, each on its line), over at most :data:`ARGUMENT_LINES`
+    lines (zlib's ``OF((Byte *compr, uLong comprLen,`` then the rest on the next line); -1
+    otherwise: a broken call stays as it is, for the parse to see. Over lines, a ``;`` directly
+    within the parentheses ends a statement, so it ends the search too (``FOO(a, b`` then
+    ``g(c);`` is a call left open, not one closed by a later line's ``)``)."""
     stack: list[int] = []
     i = open_paren
     size = len(data)
+    lines = 0
     while i < size:
         c = data[i]
         if c == 10:  # newline
-            return -1
-        if c in _QUOTES:
+            lines += 1
+            if lines >= ARGUMENT_LINES:
+                return -1
+        elif c in _QUOTES:
             i += 1
             while i < size and data[i] != c and data[i] != 10:
                 i += 2 if data[i] == 92 else 1  # backslash escapes
             if i >= size or data[i] != c:
                 return -1
+        elif c == 59 and lines and stack and stack[-1] == 40:  # ; within ( over lines
+            return -1
         elif c in (40, 91, 123):  # ( [ {
             stack.append(c)
         elif c in _CLOSERS:
@@ -198,7 +208,7 @@ def macros(data: bytes, spans: list[tuple[int, int]] | None = None) -> bytes:
         rest = data[close:line_end].strip()
         lead = data[line_start : match.start()].strip()
         if (not lead and (not rest or rest.startswith(b"//"))) or lead.startswith(b"namespace"):
-            out[match.start() : close] = b" " * (close - match.start())
+            out[match.start() : close] = _spaces(data[match.start() : close])
         elif (
             data[open_paren + 1 : open_paren + 2] == b"("
             and _arguments(data, open_paren + 1) == close - 1
@@ -206,7 +216,7 @@ def macros(data: bytes, spans: list[tuple[int, int]] | None = None) -> bytes:
             out[match.start() : open_paren + 1] = b" " * (open_paren + 1 - match.start())
             out[close - 1] = 32
         elif not re.match(rb"[ \t]*\n?[ \t]*\{", data[close : close + 80]):
-            out[open_paren:close] = b" " * (close - open_paren)
+            out[open_paren:close] = _spaces(data[open_paren:close])
     data = bytes(out)
     for a, b in within:
         for match in _PARAMS.finditer(data, a, min(b, len(data))):

@@ -298,6 +298,10 @@ def test_the_bench_section_measures_every_grammar_and_gets_the_verdicts_right() 
         assert figures["goodPasses"] and figures["badFails"], language
         assert figures["lines"] >= 390
         assert figures["goodDraftMs"]["runs"] == 2
-        assert figures["newVersionMs"]["runs"] == 2
+        assert figures["newJobMs"]["runs"] == 2
+        assert figures["newJobBeforeRefreshMs"]["runs"] == 2
+        # One refresh per typed version (the first run typed a line, the second took it back).
+        assert figures["refreshMs"]["runs"] == 2
+        assert figures["refreshStepMs"]["runs"] >= 2
     table = bench_parse.report(results)
     assert table.count("\n| ") == len(ts_parse.GRAMMARS) + 1

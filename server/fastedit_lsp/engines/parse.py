@@ -15,15 +15,16 @@ region are visited.
 The API: :func:`language_of` (an LSP ``languageId``, a path or a URI → a grammar name),
 :func:`parse_errors` (every error of a text), :func:`parse` + :func:`check_edit` (the check on
 an edit, from a parsed "before"), :func:`check_region` (the same from two texts and the region's
-lines).
+lines), :class:`Reparse` (a text brought up to date after an edit in steps of bounded time, so
+that a server answers between them).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import posixpath
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -31,107 +32,18 @@ from typing import TYPE_CHECKING, Literal
 from ..core.document import split_lines
 from . import preprocessor
 
+# The tables and language_of live with the languages (no tree_sitter there); kept importable here.
+from .languages import DISPLAY as DISPLAY
+from .languages import EXTENSIONS as EXTENSIONS
+from .languages import GRAMMARS as GRAMMARS
+from .languages import LANGUAGE_IDS as LANGUAGE_IDS
+from .languages import language_of as language_of
+
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Range, Tree, TreeCursor
 
 #: Lines around the edited region that the check looks at.
 MARGIN = 3
-
-#: Grammar name → (module, function returning the language pointer).
-GRAMMARS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "c_sharp": ("tree_sitter_c_sharp", "language"),
-}
-
-#: LSP ``languageId``s (VS Code's, Neovim's filetypes, eglot's mode-derived names) → grammar.
-LANGUAGE_IDS: dict[str, str] = {
-    "python": "python",
-    "py": "python",
-    "javascript": "javascript",
-    "javascriptreact": "javascript",
-    "js": "javascript",
-    "jsx": "javascript",
-    "typescript": "typescript",
-    "ts": "typescript",
-    "typescriptreact": "tsx",
-    "tsx": "tsx",
-    "go": "go",
-    "golang": "go",
-    "rust": "rust",
-    "rs": "rust",
-    "java": "java",
-    "c": "c",
-    "cpp": "cpp",
-    "c++": "cpp",
-    "cuda": "cpp",
-    "csharp": "c_sharp",
-    "c-sharp": "c_sharp",
-    "c_sharp": "c_sharp",
-    "cs": "c_sharp",
-}
-
-#: File extensions → grammar (when the languageId says nothing we know).
-EXTENSIONS: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".hxx": "cpp",
-    ".cs": "c_sharp",
-}
-
-#: How the check names a grammar to the user.
-DISPLAY = {
-    "python": "Python",
-    "javascript": "JavaScript",
-    "typescript": "TypeScript",
-    "tsx": "TSX",
-    "go": "Go",
-    "rust": "Rust",
-    "java": "Java",
-    "c": "C",
-    "cpp": "C++",
-    "c_sharp": "C#",
-}
-
-
-def language_of(uri_or_language_id: str) -> str | None:
-    """The grammar for an LSP ``languageId`` (``typescriptreact``, eglot's ``js-ts``...) or a
-    file's path or URI (by its extension); None when there is none."""
-    key = uri_or_language_id.strip().lower()
-    if not key:
-        return None
-    bare = key.removesuffix("-ts").removesuffix("-mode")
-    if bare in LANGUAGE_IDS:
-        return LANGUAGE_IDS[bare]
-    path = key.split("?", 1)[0].split("#", 1)[0]
-    _, extension = posixpath.splitext(path)
-    return EXTENSIONS.get(extension)
 
 
 @functools.cache
@@ -213,10 +125,14 @@ def _blank(match: re.Match[bytes]) -> bytes:
     return whole[: start - offset] + (inner[:1] + blank + inner[1:]) + whole[end - offset :]
 
 
+#: The grammars whose text is masked before it is parsed.
+_MASKED = frozenset({"c", "cpp"})
+
+
 def _masked(language: str, data: bytes) -> bytes:
     """What the grammar parses: for C and C++, the text with unexpandable macro uses blanked
     (byte offsets unchanged), so that correct code using them does not look broken."""
-    if language not in ("c", "cpp"):
+    if language not in _MASKED:
         return data
     for pattern in _MACRO_USES:
         data = pattern.sub(_blank, data)
@@ -321,6 +237,8 @@ class Parsed:
 
     def byte_of(self, offset: int) -> int:
         """The UTF-8 byte offset of a code-point offset."""
+        if len(self.data) == len(self.text):  # ASCII: the same (no encoding of the prefix)
+            return offset
         return len(self.text[:offset].encode("utf-8", "surrogatepass"))
 
     def line_of(self, byte: int) -> int:
@@ -404,22 +322,25 @@ class _Edit:
 
 
 def _edited(before: Parsed, start: int, end: int, text: str) -> _Edit:
+    # One copy of the document per form (joined from views: no copies of its halves first).
     data = before.data
     start_byte = before.byte_of(start)
     old_end_byte = start_byte + len(before.text[start:end].encode("utf-8", "surrogatepass"))
     inserted = text.encode("utf-8", "surrogatepass")
     new_end_byte = start_byte + len(inserted)
-    after_data = data[:start_byte] + inserted + data[old_end_byte:]
+    view = memoryview(data)
+    after_data = b"".join((view[:start_byte], inserted, view[old_end_byte:]))
     first = data.rfind(b"\n", 0, start_byte) + 1
     last = after_data.find(b"\n", new_end_byte)
     last = len(after_data) if last < 0 else last
     old_last = old_end_byte + (last - new_end_byte)
-    after_source = (
-        before.source[:first]
-        + _masked(before.language, after_data[first:last])
-        + before.source[old_last:]
-    )
-    after_text = before.text[:start] + text + before.text[end:]
+    if before.language not in _MASKED:  # the grammar reads the bytes themselves
+        after_source = after_data
+    else:
+        source = memoryview(before.source)
+        masked = _masked(before.language, after_data[first:last])
+        after_source = b"".join((source[:first], masked, source[old_last:]))
+    after_text = "".join((before.text[:start], text, before.text[end:]))
     return _Edit(
         after_text,
         after_data,
@@ -440,6 +361,12 @@ def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
 
 
 def _reparse(before: Parsed, edit: _Edit) -> Parsed:
+    new_tree = _parse(before.language, edit.source, _edited_tree(before, edit))
+    return Parsed(before.language, edit.text, new_tree, edit.source, edit.data)
+
+
+def _edited_tree(before: Parsed, edit: _Edit) -> Tree:
+    """A copy of ``before``'s tree told of the edit (the edited lines, whole)."""
     tree = before.tree.copy()
     tree.edit(
         start_byte=edit.first,
@@ -449,8 +376,81 @@ def _reparse(before: Parsed, edit: _Edit) -> Parsed:
         old_end_point=_point(before.data, edit.old_last),
         new_end_point=_point(edit.data, edit.last),
     )
-    new_tree = _parse(before.language, edit.source, tree)
-    return Parsed(before.language, edit.text, new_tree, edit.source, edit.data)
+    return tree
+
+
+#: Bytes handed to tree-sitter per read while parsing in steps.
+_CHUNK = 1 << 16
+
+
+class Reparse:
+    """A parse in steps of bounded time: ``before`` with code points ``[start, end)`` replaced
+    by ``text``, incrementally from ``before``'s tree (which stays as it was), or ``text``
+    parsed from scratch without a ``before``.
+
+    tree-sitter holds the GIL while it parses, and an incremental reparse of a 10,000-line
+    document is not cheap in every grammar (tree-sitter-python cannot reuse its module's
+    statements as a block: 10-30 ms; Java and C# 10 ms when a class's members changed): each
+    :meth:`step` stops the parser at its deadline (tree-sitter's progress callback) and the
+    next one resumes where it stopped, so a server answers messages between the steps.
+    """
+
+    def __init__(
+        self, language: str, before: Parsed | None, start: int, end: int, text: str
+    ) -> None:
+        from tree_sitter import Parser
+
+        self.language = language
+        self._parser = Parser(_language(language))
+        self._old: Tree | None = None
+        if before is None:
+            self._text = text
+            self._data = text.encode("utf-8", "surrogatepass")
+            self._source = _masked(language, self._data)
+        else:
+            edit = _edited(before, start, end, text)
+            self._text, self._data, self._source = edit.text, edit.data, edit.source
+            self._old = _edited_tree(before, edit)
+        self._view = memoryview(self._source)
+        self._deadline = 0.0
+        self._result: Parsed | None = None
+        #: Steps taken so far.
+        self.steps = 0
+
+    @property
+    def text(self) -> str:
+        """The text being parsed."""
+        return self._text
+
+    def _read(self, byte: int, _point: object) -> memoryview:
+        return self._view[byte : byte + _CHUNK]
+
+    def _late(self, _offset: int, _has_error: bool) -> bool:
+        return time.perf_counter() > self._deadline
+
+    def step(self, seconds: float) -> Parsed | None:
+        """Parse for about ``seconds`` (the parser looks at the clock every few hundred
+        operations); the parsed text once done, else None (call again)."""
+        if self._result is not None:
+            return self._result
+        self.steps += 1
+        self._deadline = time.perf_counter() + seconds
+        try:
+            if self._old is not None:
+                tree = self._parser.parse(self._read, self._old, progress_callback=self._late)
+            else:
+                tree = self._parser.parse(self._read, progress_callback=self._late)
+        except ValueError:  # stopped at the deadline: the parser keeps its state for the next
+            return None
+        self._view.release()
+        self._result = Parsed(self.language, self._text, tree, self._source, self._data)
+        return self._result
+
+    def finish(self) -> Parsed:
+        """The parsed text, parsing what is left at once."""
+        result = self.step(float("inf"))
+        assert result is not None
+        return result
 
 
 #: Node types that hold a list of independent members (statements, declarations, a class's

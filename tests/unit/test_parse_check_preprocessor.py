@@ -10,6 +10,8 @@ next to the same draft with a bracket broken, which must still fail.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fastedit_lsp.engines import parse as ts_parse
 from fastedit_lsp.engines import preprocessor
@@ -170,3 +172,10 @@ def test_closing_braces_in_a_body_fragment_close_the_function_it_is_included_in(
     whole = "int f(int x) {\n  return x;\n}\n@@DRAFT@@int g(void) {\n  return 0;\n}\n"
     assert _check("c", whole, "int h(int y) {\n  return y;\n}\n").ok
     assert not _check("c", whole, "int h(int y) {\n  return y;\n}\n}\n").ok
+
+
+@given(st.lists(st.sampled_from(["#", "# ", "if", "ifdef", "endif", "define", "x", " ", "\n"])))
+def test_directives_are_found_as_the_regex_alone_finds_them(parts: list[str]) -> None:
+    data = "".join(parts).encode()
+    found = [m.span() for m in preprocessor._directives(data)]
+    assert found == [m.span() for m in preprocessor._DIRECTIVE_ANYWHERE.finditer(data)]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 
 #: A conditional directive and its keyword.
 _DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
@@ -112,6 +113,20 @@ def _spaces(data: bytes) -> bytes:
     return re.sub(rb"[^\n]", b" ", data)
 
 
+def _directives(data: bytes) -> Iterator[re.Match[bytes]]:
+    """What ``_DIRECTIVE_ANYWHERE.finditer`` finds, from each ``#`` found by a byte search
+    (the regex alone stepped through every byte: 0.2 ms on a 300 KB text with no ``#``)."""
+    at = data.find(b"#")
+    while at >= 0:
+        match = _DIRECTIVE_ANYWHERE.match(data, at)
+        if match is not None:
+            yield match
+            at = match.end()
+        else:
+            at += 1
+        at = data.find(b"#", at)
+
+
 def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
     """``data`` with its conditional directives blanked and, of each group, the branches blanked
     but those overlapping bytes ``keep`` (the edited region: a draft is never blanked away,
@@ -122,7 +137,7 @@ def conditionals(data: bytes, keep: tuple[int, int]) -> bytes:
     taken = 0
     stack: list[list[int]] = []
     groups: list[list[int]] = []
-    for match in _DIRECTIVE_ANYWHERE.finditer(data):
+    for match in _directives(data):
         start = data.rfind(b"\n", 0, match.start()) + 1
         if data[start : match.start()].strip(b" \t"):
             continue  # not at the start of its line

@@ -179,3 +179,12 @@ def test_directives_are_found_as_the_regex_alone_finds_them(parts: list[str]) ->
     data = "".join(parts).encode()
     found = [m.span() for m in preprocessor._directives(data)]
     assert found == [m.span() for m in preprocessor._DIRECTIVE_ANYWHERE.finditer(data)]
+
+
+def test_conditional_balance_counts_the_groups_a_draft_opens_or_closes() -> None:
+    text = b"int a;\n#ifndef A\n# if (B)\nint b;\n#else\n#endif\nint c;\n"
+    assert preprocessor.conditional_balance(text, 0, len(text)) == 1
+    # From inside a directive's line: the line is read whole (a cut after ``#e`` of ``#endif``).
+    at = text.index(b"ndif")
+    assert preprocessor.conditional_balance(text, at, len(text)) == -1
+    assert preprocessor.conditional_balance(b"int x;\n", 0, 6) == 0

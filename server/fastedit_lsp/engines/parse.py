@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -100,45 +99,6 @@ class SyntaxProblem:
         return f"line {self.line + 1}: {what} {token}"
 
 
-#: A macro-like C/C++ name: reserved (``__THROW``, ``_GLIBCXX_VISIBILITY``) or upper case with
-#: an underscore (``Z3_API``, ``CPy_COLD``, ``TEST_CASE``).
-_MACRO = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*)"
-#: Upper case with an underscore only (``__m256i`` and the like are types).
-_UPPER_MACRO = rb"[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*"
-#: Uses of macros tree-sitter cannot expand, blanked (same length) before C/C++ is parsed: a
-#: macro alone on its line, one between a type and a name, attributes after a declarator, and
-#: the arguments of a function-like macro that opens a definition (``TEST_CASE("x") {``).
-_MACRO_USES = (
-    re.compile(rb"^[ \t]*(" + _MACRO + rb")[ \t]*$", re.M),
-    re.compile(rb"(?<=[A-Za-z0-9_*])[ \t]+(" + _UPPER_MACRO + rb")(?=[ \t]+\**[A-Za-z_])"),
-    re.compile(rb"(?<=\))[ \t]*(" + _MACRO + rb"(?:[ \t]*\([^()\n]*\))?)(?=[ \t]*[;{\n])"),
-    re.compile(rb"^" + _MACRO + rb"(\([^()\n]*\))(?=[ \t]*\n?[ \t]*\{)", re.M),
-)
-
-
-def _blank(match: re.Match[bytes]) -> bytes:
-    start, end = match.span(1)
-    whole = match.group(0)
-    offset = match.start(0)
-    inner = b"()" if whole[start - offset : end - offset].startswith(b"(") else b""
-    blank = b" " * (end - start - len(inner))
-    return whole[: start - offset] + (inner[:1] + blank + inner[1:]) + whole[end - offset :]
-
-
-#: The grammars whose text is masked before it is parsed.
-_MASKED = frozenset({"c", "cpp"})
-
-
-def _masked(language: str, data: bytes) -> bytes:
-    """What the grammar parses: for C and C++, the text with unexpandable macro uses blanked
-    (byte offsets unchanged), so that correct code using them does not look broken."""
-    if language not in _MASKED:
-        return data
-    for pattern in _MACRO_USES:
-        data = pattern.sub(_blank, data)
-    return data
-
-
 class Parsed:
     """A text and its tree (the "before" of a check, reusable for every draft on it)."""
 
@@ -153,13 +113,13 @@ class Parsed:
         self.language = language
         self.text = text
         self.data = data if data is not None else text.encode("utf-8", "surrogatepass")
-        #: The bytes the grammar parsed (see :func:`_masked`).
-        self.source = source if source is not None else _masked(language, self.data)
+        #: The bytes the grammar parsed (see ``preprocessor.masked``).
+        self.source = source if source is not None else preprocessor.masked(language, self.data)
         self.tree = tree if tree is not None else _parse(language, self.source)
         #: The last C/C++ normalized form (its kept bytes and parse; see :meth:`normalized`).
         self._normalized: tuple[tuple[tuple[int, int], _Scope | None], Parsed] | None = None
         #: The last parse within a scope (see :meth:`scoped`).
-        self._scoped: tuple[_Scope, Parsed | None] | None = None
+        self._scoped: tuple[_Scope, Parsed, bool] | None = None
         self._balance: Counter[str] | None = None
 
     def normalized(self, keep: tuple[int, int], scope: _Scope | None = None) -> Parsed:
@@ -179,20 +139,19 @@ class Parsed:
         self._normalized = ((keep, scope), parsed)
         return parsed
 
-    def scoped(self, scope: _Scope) -> Parsed | None:
+    def scoped(self, scope: _Scope, *, loose: bool = False) -> Parsed | None:
         """This text parsed within ``scope`` only (the last one kept for the next draft); None
         when that parse does not show the same errors as the whole text's (the members left
-        out held none, but without them tree-sitter recovered differently)."""
-        if self._scoped is not None and self._scoped[0] == scope:
-            return self._scoped[1]
-        tree = _parse_scoped(self.language, self.source, scope.included())
-        parsed: Parsed | None = Parsed(self.language, self.text, tree, self.source, self.data)
-        if self.has_errors and parsed is not None:
-            mine = [(p.kind, p.start, p.end) for p in self.problems()]
-            if mine != [(p.kind, p.start, p.end) for p in parsed.problems()]:
-                parsed = None
-        self._scoped = (scope, parsed)
-        return parsed
+        out held none, but without them tree-sitter recovered differently), unless ``loose``."""
+        if self._scoped is None or self._scoped[0] != scope:
+            tree = _parse_scoped(self.language, self.source, scope.included())
+            parsed = Parsed(self.language, self.text, tree, self.source, self.data)
+            same = not self.has_errors or [(p.kind, p.start, p.end) for p in self.problems()] == [
+                (p.kind, p.start, p.end) for p in parsed.problems()
+            ]
+            self._scoped = (scope, parsed, same)
+        _, parsed, same = self._scoped
+        return parsed if same or loose else None
 
     def balance(self) -> Counter[str]:
         """Brackets opened minus closed in the whole text, per kind (computed once)."""
@@ -334,11 +293,11 @@ def _edited(before: Parsed, start: int, end: int, text: str) -> _Edit:
     last = after_data.find(b"\n", new_end_byte)
     last = len(after_data) if last < 0 else last
     old_last = old_end_byte + (last - new_end_byte)
-    if before.language not in _MASKED:  # the grammar reads the bytes themselves
+    if before.language not in preprocessor.MASKED:  # the grammar reads the bytes themselves
         after_source = after_data
     else:
         source = memoryview(before.source)
-        masked = _masked(before.language, after_data[first:last])
+        masked = preprocessor.masked(before.language, after_data[first:last])
         after_source = b"".join((source[:first], masked, source[old_last:]))
     after_text = "".join((before.text[:start], text, before.text[end:]))
     return _Edit(
@@ -406,7 +365,7 @@ class Reparse:
         if before is None:
             self._text = text
             self._data = text.encode("utf-8", "surrogatepass")
-            self._source = _masked(language, self._data)
+            self._source = preprocessor.masked(language, self._data)
         else:
             edit = _edited(before, start, end, text)
             self._text, self._data, self._source = edit.text, edit.data, edit.source
@@ -610,8 +569,11 @@ def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     neighbour after, with every enclosing opener and closer (tree-sitter's included ranges);
     members farther away are the same in both texts and are left out, so a draft that passes
     costs what the region's surroundings cost, not the document's length. A draft that fails
-    there is checked again on the whole texts (incrementally), which decide, unless the text
-    before parses (then the members left out are whole in both texts whatever the draft).
+    there is checked again on the whole texts (incrementally), which decide, only when its
+    brackets could mend what the text before's errors leave unmatched (:func:`_may_mend`: it
+    closes what the text before left open); otherwise the members left out are whole in both
+    texts whatever the draft. Where the text before's errors recover otherwise without the
+    members left out, a pass there does not count: the whole texts decide.
 
     In C and C++, a draft that fails is compared again with both texts normalized alike
     (``engines.preprocessor``: one branch of each conditional, macro uses set aside), so that
@@ -622,18 +584,25 @@ def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     s, e, new_end = edit.start, edit.old_end, edit.new_end
     window = _window(before.data, s, e)
     scope = _scope(before.tree, *window)
-    scoped = None if scope is None else before.scoped(scope)
-    if scope is not None and scoped is not None:
+    if scope is not None:
+        scoped = before.scoped(scope, loose=True)
+        assert scoped is not None
         rows = edit.data.count(b"\n", s, new_end) - before.data.count(b"\n", s, e)
         included = scope.included(e, new_end - e, rows)
         tree = _parse_scoped(before.language, edit.source, included)
         after = Parsed(before.language, edit.text, tree, edit.source, edit.data)
         verdict = compare(scoped, after, s, e, new_end)
-        if verdict.ok:
+        # Whether that parse shows the text before's errors as the whole text does (without the
+        # members left out, tree-sitter may recover from them otherwise: then a pass does not
+        # count, the whole texts decide; a corpus draft missing a class's brace passed there).
+        same = before.scoped(scope) is not None
+        if verdict.ok and same:
             return verdict
-        if not before.has_errors:
-            # The text before parses: there is nothing the draft could rightly close, so the
-            # members left out stay whole and this verdict is the whole texts' too.
+        if not verdict.ok and not _may_mend(scoped if same else before, after, s, e, new_end):
+            # The text before parses, or leaves nothing open that the draft's brackets could
+            # close (nor closes too often what they could open): the members left out stay
+            # whole, and this verdict is the whole texts' too (reparsing them after a draft
+            # that leaves a brace open took tree-sitter's error recovery 5-700 ms).
             return _preprocessed(before, scoped, after, verdict, (s, e, new_end), (scope, included))
     # The whole texts: where the draft changes what encloses the region (it closes what the
     # text before left open), the members left out would no longer be whole.
@@ -819,6 +788,10 @@ _BRACKETS: dict[str, tuple[str, int]] = {
 }
 
 
+#: Bracket bytes → (bracket, 1 opens or -1 closes).
+_BRACKET_BYTES: dict[int, tuple[str, int]] = {ord(c): _BRACKETS[c] for c in "()[]{}"}
+
+
 def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[str]:
     """Brackets opened minus closed, per kind, by the tokens within bytes ``[start, end)``
     (tokens, so brackets in strings and comments do not count; MISSING ones neither)."""
@@ -837,6 +810,57 @@ def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return out
+
+
+def _may_mend(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:
+    """Whether the draft could mend what the text before's errors leave broken, so that only
+    the whole texts can tell: the text before has errors around the region (the draft may
+    complete them: a comment or a string it ends, a statement it finishes); in C/C++ the draft
+    opens or closes more preprocessor conditionals than it matches (their partners may be in
+    the members left out); or its brackets close more of a kind than they open where the text
+    before holds an opener of that kind without its closer (a MISSING closer, or an ERROR
+    holding the opener), or open more where the text before holds a stray closer."""
+    if not before.has_errors:
+        return False
+    problems = before.problems()
+    window = _window(before.data, start, end)
+    if any(_overlaps(p, window) for p in problems):
+        return True
+    if before.language in preprocessor.MASKED and preprocessor.conditional_balance(
+        after.data, start, new_end
+    ):
+        return True
+    draft = _balance(after, start, new_end)
+    if not any(draft.values()):
+        return False
+    unclosed: Counter[str] = Counter()
+    stray: Counter[str] = Counter()
+    for problem in problems:
+        if problem.kind == "missing":
+            kind, count = _BRACKETS.get(problem.token, ("", 0))
+            if count < 0:
+                unclosed[kind] += 1
+            elif count > 0:
+                stray[kind] += 1
+            continue
+        # An ERROR's text, bracket by bracket (strings and comments in it counted too: this
+        # only decides whether the whole texts are worth reparsing).
+        depth: Counter[str] = Counter()
+        lowest: Counter[str] = Counter()
+        for byte in before.data[problem.start : problem.end]:
+            kind, count = _BRACKET_BYTES.get(byte, ("", 0))
+            if count:
+                depth[kind] += count
+                lowest[kind] = min(lowest[kind], depth[kind])
+        for kind in depth:
+            if lowest[kind] < 0:
+                stray[kind] += 1
+            if depth[kind] > lowest[kind]:
+                unclosed[kind] += 1
+    return any(
+        (count < 0 and unclosed[kind]) or (count > 0 and stray[kind])
+        for kind, count in draft.items()
+    )
 
 
 def _keeps_balance(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:

@@ -18,7 +18,9 @@ between string literals). :func:`normalize` rewrites such text, byte for byte th
   a name (``_GLIBCXX20_CONSTEXPR void f``).
 
 The parse check (``engines.parse``) compares the document before the job and the draft's
-document in this form only when the plain comparison fails, both texts normalized alike.
+document in this form only when the plain comparison fails, both texts normalized alike. Before
+that, every C/C++ text is parsed :func:`masked`: the macro uses that are never anything else
+blanked.
 """
 
 from __future__ import annotations
@@ -70,6 +72,45 @@ _SPECIFIER = re.compile(
 ARGUMENT_LINES = 8
 _CLOSERS = {ord(")"): ord("("), ord("]"): ord("["), ord("}"): ord("{")}
 _QUOTES = (ord('"'), ord("'"))
+
+
+#: A macro-like C/C++ name: reserved (``__THROW``, ``_GLIBCXX_VISIBILITY``) or upper case with
+#: an underscore (``Z3_API``, ``CPy_COLD``, ``TEST_CASE``).
+_MACRO = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*)"
+#: Upper case with an underscore only (``__m256i`` and the like are types).
+_UPPER_MACRO = rb"[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*"
+#: Uses of macros tree-sitter cannot expand, blanked (same length) before C/C++ is parsed: a
+#: macro alone on its line, one between a type and a name, attributes after a declarator, and
+#: the arguments of a function-like macro that opens a definition (``TEST_CASE("x") {``).
+_MACRO_USES = (
+    re.compile(rb"^[ \t]*(" + _MACRO + rb")[ \t]*$", re.M),
+    re.compile(rb"(?<=[A-Za-z0-9_*])[ \t]+(" + _UPPER_MACRO + rb")(?=[ \t]+\**[A-Za-z_])"),
+    re.compile(rb"(?<=\))[ \t]*(" + _MACRO + rb"(?:[ \t]*\([^()\n]*\))?)(?=[ \t]*[;{\n])"),
+    re.compile(rb"^" + _MACRO + rb"(\([^()\n]*\))(?=[ \t]*\n?[ \t]*\{)", re.M),
+)
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    start, end = match.span(1)
+    whole = match.group(0)
+    offset = match.start(0)
+    inner = b"()" if whole[start - offset : end - offset].startswith(b"(") else b""
+    blank = b" " * (end - start - len(inner))
+    return whole[: start - offset] + (inner[:1] + blank + inner[1:]) + whole[end - offset :]
+
+
+#: The grammars whose text is masked before it is parsed.
+MASKED = frozenset({"c", "cpp"})
+
+
+def masked(language: str, data: bytes) -> bytes:
+    """What the grammar parses: for C and C++, the text with unexpandable macro uses blanked
+    (byte offsets unchanged), so that correct code using them does not look broken."""
+    if language not in MASKED:
+        return data
+    for pattern in _MACRO_USES:
+        data = pattern.sub(_blank, data)
+    return data
 
 
 def _arguments(data: bytes, open_paren: int) -> int:
@@ -261,3 +302,17 @@ def directives(data: bytes, start: int, end: int) -> list[bytes]:
         opens = match.group(1) in _OPENS
         out.append(line + b"\n#endif\n" if opens else line + b"\n")
     return out
+
+
+def conditional_balance(data: bytes, start: int, end: int) -> int:
+    """Conditional groups opened minus closed (``#if``/``#ifdef``/``#ifndef`` against
+    ``#endif``) by the directive lines of bytes ``[start, end)``, each line read whole."""
+    first = data.rfind(b"\n", 0, start) + 1
+    last = data.find(b"\n", end)
+    balance = 0
+    for line in data[first : len(data) if last < 0 else last].split(b"\n"):
+        match = _DIRECTIVE.match(line)
+        if match is not None:
+            keyword = match.group(1)
+            balance += 1 if keyword in _OPENS else -1 if keyword == b"endif" else 0
+    return balance

@@ -8,7 +8,8 @@ verifier takes the document's parse from ``actions.parse_check.ParseTrees``, whi
 keeps current after each ``didChange`` (``lsp.parse_trees``: an incremental reparse in steps of
 bounded time, off the request path; timed here step by step), then checks. The same first check
 is timed also when it comes before that refresh could run (it then reparses the document
-itself), so that no cost is hidden.
+itself), so that no cost is hidden; and a job's drafts again in the document broken about 100
+lines above them (an open parenthesis: the user writing code there).
 """
 
 from __future__ import annotations
@@ -229,6 +230,15 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
                 result = verify(good)
                 timings[key].append((time.perf_counter() - started) * 1000)
                 verdicts[key] = bool(result["ok"])
+        # The same drafts in the document broken about 100 lines above the region (the user is
+        # writing code there): an open parenthesis.
+        at = text.rfind("\n", 0, max(0, start - 3_000)) + 1
+        broken = parse(language, text[:at] + "x = (\n" + text[at:])
+        for _run in range(runs):
+            for name, draft in (("brokenGood", good), ("brokenBad", bad)):
+                started = time.perf_counter()
+                verdict = check_edit(broken, start + 6, end + 6, draft)
+                timings.setdefault(name, []).append((time.perf_counter() - started) * 1000)
         out[language] = {
             "lines": text.count("\n"),
             "fullParseMs": round(full, 3),
@@ -238,6 +248,8 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
             "refreshMs": _ms(timings["refresh"]),
             "refreshStepMs": _ms(timings["step"]),
             "newJobBeforeRefreshMs": _ms(timings["stale"]),
+            "brokenElsewhereGoodDraftMs": _ms(timings["brokenGood"]),
+            "brokenElsewhereBadDraftMs": _ms(timings["brokenBad"]),
             "goodPasses": verdicts["good"] and verdicts["job"] and verdicts["stale"],
             "badFails": not verdicts["bad"],
         }
@@ -265,4 +277,12 @@ def report(results: dict[str, Any]) -> str:
         "p99 | new job's first check before the refresh ran | p50 ≤ 2 ms (drafts, new job) | "
         "verdicts right |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        "\n| the same, in a document broken 100 lines above the draft (ms: p50 / p90 / p99) | "
+        "a job's good draft | its bad draft |\n|---|---|---|\n"
+        + "\n".join(
+            f"| {language} | {cell(r['brokenElsewhereGoodDraftMs'])} | "
+            f"{cell(r['brokenElsewhereBadDraftMs'])} |"
+            for language, r in results.items()
+        )
+        + "\n"
     )

@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         "--only",
         metavar="SECTIONS",
         help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
-        "cancel, sync, code-actions, completions",
+        "cancel, sync, code-actions, completions, parse (the parse check, in process)",
     )
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"

@@ -225,7 +225,7 @@ def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
     assert "| cold start to initialize reply: fastedit-lsp |" in out.stdout
     assert "| goal (issue 16) | measured | met |" in out.stdout
     assert "load average" in out.stdout
-    assert "| parse check, in process (ms) |" in out.stdout
+    assert "| parse check, in process (ms: p50 / p90 / p99) |" in out.stdout
     data = json.loads(figures.read_text())
     assert data["editor"] == {"ack_ms": 1.0, "echo": True, "chunk_per_event": True}
     checks = data["parseCheck"]
@@ -236,6 +236,7 @@ def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
     }
     assert all(c["goodPasses"] and c["badFails"] for c in checks.values()), checks
     assert all(c["goodDraftMs"]["p50"] > 0 for c in checks.values())
+    assert all(c["newJobMs"]["runs"] == c["refreshMs"]["runs"] > 0 for c in checks.values())
     timed = [
         "cold start to initialize reply: fastedit-lsp",
         "RSS after initialize: fastedit-lsp",

@@ -17,6 +17,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer
 
 from .conftest import MakeEditor
 from .harness import Editor
+from .helpers_leaks import at_rest
 
 DIAGNOSTICS = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
@@ -206,3 +207,32 @@ async def test_a_good_fast_draft_passes_the_parse_check_with_one_request(
     assert editor.text(case.uri) == text[:cursor] + case.good + text[cursor:]
     assert _fastedit_diagnostics(editor, case.uri) == []
     assert not any(m.startswith("unverified") for m in _progress_ends(editor))
+
+
+async def test_the_users_edits_keep_the_documents_parse_current_for_the_next_jobs_check(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    case = CASES["go"]
+    editor = await make_editor(init_options={"mode": "fast"})
+    text, cursor = _open(editor, case)
+    stub.script(Answer(text=case.good))
+    first = await _complete(editor, case, cursor)  # its check parses the document, kept
+    assert first["verification"]["ok"] is True
+    # The user types elsewhere; the server refreshes the kept parse once they pause (debugStats'
+    # settle runs the waiting refresh at once).
+    editor.type(case.uri, 0, "// Package main adds.\n")
+    editor.flush()
+    rest = (await at_rest(editor))["parseTrees"]
+    assert rest["refreshed"] >= 1 and rest["waiting"] == 0, rest
+    # The next job's first check finds its text before parsed: no parse of its own.
+    text = editor.text(case.uri)
+    at = text.index("return a + b") + len("return a + b")
+    stub.script(Answer(text=" // sum"))
+    second = await editor.run(
+        "fastedit.completeRest", {"uri": case.uri, "position": editor.pos(case.uri, at)}
+    )
+    record = await _final_status(editor, second["jobId"])
+    assert record["verification"]["ok"] is True, record
+    assert editor.text(case.uri) == text[:at] + " // sum" + text[at:]
+    after = (await at_rest(editor))["parseTrees"]
+    assert after["hits"] == rest["hits"] + 1 and after["misses"] == rest["misses"], (rest, after)

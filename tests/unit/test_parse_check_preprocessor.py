@@ -10,6 +10,8 @@ next to the same draft with a bracket broken, which must still fail.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fastedit_lsp.engines import parse as ts_parse
 from fastedit_lsp.engines import preprocessor
@@ -87,6 +89,15 @@ CASES = {
         "  template<typename _Alloc>\n    _GLIBCXX14_CONSTEXPR inline void\n"
         "    __alloc_on_copy(_Alloc& __one, const _Alloc& __two)\n    { __one = __two; \n",
     ),
+    "a macro's parameter list over two lines (zlib's OF)": (
+        "c",
+        "void test_deflate       OF((Byte *compr, uLong comprLen));\n@@DRAFT@@"
+        "void test_flush         OF((Byte *compr, uLong *comprLen));\nint main(void);\n",
+        "void test_inflate       OF((Byte *compr, uLong comprLen,\n"
+        "                            Byte *uncompr, uLong uncomprLen));\n",
+        "void test_inflate       OF((Byte *compr, uLong comprLen,\n"
+        "                            Byte *uncompr, uLong uncomprLen);\n",
+    ),
 }
 
 
@@ -132,3 +143,48 @@ def test_a_broken_conditional_in_the_draft_still_fails() -> None:
     document = "#include <stdio.h>\n@@DRAFT@@int main(void) {\n  return 0;\n}\n"
     assert _check("c", document, "#if defined(__GNUC__) && __GNUC__ == 12\n#endif\n").ok
     assert not _check("c", document, "#if defined(__GNUC__ && __GNUC__ == 12\n#endif\n").ok
+
+
+def test_a_call_over_lines_is_read_whole_and_a_broken_one_is_left_for_the_parse() -> None:
+    text = b"void f OF((int a,\n           char *b));\nint x = K_SIZE(a,\n  b) + 1;\n"
+    out = preprocessor.normalize(text, (0, 0))
+    assert len(out) == len(text) and out.count(b"\n") == text.count(b"\n")
+    assert b"void f    (int a,\n           char *b) ;" in out
+    assert b"int x = K_SIZE   \n     + 1;" in out
+    # A statement ends the search: the call's ``)`` is missing, whatever a later line closes.
+    broken = b"int x = K_SIZE(a,\n  g(b);\n  h(c));\n"
+    assert preprocessor.normalize(broken, (0, 0)) == broken
+
+
+#: mypyc's base64 ``enc_tail.c``: the end of a function's body, ``#include``d inside it.
+FRAGMENT = (
+    "\t\tif (slen-- == 0) {\n\t\t\tbreak;\n\t\t}\n\t\tst.bytes++;\n\n"
+    "\tcase 1:\tif (slen-- == 0) {\n\t\t\tbreak;\n\t\t}\n\t\tst.bytes = 0;\n"
+    "\t\tolen += 2;\n@@DRAFT@@"
+)
+
+
+def test_closing_braces_in_a_body_fragment_close_the_function_it_is_included_in() -> None:
+    assert _check("c", FRAGMENT, "\t}\n}\nstate->bytes = st.bytes;\n*outlen = olen;\n").ok
+    # Anything else broken there still fails.
+    assert not _check("c", FRAGMENT, "\t}\n}\nstate->bytes = (st.bytes;\n*outlen = olen;\n").ok
+    # In a file of functions, a brace that closes nothing is the draft's error.
+    whole = "int f(int x) {\n  return x;\n}\n@@DRAFT@@int g(void) {\n  return 0;\n}\n"
+    assert _check("c", whole, "int h(int y) {\n  return y;\n}\n").ok
+    assert not _check("c", whole, "int h(int y) {\n  return y;\n}\n}\n").ok
+
+
+@given(st.lists(st.sampled_from(["#", "# ", "if", "ifdef", "endif", "define", "x", " ", "\n"])))
+def test_directives_are_found_as_the_regex_alone_finds_them(parts: list[str]) -> None:
+    data = "".join(parts).encode()
+    found = [m.span() for m in preprocessor._directives(data)]
+    assert found == [m.span() for m in preprocessor._DIRECTIVE_ANYWHERE.finditer(data)]
+
+
+def test_conditional_balance_counts_the_groups_a_draft_opens_or_closes() -> None:
+    text = b"int a;\n#ifndef A\n# if (B)\nint b;\n#else\n#endif\nint c;\n"
+    assert preprocessor.conditional_balance(text, 0, len(text)) == 1
+    # From inside a directive's line: the line is read whole (a cut after ``#e`` of ``#endif``).
+    at = text.index(b"ndif")
+    assert preprocessor.conditional_balance(text, at, len(text)) == -1
+    assert preprocessor.conditional_balance(b"int x;\n", 0, 6) == 0

@@ -1,6 +1,7 @@
 """actions/parse_check.ParseTrees: each document's last parse, kept across jobs so that a job's
 text before is reparsed incrementally from it (issue 15: the tree per document version, not per
-job), and the verifier that uses it."""
+job), kept current after the user's edits by a refresh in bounded steps (engines/parse.Reparse),
+and the verifier that uses it."""
 
 from __future__ import annotations
 
@@ -80,3 +81,73 @@ def test_the_verifier_starts_from_the_documents_last_parse() -> None:
     assert verify("return x * 3")["ok"] is True
     assert "file:///a.py" in data.trees  # the job's text before, kept for the next job
     assert verify("return (x * 3")["ok"] is False
+
+
+BIG = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n" for i in range(3_000))
+
+
+@pytest.mark.parametrize("old", [True, False], ids=["incremental", "from scratch"])
+def test_a_reparse_in_steps_stops_at_each_deadline_and_ends_with_the_same_tree(old: bool) -> None:
+    before = ts_parse.parse("python", BIG)
+    at = BIG.index("def f1500")
+    edited = BIG[:at] + "\n" + BIG[at:]
+    work = (
+        ts_parse.Reparse("python", before, at, at, "\n")
+        if old
+        else ts_parse.Reparse("python", None, 0, 0, edited)
+    )
+    assert work.text == edited
+    results = []
+    while not results or results[-1] is None:
+        results.append(work.step(0.0))  # a deadline already past: each step stops at once
+    assert len(results) > 2  # the parse was resumed where it stopped, more than once
+    done = results[-1]
+    assert done is not None and done.text == edited
+    assert _sexp(done) == _sexp(ts_parse.parse("python", edited))
+    assert work.finish() is done
+
+
+def test_the_refresh_brings_the_kept_parse_to_the_new_text_and_the_next_job_finds_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trees = ParseTrees()
+    uri = "file:///a.py"
+    assert not trees.refresh(uri, SOURCE)  # nothing kept: no job checked a draft there
+    trees.parse(uri, "python", SOURCE)
+    assert not trees.refresh(uri, SOURCE)  # current already
+    edited = SOURCE.replace("return x + 3\n", "return (x + 3) * 2\n")
+    assert trees.refresh(uri, edited)
+    while not trees.advance(uri, 0.0):
+        pass
+    hits = trees.hits
+
+    def no_parse(*_args: object) -> ts_parse.Parsed:
+        raise AssertionError("parsed at the job's check")
+
+    monkeypatch.setattr(ts_parse, "parse", no_parse)
+    monkeypatch.setattr(ts_parse, "reparse", no_parse)
+    kept = trees.parse(uri, "python", edited)
+    monkeypatch.undo()
+    assert trees.hits == hits + 1
+    assert _sexp(kept) == _sexp(ts_parse.parse("python", edited))
+
+
+def test_a_job_before_the_refresh_is_done_finishes_it_and_a_newer_text_replaces_it() -> None:
+    trees = ParseTrees()
+    uri = "file:///a.py"
+    trees.parse(uri, "python", SOURCE)
+    first = SOURCE.replace("return x + 3\n", "return x + 33\n")
+    second = first.replace("return x + 5\n", "return x + 55\n")
+    assert trees.refresh(uri, first)
+    # The user typed again before it ran: the refresh now targets the newer text.
+    assert trees.refresh(uri, second)
+    kept = trees.parse(uri, "python", second)  # the job comes first: it finishes the refresh
+    assert kept.text == second
+    assert trees.advance(uri, 0.0)  # nothing left to do
+    assert _sexp(kept) == _sexp(ts_parse.parse("python", second))
+    # A job whose text differs from the refresh's (its region holds its own text) reparses.
+    assert trees.refresh(uri, first)
+    assert trees.parse(uri, "python", SOURCE).text == SOURCE
+    assert trees.advance(uri, 0.0)
+    trees.forget(uri)
+    assert not trees.refresh(uri, second)

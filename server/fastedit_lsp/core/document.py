@@ -156,7 +156,7 @@ class Document:
 
     def offset_of(self, point: Point) -> int:
         """Code-point offset of a point from the start of the document (O(lines))."""
-        return sum(len(line) for line in self._lines[: point.line]) + point.col
+        return sum(map(len, self._lines[: point.line])) + point.col
 
     # -- client positions --------------------------------------------------------------------
 

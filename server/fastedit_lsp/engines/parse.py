@@ -15,15 +15,15 @@ region are visited.
 The API: :func:`language_of` (an LSP ``languageId``, a path or a URI → a grammar name),
 :func:`parse_errors` (every error of a text), :func:`parse` + :func:`check_edit` (the check on
 an edit, from a parsed "before"), :func:`check_region` (the same from two texts and the region's
-lines).
+lines), :class:`Reparse` (a text brought up to date after an edit in steps of bounded time, so
+that a server answers between them).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import posixpath
-import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -31,107 +31,18 @@ from typing import TYPE_CHECKING, Literal
 from ..core.document import split_lines
 from . import preprocessor
 
+# The tables and language_of live with the languages (no tree_sitter there); kept importable here.
+from .languages import DISPLAY as DISPLAY
+from .languages import EXTENSIONS as EXTENSIONS
+from .languages import GRAMMARS as GRAMMARS
+from .languages import LANGUAGE_IDS as LANGUAGE_IDS
+from .languages import language_of as language_of
+
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Range, Tree, TreeCursor
 
 #: Lines around the edited region that the check looks at.
 MARGIN = 3
-
-#: Grammar name → (module, function returning the language pointer).
-GRAMMARS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "c_sharp": ("tree_sitter_c_sharp", "language"),
-}
-
-#: LSP ``languageId``s (VS Code's, Neovim's filetypes, eglot's mode-derived names) → grammar.
-LANGUAGE_IDS: dict[str, str] = {
-    "python": "python",
-    "py": "python",
-    "javascript": "javascript",
-    "javascriptreact": "javascript",
-    "js": "javascript",
-    "jsx": "javascript",
-    "typescript": "typescript",
-    "ts": "typescript",
-    "typescriptreact": "tsx",
-    "tsx": "tsx",
-    "go": "go",
-    "golang": "go",
-    "rust": "rust",
-    "rs": "rust",
-    "java": "java",
-    "c": "c",
-    "cpp": "cpp",
-    "c++": "cpp",
-    "cuda": "cpp",
-    "csharp": "c_sharp",
-    "c-sharp": "c_sharp",
-    "c_sharp": "c_sharp",
-    "cs": "c_sharp",
-}
-
-#: File extensions → grammar (when the languageId says nothing we know).
-EXTENSIONS: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".hxx": "cpp",
-    ".cs": "c_sharp",
-}
-
-#: How the check names a grammar to the user.
-DISPLAY = {
-    "python": "Python",
-    "javascript": "JavaScript",
-    "typescript": "TypeScript",
-    "tsx": "TSX",
-    "go": "Go",
-    "rust": "Rust",
-    "java": "Java",
-    "c": "C",
-    "cpp": "C++",
-    "c_sharp": "C#",
-}
-
-
-def language_of(uri_or_language_id: str) -> str | None:
-    """The grammar for an LSP ``languageId`` (``typescriptreact``, eglot's ``js-ts``...) or a
-    file's path or URI (by its extension); None when there is none."""
-    key = uri_or_language_id.strip().lower()
-    if not key:
-        return None
-    bare = key.removesuffix("-ts").removesuffix("-mode")
-    if bare in LANGUAGE_IDS:
-        return LANGUAGE_IDS[bare]
-    path = key.split("?", 1)[0].split("#", 1)[0]
-    _, extension = posixpath.splitext(path)
-    return EXTENSIONS.get(extension)
 
 
 @functools.cache
@@ -188,41 +99,6 @@ class SyntaxProblem:
         return f"line {self.line + 1}: {what} {token}"
 
 
-#: A macro-like C/C++ name: reserved (``__THROW``, ``_GLIBCXX_VISIBILITY``) or upper case with
-#: an underscore (``Z3_API``, ``CPy_COLD``, ``TEST_CASE``).
-_MACRO = rb"(?:__[A-Za-z0-9_]+|_[A-Z][A-Za-z0-9_]*|[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*)"
-#: Upper case with an underscore only (``__m256i`` and the like are types).
-_UPPER_MACRO = rb"[A-Z][A-Za-z0-9]*_[A-Z][A-Z0-9_]*"
-#: Uses of macros tree-sitter cannot expand, blanked (same length) before C/C++ is parsed: a
-#: macro alone on its line, one between a type and a name, attributes after a declarator, and
-#: the arguments of a function-like macro that opens a definition (``TEST_CASE("x") {``).
-_MACRO_USES = (
-    re.compile(rb"^[ \t]*(" + _MACRO + rb")[ \t]*$", re.M),
-    re.compile(rb"(?<=[A-Za-z0-9_*])[ \t]+(" + _UPPER_MACRO + rb")(?=[ \t]+\**[A-Za-z_])"),
-    re.compile(rb"(?<=\))[ \t]*(" + _MACRO + rb"(?:[ \t]*\([^()\n]*\))?)(?=[ \t]*[;{\n])"),
-    re.compile(rb"^" + _MACRO + rb"(\([^()\n]*\))(?=[ \t]*\n?[ \t]*\{)", re.M),
-)
-
-
-def _blank(match: re.Match[bytes]) -> bytes:
-    start, end = match.span(1)
-    whole = match.group(0)
-    offset = match.start(0)
-    inner = b"()" if whole[start - offset : end - offset].startswith(b"(") else b""
-    blank = b" " * (end - start - len(inner))
-    return whole[: start - offset] + (inner[:1] + blank + inner[1:]) + whole[end - offset :]
-
-
-def _masked(language: str, data: bytes) -> bytes:
-    """What the grammar parses: for C and C++, the text with unexpandable macro uses blanked
-    (byte offsets unchanged), so that correct code using them does not look broken."""
-    if language not in ("c", "cpp"):
-        return data
-    for pattern in _MACRO_USES:
-        data = pattern.sub(_blank, data)
-    return data
-
-
 class Parsed:
     """A text and its tree (the "before" of a check, reusable for every draft on it)."""
 
@@ -237,13 +113,13 @@ class Parsed:
         self.language = language
         self.text = text
         self.data = data if data is not None else text.encode("utf-8", "surrogatepass")
-        #: The bytes the grammar parsed (see :func:`_masked`).
-        self.source = source if source is not None else _masked(language, self.data)
+        #: The bytes the grammar parsed (see ``preprocessor.masked``).
+        self.source = source if source is not None else preprocessor.masked(language, self.data)
         self.tree = tree if tree is not None else _parse(language, self.source)
         #: The last C/C++ normalized form (its kept bytes and parse; see :meth:`normalized`).
         self._normalized: tuple[tuple[tuple[int, int], _Scope | None], Parsed] | None = None
         #: The last parse within a scope (see :meth:`scoped`).
-        self._scoped: tuple[_Scope, Parsed | None] | None = None
+        self._scoped: tuple[_Scope, Parsed, bool] | None = None
         self._balance: Counter[str] | None = None
 
     def normalized(self, keep: tuple[int, int], scope: _Scope | None = None) -> Parsed:
@@ -263,20 +139,19 @@ class Parsed:
         self._normalized = ((keep, scope), parsed)
         return parsed
 
-    def scoped(self, scope: _Scope) -> Parsed | None:
+    def scoped(self, scope: _Scope, *, loose: bool = False) -> Parsed | None:
         """This text parsed within ``scope`` only (the last one kept for the next draft); None
         when that parse does not show the same errors as the whole text's (the members left
-        out held none, but without them tree-sitter recovered differently)."""
-        if self._scoped is not None and self._scoped[0] == scope:
-            return self._scoped[1]
-        tree = _parse_scoped(self.language, self.source, scope.included())
-        parsed: Parsed | None = Parsed(self.language, self.text, tree, self.source, self.data)
-        if self.has_errors and parsed is not None:
-            mine = [(p.kind, p.start, p.end) for p in self.problems()]
-            if mine != [(p.kind, p.start, p.end) for p in parsed.problems()]:
-                parsed = None
-        self._scoped = (scope, parsed)
-        return parsed
+        out held none, but without them tree-sitter recovered differently), unless ``loose``."""
+        if self._scoped is None or self._scoped[0] != scope:
+            tree = _parse_scoped(self.language, self.source, scope.included())
+            parsed = Parsed(self.language, self.text, tree, self.source, self.data)
+            same = not self.has_errors or [(p.kind, p.start, p.end) for p in self.problems()] == [
+                (p.kind, p.start, p.end) for p in parsed.problems()
+            ]
+            self._scoped = (scope, parsed, same)
+        _, parsed, same = self._scoped
+        return parsed if same or loose else None
 
     def balance(self) -> Counter[str]:
         """Brackets opened minus closed in the whole text, per kind (computed once)."""
@@ -321,6 +196,8 @@ class Parsed:
 
     def byte_of(self, offset: int) -> int:
         """The UTF-8 byte offset of a code-point offset."""
+        if len(self.data) == len(self.text):  # ASCII: the same (no encoding of the prefix)
+            return offset
         return len(self.text[:offset].encode("utf-8", "surrogatepass"))
 
     def line_of(self, byte: int) -> int:
@@ -404,22 +281,25 @@ class _Edit:
 
 
 def _edited(before: Parsed, start: int, end: int, text: str) -> _Edit:
+    # One copy of the document per form (joined from views: no copies of its halves first).
     data = before.data
     start_byte = before.byte_of(start)
     old_end_byte = start_byte + len(before.text[start:end].encode("utf-8", "surrogatepass"))
     inserted = text.encode("utf-8", "surrogatepass")
     new_end_byte = start_byte + len(inserted)
-    after_data = data[:start_byte] + inserted + data[old_end_byte:]
+    view = memoryview(data)
+    after_data = b"".join((view[:start_byte], inserted, view[old_end_byte:]))
     first = data.rfind(b"\n", 0, start_byte) + 1
     last = after_data.find(b"\n", new_end_byte)
     last = len(after_data) if last < 0 else last
     old_last = old_end_byte + (last - new_end_byte)
-    after_source = (
-        before.source[:first]
-        + _masked(before.language, after_data[first:last])
-        + before.source[old_last:]
-    )
-    after_text = before.text[:start] + text + before.text[end:]
+    if before.language not in preprocessor.MASKED:  # the grammar reads the bytes themselves
+        after_source = after_data
+    else:
+        source = memoryview(before.source)
+        masked = preprocessor.masked(before.language, after_data[first:last])
+        after_source = b"".join((source[:first], masked, source[old_last:]))
+    after_text = "".join((before.text[:start], text, before.text[end:]))
     return _Edit(
         after_text,
         after_data,
@@ -440,6 +320,12 @@ def reparse(before: Parsed, start: int, end: int, text: str) -> Parsed:
 
 
 def _reparse(before: Parsed, edit: _Edit) -> Parsed:
+    new_tree = _parse(before.language, edit.source, _edited_tree(before, edit))
+    return Parsed(before.language, edit.text, new_tree, edit.source, edit.data)
+
+
+def _edited_tree(before: Parsed, edit: _Edit) -> Tree:
+    """A copy of ``before``'s tree told of the edit (the edited lines, whole)."""
     tree = before.tree.copy()
     tree.edit(
         start_byte=edit.first,
@@ -449,8 +335,81 @@ def _reparse(before: Parsed, edit: _Edit) -> Parsed:
         old_end_point=_point(before.data, edit.old_last),
         new_end_point=_point(edit.data, edit.last),
     )
-    new_tree = _parse(before.language, edit.source, tree)
-    return Parsed(before.language, edit.text, new_tree, edit.source, edit.data)
+    return tree
+
+
+#: Bytes handed to tree-sitter per read while parsing in steps.
+_CHUNK = 1 << 16
+
+
+class Reparse:
+    """A parse in steps of bounded time: ``before`` with code points ``[start, end)`` replaced
+    by ``text``, incrementally from ``before``'s tree (which stays as it was), or ``text``
+    parsed from scratch without a ``before``.
+
+    tree-sitter holds the GIL while it parses, and an incremental reparse of a 10,000-line
+    document is not cheap in every grammar (tree-sitter-python cannot reuse its module's
+    statements as a block: 10-30 ms; Java and C# 10 ms when a class's members changed): each
+    :meth:`step` stops the parser at its deadline (tree-sitter's progress callback) and the
+    next one resumes where it stopped, so a server answers messages between the steps.
+    """
+
+    def __init__(
+        self, language: str, before: Parsed | None, start: int, end: int, text: str
+    ) -> None:
+        from tree_sitter import Parser
+
+        self.language = language
+        self._parser = Parser(_language(language))
+        self._old: Tree | None = None
+        if before is None:
+            self._text = text
+            self._data = text.encode("utf-8", "surrogatepass")
+            self._source = preprocessor.masked(language, self._data)
+        else:
+            edit = _edited(before, start, end, text)
+            self._text, self._data, self._source = edit.text, edit.data, edit.source
+            self._old = _edited_tree(before, edit)
+        self._view = memoryview(self._source)
+        self._deadline = 0.0
+        self._result: Parsed | None = None
+        #: Steps taken so far.
+        self.steps = 0
+
+    @property
+    def text(self) -> str:
+        """The text being parsed."""
+        return self._text
+
+    def _read(self, byte: int, _point: object) -> memoryview:
+        return self._view[byte : byte + _CHUNK]
+
+    def _late(self, _offset: int, _has_error: bool) -> bool:
+        return time.perf_counter() > self._deadline
+
+    def step(self, seconds: float) -> Parsed | None:
+        """Parse for about ``seconds`` (the parser looks at the clock every few hundred
+        operations); the parsed text once done, else None (call again)."""
+        if self._result is not None:
+            return self._result
+        self.steps += 1
+        self._deadline = time.perf_counter() + seconds
+        try:
+            if self._old is not None:
+                tree = self._parser.parse(self._read, self._old, progress_callback=self._late)
+            else:
+                tree = self._parser.parse(self._read, progress_callback=self._late)
+        except ValueError:  # stopped at the deadline: the parser keeps its state for the next
+            return None
+        self._view.release()
+        self._result = Parsed(self.language, self._text, tree, self._source, self._data)
+        return self._result
+
+    def finish(self) -> Parsed:
+        """The parsed text, parsing what is left at once."""
+        result = self.step(float("inf"))
+        assert result is not None
+        return result
 
 
 #: Node types that hold a list of independent members (statements, declarations, a class's
@@ -610,8 +569,11 @@ def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     neighbour after, with every enclosing opener and closer (tree-sitter's included ranges);
     members farther away are the same in both texts and are left out, so a draft that passes
     costs what the region's surroundings cost, not the document's length. A draft that fails
-    there is checked again on the whole texts (incrementally), which decide, unless the text
-    before parses (then the members left out are whole in both texts whatever the draft).
+    there is checked again on the whole texts (incrementally), which decide, only when its
+    brackets could mend what the text before's errors leave unmatched (:func:`_may_mend`: it
+    closes what the text before left open); otherwise the members left out are whole in both
+    texts whatever the draft. Where the text before's errors recover otherwise without the
+    members left out, a pass there does not count: the whole texts decide.
 
     In C and C++, a draft that fails is compared again with both texts normalized alike
     (``engines.preprocessor``: one branch of each conditional, macro uses set aside), so that
@@ -622,18 +584,25 @@ def check_edit(before: Parsed, start: int, end: int, text: str) -> Verdict:
     s, e, new_end = edit.start, edit.old_end, edit.new_end
     window = _window(before.data, s, e)
     scope = _scope(before.tree, *window)
-    scoped = None if scope is None else before.scoped(scope)
-    if scope is not None and scoped is not None:
+    if scope is not None:
+        scoped = before.scoped(scope, loose=True)
+        assert scoped is not None
         rows = edit.data.count(b"\n", s, new_end) - before.data.count(b"\n", s, e)
         included = scope.included(e, new_end - e, rows)
         tree = _parse_scoped(before.language, edit.source, included)
         after = Parsed(before.language, edit.text, tree, edit.source, edit.data)
         verdict = compare(scoped, after, s, e, new_end)
-        if verdict.ok:
+        # Whether that parse shows the text before's errors as the whole text does (without the
+        # members left out, tree-sitter may recover from them otherwise: then a pass does not
+        # count, the whole texts decide; a corpus draft missing a class's brace passed there).
+        same = before.scoped(scope) is not None
+        if verdict.ok and same:
             return verdict
-        if not before.has_errors:
-            # The text before parses: there is nothing the draft could rightly close, so the
-            # members left out stay whole and this verdict is the whole texts' too.
+        if not verdict.ok and not _may_mend(scoped if same else before, after, s, e, new_end):
+            # The text before parses, or leaves nothing open that the draft's brackets could
+            # close (nor closes too often what they could open): the members left out stay
+            # whole, and this verdict is the whole texts' too (reparsing them after a draft
+            # that leaves a brace open took tree-sitter's error recovery 5-700 ms).
             return _preprocessed(before, scoped, after, verdict, (s, e, new_end), (scope, included))
     # The whole texts: where the draft changes what encloses the region (it closes what the
     # text before left open), the members left out would no longer be whole.
@@ -730,6 +699,9 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     a_window = _window(after.data, start, new_end)
     old_all = before.problems()
     new_all = after.problems()
+    if _body_fragment(before):
+        old_all = [p for p in old_all if not _outer_closers(before.data, p)]
+        new_all = [p for p in new_all if not _outer_closers(after.data, p)]
     old = [p for p in old_all if _overlaps(p, b_window)]
     new = [p for p in new_all if _overlaps(p, a_window)]
     fresh = _fresh(old_all, new_all, start, end, new_end)
@@ -758,6 +730,49 @@ def compare(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -
     return Verdict(True, f"{name} parses around the edit as well as before ({known})")
 
 
+#: Statements that C and C++ allow only inside a function: at a file's top level, they say the
+#: file is a body fragment, ``#include``d inside a function (mypyc's base64 ``enc_tail.c``).
+_BODY_STATEMENTS = frozenset(
+    {
+        "if_statement",
+        "case_statement",
+        "switch_statement",
+        "while_statement",
+        "for_statement",
+        "do_statement",
+        "return_statement",
+        "break_statement",
+        "continue_statement",
+        "goto_statement",
+    }
+)
+
+
+def _body_fragment(parsed: Parsed) -> bool:
+    """Whether a C/C++ text is the inside of a function, written to be ``#include``d there:
+    statements at its top level (tree-sitter-c accepts them, the language does not)."""
+    if parsed.language not in ("c", "cpp"):
+        return False
+    cursor = parsed.tree.walk()
+    if not cursor.goto_first_child():
+        return False
+    while True:
+        node = cursor.node
+        if node is not None and node.type in _BODY_STATEMENTS:
+            return True
+        if not cursor.goto_next_sibling():
+            return False
+
+
+def _outer_closers(data: bytes, problem: SyntaxProblem) -> bool:
+    """Whether an error is only closing braces: in a body fragment, they close the blocks of
+    the function the file is included in (the file's own text cannot show them opened)."""
+    if problem.kind != "error":
+        return False
+    text = data[problem.start : problem.end]
+    return bool(text.strip()) and not text.translate(None, b"} \t\r\n")
+
+
 #: Bracket tokens → (bracket, how many it opens; negative: closes). ``${`` opens a JavaScript
 #: template's substitution, ``[[`` and ``]]`` are C++ attributes' brackets.
 _BRACKETS: dict[str, tuple[str, int]] = {
@@ -771,6 +786,10 @@ _BRACKETS: dict[str, tuple[str, int]] = {
     "}": ("{", -1),
     "${": ("{", 1),
 }
+
+
+#: Bracket bytes → (bracket, 1 opens or -1 closes).
+_BRACKET_BYTES: dict[int, tuple[str, int]] = {ord(c): _BRACKETS[c] for c in "()[]{}"}
 
 
 def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[str]:
@@ -791,6 +810,57 @@ def _balance(parsed: Parsed, start: int = 0, end: int | None = None) -> Counter[
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return out
+
+
+def _may_mend(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:
+    """Whether the draft could mend what the text before's errors leave broken, so that only
+    the whole texts can tell: the text before has errors around the region (the draft may
+    complete them: a comment or a string it ends, a statement it finishes); in C/C++ the draft
+    opens or closes more preprocessor conditionals than it matches (their partners may be in
+    the members left out); or its brackets close more of a kind than they open where the text
+    before holds an opener of that kind without its closer (a MISSING closer, or an ERROR
+    holding the opener), or open more where the text before holds a stray closer."""
+    if not before.has_errors:
+        return False
+    problems = before.problems()
+    window = _window(before.data, start, end)
+    if any(_overlaps(p, window) for p in problems):
+        return True
+    if before.language in preprocessor.MASKED and preprocessor.conditional_balance(
+        after.data, start, new_end
+    ):
+        return True
+    draft = _balance(after, start, new_end)
+    if not any(draft.values()):
+        return False
+    unclosed: Counter[str] = Counter()
+    stray: Counter[str] = Counter()
+    for problem in problems:
+        if problem.kind == "missing":
+            kind, count = _BRACKETS.get(problem.token, ("", 0))
+            if count < 0:
+                unclosed[kind] += 1
+            elif count > 0:
+                stray[kind] += 1
+            continue
+        # An ERROR's text, bracket by bracket (strings and comments in it counted too: this
+        # only decides whether the whole texts are worth reparsing).
+        depth: Counter[str] = Counter()
+        lowest: Counter[str] = Counter()
+        for byte in before.data[problem.start : problem.end]:
+            kind, count = _BRACKET_BYTES.get(byte, ("", 0))
+            if count:
+                depth[kind] += count
+                lowest[kind] = min(lowest[kind], depth[kind])
+        for kind in depth:
+            if lowest[kind] < 0:
+                stray[kind] += 1
+            if depth[kind] > lowest[kind]:
+                unclosed[kind] += 1
+    return any(
+        (count < 0 and unclosed[kind]) or (count > 0 and stray[kind])
+        for kind, count in draft.items()
+    )
 
 
 def _keeps_balance(before: Parsed, after: Parsed, start: int, end: int, new_end: int) -> bool:

@@ -268,6 +268,8 @@ class FasteditProtocol(LanguageServerProtocol):
         server.documents.change(params)
         uri = params.text_document.uri
         server.client.flags.on_change(uri, server.documents.get(uri), server.jobs)
+        if (refresher := server.parse_refresher) is not None:
+            refresher.changed(uri)
         server.timings.record("didChange", time.perf_counter() - started)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)

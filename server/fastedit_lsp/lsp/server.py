@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..pipeline.runner import JobRunner
     from ..settings import ProfileName
     from .next_edits import NextEdits
+    from .parse_trees import ParseRefresher
 
 
 class FasteditServer(PatchedLanguageServer):
@@ -81,6 +82,7 @@ class FasteditServer(PatchedLanguageServer):
         self._completions: CompletionSources | None = None
         self._runner: JobRunner | None = None
         self._next_edits: NextEdits | None = None
+        self._parse_refresher: ParseRefresher | None = None
         #: Background imports (the warm-up, grammars) one at a time with the loop's.
         self.imports = ImportGate(functools.partial(server_busy, self))
 
@@ -140,6 +142,17 @@ class FasteditServer(PatchedLanguageServer):
         return self._runner
 
     @property
+    def parse_refresher(self) -> ParseRefresher | None:
+        """Keeps the parse check's parses current as documents change (None before the first
+        job: no parse is kept until a job checks a draft)."""
+        if self._parse_refresher is None and self._runner is not None:
+            from .parse_trees import ParseRefresher
+
+            runner = self._runner
+            self._parse_refresher = ParseRefresher(self.documents, lambda: runner.trees, self.spawn)
+        return self._parse_refresher
+
+    @property
     def route_stats(self) -> RouteStats:
         return self.runner.stats
 
@@ -161,6 +174,8 @@ class FasteditServer(PatchedLanguageServer):
         if self._completions is not None:
             self._completions.close()
         self.documents.cancel_timers()
+        if self._parse_refresher is not None:
+            self._parse_refresher.cancel_timers()
         for job in self.jobs.running():
             job.stop(None)
         pending = [j.task for j in self.jobs.running() if j.task is not None]
@@ -178,6 +193,10 @@ class FasteditServer(PatchedLanguageServer):
             self._completions.forget(uri)
         if self._next_edits is not None and self._next_edits.model is not None:
             self._next_edits.model.forget(uri)
+        if self._parse_refresher is not None:
+            self._parse_refresher.forget(uri)
+        elif self._runner is not None:
+            self._runner.trees.forget(uri)
 
     # -- the workspace -------------------------------------------------------------------------
 

@@ -56,6 +56,8 @@ JOB_MODULES = (
     "fastedit_lsp.actions.parse_check",
     "fastedit_lsp.engines.parse",
     "tree_sitter",
+    # What keeps the kept parses current after the job's edits come back as didChange.
+    "fastedit_lsp.lsp.parse_trees",
 )
 #: What the first model completion imports, loaded last.
 COMPLETION_MODULES = (

@@ -109,7 +109,7 @@ async def _run(
             for server, figures in order:
                 if "first-job" in only:
                     await first_job(env, server, stub, sessions, figures, model)
-                if only - {"cold-start", "first-job"}:
+                if only - {"cold-start", "first-job", "parse"}:
                     await _session(server, env, stub, per_round, figures, model, only)
     return mine, sides[1][1] if ref is not None else None
 
@@ -220,7 +220,7 @@ def main(
             ref_name = ref.name
     out.write(report(figures, ref_figures, ref_name, model=model, info=info))
     parse_checks = None
-    if only == frozenset(SECTIONS):
+    if "parse" in only:
         from . import bench_parse  # the parse check's section, in process
 
         parse_checks = bench_parse.measure(max(5, runs // 2))

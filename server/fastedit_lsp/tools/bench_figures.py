@@ -310,7 +310,8 @@ async def completions(
     editor.close(uri)
 
 
-#: The sections of the bench, for ``--only`` (the first two need fresh server processes).
+#: The sections of the bench, for ``--only`` (the first two need fresh server processes; the
+#: last runs in process: ``tools.bench_parse``).
 SECTIONS = (
     "cold-start",
     "first-job",
@@ -320,6 +321,7 @@ SECTIONS = (
     "sync",
     "code-actions",
     "completions",
+    "parse",
 )
 
 

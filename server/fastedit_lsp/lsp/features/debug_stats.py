@@ -2,8 +2,9 @@
 
 A custom request (not part of the editor contract): tasks, file descriptors, HTTP connections,
 progress tokens, pending requests and jobs. With ``{"settle": true}`` the server first lets its
-background work finish (pending outline refreshes run at once, background tasks are awaited, at
-most ``timeoutMs``), so that a test compares counts at rest, never racing a finishing job.
+background work finish (pending outline and parse refreshes run at once, background tasks are
+awaited, at most ``timeoutMs``), so that a test compares counts at rest, never racing a
+finishing job.
 """
 
 from __future__ import annotations
@@ -49,10 +50,12 @@ def _param(params: Any, name: str, default: Any) -> Any:
 
 
 async def _settle(ls: FasteditServer, seconds: float) -> bool:
-    """Run pending outline refreshes now and wait for jobs and background tasks to end."""
+    """Run pending outline and parse refreshes now and wait for jobs and background tasks to end."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     ls.documents.refresh_outlines_now()
+    if (refresher := ls.parse_refresher) is not None:
+        refresher.now()
     while True:
         busy = [t for t in ls.tasks if not t.done()]
         busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]
@@ -82,6 +85,7 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "jobs": sum(1 for _ in ls.jobs),
         "documents": len(ls.documents),
         "outlineTimers": ls.documents.outline_timers,
+        "parseTrees": refresher.stats() if (refresher := ls.parse_refresher) else None,
         # What a full collection of the cyclic GC walks (frozen objects are skipped).
         "gcTracked": len(gc.get_objects()),
     }

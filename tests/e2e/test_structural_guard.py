@@ -96,6 +96,7 @@ class Session:
         self.texts: dict[str, str] = {}
         #: Every ``workspace/applyEdit`` message: (size in bytes, its edits).
         self.edits: list[tuple[int, list[dict[str, Any]]]] = []
+        self._edited = asyncio.Event()
         self.configured: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         client.on_message = self._on_message
         client.handlers["workspace/applyEdit"] = self._apply
@@ -169,10 +170,17 @@ class Session:
         assert job["state"] == "done", job
         return job
 
+    async def edits_reach(self, count: int) -> None:
+        """Wait until ``count`` edits have arrived."""
+        while len(self.edits) < count:
+            self._edited.clear()
+            await asyncio.wait_for(self._edited.wait(), 30)
+
     def _on_message(self, message: dict[str, Any], size: int) -> None:
         if message.get("method") == "workspace/applyEdit":
             changes = message["params"]["edit"].get("changes") or {}
             self.edits.append((size, [e for es in changes.values() for e in es]))
+            self._edited.set()
 
     def _apply(self, params: dict[str, Any]) -> dict[str, Any]:
         for uri, edits in (params["edit"].get("changes") or {}).items():
@@ -269,7 +277,9 @@ async def test_a_stream_shorter_than_the_edit_interval_is_two_edits_carrying_onl
     stub: StubModelServer,
 ) -> None:
     # One edit a second, a 0.3 s stream: the first token goes out at once, all the rest together
-    # when the stream ends (invariant 5). Per token, it would be 30 edits.
+    # when the stream ends (invariant 5). Per token, it would be 30 edits. The stub holds the
+    # rest until the first edit arrived: on a loaded machine its paced tokens could otherwise
+    # come in one burst (one edit, 1 run in 8 under load).
     options = {"fastedit": {"maxEditsPerSecond": 1}}
     session = await Session.start(_env(stub), options)
     try:
@@ -279,10 +289,19 @@ async def test_a_stream_shorter_than_the_edit_interval_is_two_edits_carrying_onl
         text = _big_document(10_000) + "x = \n"
         session.open(uri, text)
         tokens = [f"v{i} = {i}\n" for i in range(30)]
-        stub.default = Answer(tokens=tokens, tps=100, role_chunk=False)
-        job = await session.run(
+        stub.default = Answer(tokens=tokens, tps=100, role_chunk=False, hold_after=1)
+        started = await session.client.command(
             "fastedit.completeRest", {"uri": uri, "position": {"line": 10_000, "character": 4}}
         )
+        (request,) = await stub.wait_for_requests(1)
+        await session.edits_reach(1)
+        # The first token alone (its line break waits: it may repeat the one after the cursor).
+        assert [edit["newText"] for _, [edit] in session.edits] == [tokens[0].rstrip("\n")]
+        request.release.set()
+        job = await session.client.command(
+            "fastedit.wait", {"jobId": started["jobId"], "timeoutMs": 30_000}, seconds=60
+        )
+        assert job["state"] == "done", job
         assert job["metrics"]["edits"] == 2
         assert len(session.edits) == 2
         # The answer's last line break repeats the one after the cursor: dropped (SuffixDedup).

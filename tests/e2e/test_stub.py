@@ -312,6 +312,29 @@ async def test_client_closing_mid_stream_is_recorded(
     assert record.done.is_set()
 
 
+async def test_a_held_stream_sends_nothing_more_until_released(
+    stub: StubModelServer, client: httpx.AsyncClient
+) -> None:
+    stub.script(Answer(tokens=["a", "b", "c"], hold_after=1, role_chunk=False))
+    received: list[str] = []
+    async with client.stream(
+        "POST", f"{stub.base_url}/chat/completions", json=CHAT_BODY
+    ) as response:
+        lines = response.aiter_lines()
+        async for line in lines:
+            received.append(line)
+            if '"content":"a"' in line:
+                break
+        (record,) = await stub.wait_for_requests(1)
+        assert record.tokens_sent == 1 and not record.done.is_set()
+        record.release.set()
+        received += [line async for line in lines]
+    contents = [line for line in received if '"content"' in line]
+    assert [c.split('"content":"')[1][0] for c in contents] == ["a", "b", "c"]
+    await stub.wait_closed(record)
+    assert record.completed and record.tokens_sent == 3
+
+
 async def test_client_leaving_a_paced_stream_is_seen_before_the_stream_ends(
     stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:

@@ -53,6 +53,8 @@ dialect, and every knob below works the same on all of them. The knobs of an ans
 - ``drop_after``: after that many tokens, abort the socket mid-stream (no terminating chunk).
 - ``stall_after``: after that many tokens, send nothing more but keep the connection open until
   the client closes it.
+- ``hold_after``: after that many tokens, send nothing more until the test sets the request's
+  ``release`` event (in process only), then go on at ``tps`` from there (streams only).
 - ``malformed`` (``"bad_json"``, ``"no_data_prefix"``, ``"binary"``, ``"error_event"``) injected
   after ``malformed_after`` tokens; the stream then ends cleanly at the HTTP level without a
   finish chunk or ``[DONE]``, unless ``malformed_continue``. ``"error_event"`` is OpenAI's

@@ -91,6 +91,7 @@ class Answer:
     content_type: str | None = None
     drop_after: int | None = None
     stall_after: int | None = None
+    hold_after: int | None = None
     malformed: MalformedKind | None = None
     malformed_after: int = 0
     malformed_continue: bool = False
@@ -118,7 +119,7 @@ class Answer:
                 problems.append(f"{name} must be a number >= 0")
         if not (_is_int(self.status) and 200 <= self.status <= 599):
             problems.append("status must be an integer from 200 to 599")
-        for name in ("drop_after", "stall_after"):
+        for name in ("drop_after", "stall_after", "hold_after"):
             value = getattr(self, name)
             if value is not None and not (_is_int(value) and value >= 0):
                 problems.append(f"{name} must be null or an integer >= 0")
@@ -212,13 +213,15 @@ class RecordedRequest:
     ended_at: float | None = None
     #: Set when handling ends, for any reason (bound to the stub's event loop).
     done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    #: Set by a test to let a stream held by ``hold_after`` go on.
+    release: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """This record as JSON, as served by ``GET /_stub/requests``."""
         out = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("raw_body", "done", "answer")
+            if f.name not in ("raw_body", "done", "release", "answer")
         }
         out["answer"] = asdict(self.answer) if self.answer is not None else None
         return out

@@ -258,6 +258,16 @@ class _Exchange:
         if self._watch.done():
             raise _ClientGoneError
 
+    async def wait_event(self, event: asyncio.Event) -> None:
+        """Wait until ``event`` is set, cut short by the client closing."""
+        waiter = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({self._watch, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        if not event.is_set():
+            raise _ClientGoneError
+
     async def wait_client_close(self) -> NoReturn:
         await asyncio.wait({self._watch})
         raise _ClientGoneError

@@ -256,6 +256,7 @@ def _stream_actions(answer: Answer, n_tokens: int) -> dict[int, list[str]]:
         ("malformed", answer.malformed_after if answer.malformed is not None else None),
         ("drop", answer.drop_after),
         ("stall", answer.stall_after),
+        ("hold", answer.hold_after),
     )
     for action, after in points:
         if after is not None and after <= n_tokens:
@@ -320,6 +321,11 @@ async def _stream(
                 await flush()
                 ex.abort()
                 return False
+            elif action == "hold":
+                await flush()
+                held = time.monotonic()
+                await ex.wait_event(record.release)
+                t0 += time.monotonic() - held  # the schedule goes on from the release
             else:
                 await flush()
                 await ex.wait_client_close()

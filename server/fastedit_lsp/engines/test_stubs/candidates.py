@@ -256,13 +256,40 @@ def _isinstance_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+#: Functions of the standard library that iterate over an argument (``deque(x)``,
+#: ``islice(x, 3)``): what a function passes them is an iterable, even where the evaluator
+#: does not follow the call. The first argument, or every one, or every one after the first.
+_ITERATING_FIRST = frozenset(
+    {
+        *("len", "iter", "list", "tuple", "set", "frozenset", "sorted", "reversed", "enumerate"),
+        *("sum", "min", "max", "any", "all", "deque", "Counter", "islice", "tee", "cycle"),
+        *("groupby", "compress", "accumulate", "permutations", "combinations", "pairwise"),
+        *("combinations_with_replacement", "batched", "from_iterable"),
+    }
+)
+_ITERATING_ALL = frozenset({"zip", "chain", "product", "zip_longest"})
+_ITERATING_REST = frozenset({"map", "filter", "starmap", "takewhile", "dropwhile", "filterfalse"})
+
+
+def _iterated_arguments(node: ast.Call) -> list[ast.expr]:
+    name = (_dotted(node.func) or "").split(".")[-1]
+    if name in _ITERATING_FIRST:
+        return node.args[:1]
+    if name in _ITERATING_ALL:
+        return list(node.args)
+    if name in _ITERATING_REST:
+        return node.args[1:]
+    return []
+
+
 def _sized_names(fn: _FunctionNode) -> set[str]:
-    """Names the function measures (``len(x)``), iterates (``for _ in x``) or indexes."""
+    """Names the function measures (``len(x)``), iterates (``for _ in x``, ``deque(x)``) or
+    indexes."""
     names: set[str] = set()
     for node in _own_nodes(fn):
         subject: ast.AST | None = None
-        if isinstance(node, ast.Call) and _is_call_to(node, "len") and node.args:
-            subject = node.args[0]
+        if isinstance(node, ast.Call):
+            names.update(a.id for a in _iterated_arguments(node) if isinstance(a, ast.Name))
         elif isinstance(node, ast.For | ast.comprehension):
             subject = node.iter
         elif isinstance(node, ast.Subscript):
@@ -448,22 +475,25 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
             env[first[0].arg] = (
                 _Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else _UNKNOWN
             )
-        for param, value in zip(params, values, strict=True):
-            if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
-                # Evaluated where the function is defined: builtins and module constants.
-                env[param.name] = evaluator.value(param.default_node, {})
-            else:
-                env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
-        if has_varargs[0] and fn.args.vararg:
-            env[fn.args.vararg.arg] = ()
-        if has_varargs[1] and fn.args.kwarg:
-            env[fn.args.kwarg.arg] = {}
         evaluator.steps = 0
         evaluator.depth = 0
         evaluator.inexact = False
         evaluator.covered = set()
         evaluator.yielded = [] if generator else None
         result: object = None
+        try:
+            for param, value in zip(params, values, strict=True):
+                if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
+                    # Evaluated where the function is defined: builtins and module constants.
+                    env[param.name] = evaluator.value(param.default_node, {})
+                else:
+                    env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
+        except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
+            return None  # a default the evaluator cannot compute (or one that raises)
+        if has_varargs[0] and fn.args.vararg:
+            env[fn.args.vararg.arg] = ()
+        if has_varargs[1] and fn.args.kwarg:
+            env[fn.args.kwarg.arg] = {}
         try:
             evaluator.run(fn.body, env)
         except _Raised as raised:

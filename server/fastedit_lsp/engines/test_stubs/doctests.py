@@ -14,8 +14,10 @@ import doctest
 import io
 import re
 import sys
+import textwrap
 import tokenize
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
@@ -67,6 +69,12 @@ def _statement_text(source: str, stmt: ast.stmt) -> str:
         for n in ast.walk(stmt)
     )
     segment = None if multiline_string else ast.get_source_segment(source, stmt)
+    decorators = getattr(stmt, "decorator_list", None)
+    if segment is not None and decorators:
+        # The segment of a decorated def starts at ``def``: the decorators are part of it.
+        first = min(d.lineno for d in decorators)
+        lines = source.splitlines()[first - 1 : stmt.end_lineno]
+        segment = textwrap.dedent("\n".join(lines)) if stmt.col_offset == 0 else None
     return segment if segment is not None else ast.unparse(stmt)
 
 
@@ -325,8 +333,10 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
     target that shows nothing (so it returned None, or printed nothing)."""
     tests: list[_Test] = []
     bound_before: set[str] = set()
+    printers: set[str] = set()
     for index, example in enumerate(examples):
-        body = _example_check(ctx, example)
+        printers = _printers(example.tree, printers)
+        body = _example_check(ctx, example, printers)
         if example.skipped and not _resolvable(ctx, example, bound_before):
             body = None  # it uses names only the docstring's skipped examples bind
         if body is not None:
@@ -386,8 +396,55 @@ def _optional_imports(ctx: _Context, examples: list[_Example]) -> list[str]:
     return sorted(found, reverse=True)
 
 
-def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:
-    """The lines that run the example and assert what it showed, and whether they use capsys."""
+def _printers(tree: ast.Module, before: set[str]) -> set[str]:
+    """Names bound to functions that print (``def show(x): print(x)``, ``f = lambda x:
+    print(x)``) after the example, given those bound before it: what a later example calls
+    through them may print before it returns."""
+    found = set(before)
+    for stmt in tree.body:
+        value: ast.AST | None = None
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            value = stmt
+        elif isinstance(stmt, ast.Assign):
+            value = stmt.value
+        prints = value is not None and any(
+            any(_is_call_to(n, p) for p in _PRINTERS) for n in ast.walk(value)
+        )
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            targets = {stmt.name}
+        else:
+            targets = {
+                n.id
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)
+            }
+        for name in targets:
+            if prints and isinstance(value, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                found.add(name)
+            else:
+                found.discard(name)  # rebound to something else
+    return found
+
+
+def _shown_check(ctx: _Context, example: _Example, expr: ast.expr) -> list[str]:
+    """What doctest compares for a call that may print: the printed text, then the value's
+    repr unless it is None."""
+    text = _expr_text(example, expr)
+    shown = 'capsys.readouterr().out + ("" if result is None else repr(result) + "\\n")'
+    return [
+        f"result = {text}",
+        "# doctest shows what the call printed, then the value it returned",
+        f"shown = {shown}",
+        _output_check("shown", example.want, example.options, ctx),
+    ]
+
+
+def _example_check(
+    ctx: _Context, example: _Example, printers: AbstractSet[str] = frozenset()
+) -> tuple[list[str], bool] | None:
+    """The lines that run the example and assert what it showed, and whether they use capsys.
+
+    ``printers``: names the examples so far bound to functions that print."""
     tree = example.tree
     expr = (
         tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
@@ -414,6 +471,8 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
     if printed or expr is None:
         check = _output_check("capsys.readouterr().out", example.want, example.options, ctx)
         return [*_example_lines(example), check], True
+    if printers and isinstance(expr, ast.Call):
+        return _shown_check(ctx, example, expr), True
     text = _operand(expr, _expr_text(example, expr))
     is_literal, value = _want_literal(example.want)
     if not is_literal or (example.options.get(doctest.ELLIPSIS) and "..." in example.want):
@@ -447,7 +506,7 @@ def _replay(examples: list[_Example]) -> list[str]:
                 continue  # an earlier check: its own test runs it
             if isinstance(stmt, ast.Expr) and example.want:
                 # An expression whose output was compared: keep it only for its side effects.
-                if isinstance(stmt.value, ast.Call | ast.Await):
+                if any(isinstance(n, ast.Call | ast.Await) for n in ast.walk(stmt.value)):
                     lines.append(_statement_text(example.source, stmt))
                 continue
             lines.append(_statement_text(example.source, stmt))

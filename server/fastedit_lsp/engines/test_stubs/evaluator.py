@@ -57,6 +57,8 @@ _ORDER_FREE_METHODS = frozenset(
 _HUGE_WIDTH = re.compile(r"\d{5,}")
 #: Builtins and methods whose result shows an argument's text.
 _SHOWS_TEXT = frozenset({"str", "repr", "format", "ascii"})
+#: Methods that change the object they are called on.
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
 
 class _Evaluator:
@@ -513,7 +515,9 @@ class _Evaluator:
         ):
             return self._isinstance(node, env)
         if not isinstance(func, _Func | _Method | _UserFunc | _Lambda):
-            # Other code ran: what it did (or raised) is not known.
+            # Other code ran: what it did (or raised) is not known. Its arguments were
+            # evaluated first, and those can raise (``deque(iter(n))``).
+            self._arguments_of_unknown(node, env)
             self.inexact = True
             return _UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
@@ -524,6 +528,8 @@ class _Evaluator:
         args = [self.value(a, env) for a in node.args]
         kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
         if not all(_safe(a) for a in [*args, *kwargs.values()]):
+            if isinstance(func, _Method) and func.name in _MUTATORS:
+                raise _Abort  # ``items.append(unknown)``: what the list holds is not known
             self.inexact = True
             return _UNKNOWN
         if isinstance(func, _UserFunc):
@@ -554,6 +560,39 @@ class _Evaluator:
             return self._guarded(lambda: call(*args, **kwargs))
         bound = getattr(func.value, func.name)
         return self._guarded(lambda: bound(*args, **kwargs))
+
+    def _suppressed(self, stmt: ast.With | ast.AsyncWith, raised: _Raised) -> bool:
+        """Whether ``with suppress(...)`` swallows the exception (other context managers are
+        assumed not to, as calls into other code are assumed to return)."""
+        for item in stmt.items:
+            call = item.context_expr
+            if not _is_suppress(call):
+                continue
+            assert isinstance(call, ast.Call)
+            for spec in call.args:
+                caught = _dotted(spec)
+                if caught is None or raised.type_name is None:
+                    raise _Abort
+                verdict = self._is_subclass(raised.type_name, caught)
+                if verdict is None:
+                    raise _Abort
+                if verdict:
+                    return True
+        return False
+
+    def _arguments_of_unknown(self, node: ast.Call, env: dict[str, object]) -> None:
+        """Evaluate the arguments of a call the evaluator does not follow, for what raises in
+        them; lazy ones (a lambda, a generator expression) are not run."""
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            inner = arg.value if isinstance(arg, ast.Starred) else arg
+            if isinstance(inner, ast.Lambda | ast.GeneratorExp):
+                continue
+            try:
+                self.value(inner, env)
+            except _Abort:
+                if self.steps > _STEPS:
+                    raise
+                return  # a value that depends on what is unknown: the call may still run
 
     def _isinstance(self, node: ast.Call, env: dict[str, object]) -> object:
         if len(node.args) != 2 or node.keywords:
@@ -643,10 +682,15 @@ class _Evaluator:
             self._try(stmt, env)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
-                self.value(item.context_expr, env)
+                if not _is_suppress(item.context_expr):  # modelled: see ``_suppressed``
+                    self.value(item.context_expr, env)
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, _UNKNOWN, env)
-            self.run(stmt.body, env)
+            try:
+                self.run(stmt.body, env)
+            except _Raised as raised:
+                if not self._suppressed(stmt, raised):
+                    raise
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             env[stmt.name] = _UNKNOWN
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -899,6 +943,16 @@ class _Evaluator:
                 return None
             names += found
         return names
+
+
+def _is_suppress(node: ast.expr) -> bool:
+    """``contextlib.suppress(SomeError, ...)``: exception classes by name."""
+    return (
+        isinstance(node, ast.Call)
+        and (_dotted(node.func) or "").split(".")[-1] == "suppress"
+        and not node.keywords
+        and all(_dotted(a) is not None for a in node.args)
+    )
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -1,0 +1,200 @@
+"""test_stubs: what the generator infers from the code beyond its hints, and the generated tests
+run on that code (they must pass on it, and fail on a planted bug where they claim to see it)."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import sys
+import types
+
+from fastedit_lsp.engines.test_stubs import find_target, generate
+
+from .test_test_stubs import dedent, function, gen, line_of, names_of
+
+
+class _Capsys:
+    """Enough of pytest's ``capsys`` for a generated test run by hand."""
+
+    def __init__(self, buffer: io.StringIO) -> None:
+        self.buffer = buffer
+
+    def readouterr(self) -> types.SimpleNamespace:
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return types.SimpleNamespace(out=text, err="")
+
+
+def run(code: str, out: str, name: str, module: str = "mod") -> None:
+    """Run the generated test ``name`` of the module ``out`` against ``code`` (imported as
+    ``module``): it must pass."""
+    fake = types.ModuleType(module)
+    exec(dedent(code), fake.__dict__)
+    saved = sys.modules.get(module)
+    sys.modules[module] = fake
+    try:
+        tests: dict[str, object] = {}
+        exec(out, tests)
+        test = tests[name]
+        assert callable(test)
+        if "capsys" in inspect.signature(test).parameters:
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                test(capsys=_Capsys(buffer))
+        else:
+            test()
+    finally:
+        if saved is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = saved
+
+
+# -- doctest examples ----------------------------------------------------------------------
+
+
+def test_a_decorated_function_defined_in_an_example_keeps_its_decorator() -> None:
+    code = '''
+        def twice(func):
+            """
+            >>> @twice
+            ... def add_one(n):
+            ...     return n + 1
+            >>> add_one(1)
+            3
+            """
+            return lambda n: func(func(n))
+        '''
+    out = gen(code, "def twice")
+    assert "    @twice\n    def add_one(n):" in function(out, "test_twice_example_1")
+    run(code, out, "test_twice_example_1")
+
+
+def test_a_call_through_what_an_example_defined_to_print_checks_the_printed_text() -> None:
+    code = '''
+        def each(func, items):
+            """
+            >>> show = lambda item: print('got', item)
+            >>> each(show, [1, 2])
+            got 1
+            got 2
+            >>> loud = lambda item: print(item) or item
+            >>> list(map(loud, [3]))
+            3
+            [3]
+            """
+            for item in items:
+                func(item)
+        '''
+    out = gen(code, "def each")
+    second = function(out, "test_each_example_2")
+    assert "    result = list(map(loud, [3]))" in second
+    assert 'assert shown == "3\\n[3]\\n"' in second
+    run(code, out, "test_each_example_1")
+    run(code, out, "test_each_example_2")
+
+
+def test_a_replayed_example_keeps_the_calls_inside_an_expression_it_showed() -> None:
+    code = '''
+        def counter():
+            """
+            >>> it = counter()
+            >>> (next(it), next(it))
+            (0, 1)
+            >>> next(it)
+            2
+            """
+            n = 0
+            while True:
+                yield n
+                n += 1
+        '''
+    out = gen(code, "def counter")
+    assert "    (next(it), next(it))\n" in function(out, "test_counter_example_2")
+    run(code, out, "test_counter_example_2")
+
+
+# -- the argument search -------------------------------------------------------------------
+
+
+def test_a_parameter_handed_to_an_iterating_builtin_gets_an_iterable_in_raise_tests() -> None:
+    code = """
+        from collections import deque
+
+        def rotate(iterable, steps=1):
+            buffer = deque(iterable)
+            if steps == 0:
+                raise ValueError("steps must not be zero")
+            buffer.rotate(steps)
+            return list(buffer)
+        """
+    out = gen(code, "def rotate")
+    body = function(out, "test_rotate_raises_value_error")
+    assert "rotate([1], 0)" in body, body
+    run(code, out, "test_rotate_raises_value_error")
+
+
+def test_arguments_of_a_call_the_evaluator_does_not_follow_still_raise() -> None:
+    code = """
+        def shout(text):
+            emit(text.upper())
+            raise RuntimeError("shouted")
+
+        def emit(text):
+            print(text)
+        """
+    source = dedent(code)
+    out = generate(source, find_target(source, line_of(source, "def shout")), "mod")
+    body = function(out, "test_shout_raises_runtime_error")
+    assert "shout(1)" not in body, "(1).upper() raises AttributeError first"
+    run(code, out, "test_shout_raises_runtime_error")
+
+
+def test_a_list_appended_an_unknown_value_is_not_assumed_empty() -> None:
+    out = gen(
+        """
+        def collect(n):
+            found = []
+            found.append(lookup(n))
+            if not found:
+                raise ValueError("nothing found")
+            return found
+        """,
+        "def collect",
+    )
+    assert not [n for n in names_of(out) if "_raises_" in n and "_todo_" not in n], out
+
+
+def test_an_exception_a_with_suppress_block_swallows_is_not_raised() -> None:
+    code = """
+        from contextlib import suppress
+
+        def settle(n: int) -> int:
+            with suppress(ValueError):
+                raise ValueError("swallowed")
+            if n < 0:
+                raise KeyError(n)
+            return n + 1
+        """
+    out = gen(code, "def settle")
+    assert "test_settle_raises_value_error" not in names_of(out)
+    assert "test_settle_raises_key_error" in names_of(out)
+    returns = [n for n in names_of(out) if "_returns_" in n]
+    assert returns, out
+    for name in [*returns, "test_settle_raises_key_error"]:
+        run(code, out, name)
+
+
+def test_a_default_the_evaluator_cannot_compute_does_not_stop_the_generator() -> None:
+    out = gen(
+        """
+        def pad(x, fill=chr(-1)):
+            if x == 2:
+                raise ValueError("two")
+            return x
+        """,
+        "def pad",
+    )
+    assert "test_pad_raises_value_error" in names_of(out)

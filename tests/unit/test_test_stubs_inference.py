@@ -3,6 +3,7 @@ run on that code (they must pass on it, and fail on a planted bug where they cla
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import io
@@ -10,6 +11,7 @@ import sys
 import types
 
 from fastedit_lsp.engines.test_stubs import find_target, generate
+from fastedit_lsp.engines.test_stubs.variants import variants
 
 from .test_test_stubs import dedent, function, gen, line_of, names_of
 
@@ -198,3 +200,155 @@ def test_a_default_the_evaluator_cannot_compute_does_not_stop_the_generator() ->
         "def pad",
     )
     assert "test_pad_raises_value_error" in names_of(out)
+
+
+# -- what the evaluator computes -----------------------------------------------------------
+
+
+def returns_of(code: str, needle: str) -> tuple[str, list[str]]:
+    """The generated module and its return tests, each run against the code (they pass)."""
+    out = gen(code, needle)
+    names = [n for n in names_of(out) if "_returns_" in n]
+    for name in names:
+        run(code, out, name)
+    return out, names
+
+
+def test_return_values_through_module_level_regular_expressions() -> None:
+    out, names = returns_of(
+        r"""
+        import re
+
+        WORD = re.compile(r"[a-z]+", re.IGNORECASE)
+
+        def words(text: str) -> list:
+            return WORD.findall(text)
+
+        def snake(name: str) -> str:
+            spaced = re.sub(r"([A-Z])", r"_\1", name)
+            found = re.match(r"_?(\w+)", spaced)
+            return found.group(1).lower() if found else spaced
+        """,
+        "def snake",
+    )
+    assert names, out
+    assert 'snake("A") == "a"' in out
+
+
+def test_return_values_through_builtins_a_function_passes_along() -> None:
+    out, names = returns_of(
+        """
+        def table(text: str, n: int) -> object:
+            swapped = text.translate(str.maketrans("ab", "ba")).zfill(3)
+            pairs = list(zip(range(n), map(str.upper, swapped)))
+            return pairs, n >> 1, pow(2, n, 5)
+        """,
+        "def table",
+    )
+    assert names, out
+
+
+def test_a_helper_cached_with_lru_cache_or_yielding_is_followed() -> None:
+    code = """
+        from functools import lru_cache
+
+        @lru_cache
+        def _halves(n):
+            return n >> 1, n & 1
+
+        def _lines(text):
+            for line in text.split(","):
+                if line:
+                    yield line
+
+        def describe(n, text):
+            return _halves(n), list(_lines(text))
+        """
+    out, names = returns_of(code, "def describe")
+    assert names, out
+
+
+def test_isinstance_against_builtin_and_abstract_classes_is_computed() -> None:
+    out, _ = returns_of(
+        """
+        from collections.abc import Mapping
+
+        STRINGLIKE = (str, bytearray)
+
+        def kind(value):
+            if isinstance(value, Mapping):
+                return "mapping"
+            if isinstance(value, STRINGLIKE):
+                return "text"
+            return "other"
+        """,
+        "def kind",
+    )
+    results = {line.rsplit("== ", 1)[-1] for line in out.splitlines() if "assert kind(" in line}
+    assert {'"mapping"', '"text"', '"other"'} <= results, out
+
+
+def test_types_the_docstring_states_make_the_arguments() -> None:
+    out, _ = returns_of(
+        '''
+        def clip(text, limit=10):
+            """Cut text.
+
+            Args:
+                text (str): what to cut.
+                limit (int): the longest result.
+            """
+            if len(text) <= limit:
+                return text
+            return text[:limit] + "."
+        ''',
+        "def clip",
+    )
+    calls = [line for line in out.splitlines() if "assert clip(" in line]
+    assert calls and all("clip([" not in c for c in calls), out
+    assert any('."' in c for c in calls), "a text longer than the limit, cut"
+
+
+def test_return_tests_tell_the_function_apart_from_small_slips() -> None:
+    """A call at the boundary (``bonus(10)``) is chosen: it fails on the code with ``>=`` for
+    ``>``, which the calls that only cover both branches (1 and 11) do not."""
+    code = """
+        def bonus(n: int) -> int:
+            if n > 10:
+                return n * 2
+            return n
+        """
+    out, names = returns_of(code, "def bonus")
+    assert "assert bonus(10) == 10" in out, out
+    slipped = code.replace("n > 10", "n >= 10")
+    caught = []
+    for name in names:
+        try:
+            run(slipped, out, name)
+        except AssertionError:
+            caught.append(name)
+    assert caught, "a return test catches the moved boundary"
+
+
+def test_variants_change_one_thing_each() -> None:
+    source = dedent(
+        """
+        def f(a, b):
+            \"\"\"Doc.\"\"\"
+            if a < b and b:
+                return a + 1
+            return None
+        """
+    )
+    fn = ast.parse(source).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    changed = [ast.unparse(ast.Module(body=body, type_ignores=[])) for body in variants(fn, 50)]
+    original = ast.unparse(ast.Module(body=fn.body, type_ignores=[]))
+    assert original not in changed and len(set(changed)) == len(changed)
+    assert any("a <= b" in c for c in changed)
+    assert any("a < b or b" in c for c in changed)
+    assert any("a - 1" in c and "a < b" in c for c in changed)
+    assert any("return a + 2" in c for c in changed)
+    assert any("return None\n" in c and "a + 1" not in c for c in changed)
+    assert all("Doc." in c for c in changed), "the docstring is not code"
+    assert len(variants(fn, 3)) == 3

@@ -16,6 +16,7 @@ The modules, each importing only ones above it in this list:
 - ``evaluator``: walks a function body with concrete arguments to reach ``raise`` statements;
 - ``doctests``: doctest examples as assertions, and the generator's per-module context;
 - ``candidates``: candidate arguments and the search for ones that reach each ``raise``;
+- ``variants``: copies of the body with one slip each, which return tests are chosen to catch;
 - ``raises``: a ``pytest.raises`` case per reachable ``raise``;
 - ``properties``: hypothesis ``@given`` stubs from the type hints;
 - ``classes``: whether a method's class can be built with no arguments;

@@ -10,11 +10,12 @@ import ast
 import copy
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
 from .doctests import _Context, _examples, _is_call_to, _own_nodes
+from .domain import documented_types
 from .evaluator import _dotted, _Evaluator
 from .render import _has_set, _render
 from .targets import _Def, _FunctionNode
@@ -348,15 +349,22 @@ def _candidates(
     sized = _sized_names(fn)
     called = _called_names(fn)
     mappings = _mapping_names(fn)
+    documented = documented_types(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
         base = _annotation_base(param.annotation)[0]
+        doc_type = documented.get(param.name) if param.annotation is None else None
         if param.name in called and base in (None, "Any", "object", "Callable"):
             values = [*_CALLABLES, None, 1, "a"]  # then what a guard may reject
         # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
         elif base not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
+        elif doc_type is not None and (
+            typed := _typed_candidates(ast.parse(doc_type, mode="eval").body, ints, floats, strs)
+        ):
+            # The type the docstring states first, then what a guard may reject.
+            values = _dedupe([*typed, *_MIXED])
         elif param.name in mappings and base in (None, "Any", "object"):
             # A mapping: one with an item the function may look for, and an empty one.
             keys = [k for k in strs if k][:3]
@@ -409,6 +417,8 @@ def _compositions(total: int, sizes: list[int]) -> Iterator[tuple[int, ...]]:
 
 
 _MAX_RUNS = 1500
+#: Combinations tried for statements no run went through, once every ``raise`` is reached.
+_MORE_RUNS = 400
 # All runs for one function together: keeps the worst case around a few tenths of a second.
 _TOTAL_STEPS = 200_000
 
@@ -431,6 +441,9 @@ class _Exploration:
     #: For a reached ``raise`` (by node id): its message with the arguments in ``raises``,
     #: when the evaluator computed it exactly.
     messages: dict[int, str] = field(default_factory=dict)
+    #: Runs a body (the function's, or a changed copy of it) with a run's argument values:
+    #: what it returns, ``_Raised`` for an exception, ``_UNKNOWN`` when not known exactly.
+    replay: Callable[[list[ast.stmt], list[object]], object] | None = None
 
 
 def _explore(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
@@ -469,6 +482,27 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
 
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
+        result = run(fn.body, values)
+        if isinstance(result, _Raised):
+            if result.node is None:
+                return None
+            last_message[0] = result.message if not evaluator.inexact else None
+            return id(result.node)
+        if result is _UNKNOWN:
+            return None
+        if not evaluator.inexact and _safe(result):
+            returns.append(_Run(values, result, frozenset(evaluator.covered)))
+        return 0
+
+    def replay(body: list[ast.stmt], values: list[object]) -> object:
+        result = run(body, values)
+        if evaluator.inexact or (not isinstance(result, _Raised) and not _safe(result)):
+            return _UNKNOWN
+        return result
+
+    def run(body: list[ast.stmt], values: list[object]) -> object:
+        """What the body returns with these arguments (a list of what a generator yields),
+        ``_Raised``, or ``_UNKNOWN``."""
         env: dict[str, object] = {}
         first = fn.args.posonlyargs + fn.args.args
         if ctx.target.classes and first and "staticmethod" not in decorators:
@@ -480,6 +514,7 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         evaluator.inexact = False
         evaluator.covered = set()
         evaluator.yielded = [] if generator else None
+        evaluator.collect_depth = 0
         result: object = None
         try:
             for param, value in zip(params, values, strict=True):
@@ -489,27 +524,22 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                 else:
                     env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
         except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
-            return None  # a default the evaluator cannot compute (or one that raises)
+            return _UNKNOWN  # a default the evaluator cannot compute (or one that raises)
         if has_varargs[0] and fn.args.vararg:
             env[fn.args.vararg.arg] = ()
         if has_varargs[1] and fn.args.kwarg:
             env[fn.args.kwarg.arg] = {}
         try:
-            evaluator.run(fn.body, env)
+            evaluator.run(body, env)
         except _Raised as raised:
-            if raised.node is None:
-                return None
-            last_message[0] = raised.message if not evaluator.inexact else None
-            return id(raised.node)
+            return raised
         except _Return as returned:
             result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
-            return None
+            return _UNKNOWN
         if evaluator.yielded is not None:
             result = list(evaluator.yielded)  # what list() of the generator returns
-        if not evaluator.inexact and result is not _UNKNOWN and _safe(result):
-            returns.append(_Run(values, result, frozenset(evaluator.covered)))
-        return 0
+        return result
 
     found: dict[int, list[object]] = {}
     messages: dict[int, str] = {}
@@ -552,13 +582,17 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                 if len(found) > before or fresh:
                     bases.append(values)
                 if runs >= _MAX_RUNS:
-                    return _Exploration(found, returns, messages)
-    if len(found) < len(wanted):
-        for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
+                    return _Exploration(found, returns, messages, replay)
+    # Combinations, for the raises not reached yet and for statements no run went through
+    # (a long text *and* a small limit); fewer when only the statements are left.
+    statements = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.stmt)}
+    limit = _MAX_RUNS if len(found) < len(wanted) else min(_MAX_RUNS, runs + _MORE_RUNS)
+    if len(found) < len(wanted) or not statements <= seen:
+        for combo in _combinations([len(c) for c in candidates], limit - runs):
             attempt([candidates[i][j] for i, j in enumerate(combo)])
-            if len(found) == len(wanted) or runs >= _MAX_RUNS:
+            if (len(found) == len(wanted) and statements <= seen) or runs >= limit:
                 break
-    return _Exploration(found, returns, messages)
+    return _Exploration(found, returns, messages, replay)
 
 
 def _initial_self(ctx: _Context) -> _Instance:

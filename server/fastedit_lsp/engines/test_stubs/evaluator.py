@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections.abc
 import copy
+import numbers
 import re
 from collections.abc import Callable, Sequence
 
@@ -57,6 +59,26 @@ _ORDER_FREE_METHODS = frozenset(
 _HUGE_WIDTH = re.compile(r"\d{5,}")
 #: Builtins and methods whose result shows an argument's text.
 _SHOWS_TEXT = frozenset({"str", "repr", "format", "ascii"})
+#: The abstract classes of the standard library an ``isinstance`` check may name.
+_ABSTRACT_TYPES = {
+    "collections.abc": frozenset(
+        {
+            *("Iterable", "Iterator", "Sequence", "MutableSequence", "Mapping", "Set"),
+            *("MutableMapping", "MutableSet", "Sized", "Container", "Collection", "Hashable"),
+            *("Reversible", "Generator", "ByteString"),
+        }
+    ),
+    "numbers": frozenset({"Number", "Integral", "Real", "Rational", "Complex"}),
+}
+_ABSTRACT_MODULES = {"collections.abc": collections.abc, "numbers": numbers}
+#: Standard library modules whose functions the evaluator applies (``_SAFE_FUNCS``).
+_MODELLED_MODULES = frozenset({"math", "re"})
+#: The builtin types of values (not the evaluator's models of iterators, patterns...).
+_BUILTIN_TYPES = frozenset(
+    {str, int, float, bool, bytes, list, tuple, dict, set, frozenset, range, type(None)}
+)
+#: Methods that pad to a width: a huge width asks for gigabytes.
+_PADDING = frozenset({"zfill", "ljust", "rjust", "center", "expandtabs"})
 #: Methods that change the object they are called on.
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
@@ -77,6 +99,8 @@ class _Evaluator:
         self.inexact = False
         #: What a generator yielded so far (None: the function is not walked as a generator).
         self.yielded: list[object] | None = None
+        #: The call depth of the generator whose yields are collected (0: the target).
+        self.collect_depth = 0
         self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
         self._constants: dict[tuple[int, str], object] = {}
         # Per loop statement: whether it can leave the function, and the names it may change.
@@ -126,9 +150,11 @@ class _Evaluator:
                 return self._resolve(base.name, node.attr, 0)
             if isinstance(base, _Func) and node.attr in ("__name__", "__qualname__"):
                 return base.name  # a builtin function a test passes: ``len.__name__``
+            if isinstance(base, _Func) and f"{base.name}.{node.attr}" in _SAFE_FUNCS:
+                return _Func(f"{base.name}.{node.attr}")  # ``str.lower``, ``str.maketrans``
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
-            if _safe(base) and not hasattr(base, node.attr):
+            if type(base) in _BUILTIN_TYPES and _safe(base) and not hasattr(base, node.attr):
                 raise _Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
             return _UNKNOWN
         if isinstance(node, ast.Subscript):
@@ -207,13 +233,24 @@ class _Evaluator:
                 return result
 
             return walked
+        if isinstance(value, _UserFunc):
+
+            def followed(*args: object, **kwargs: object) -> object:
+                result = self._user_call(value, list(args), kwargs)
+                if result is _UNKNOWN or not _safe(result):
+                    raise _Abort
+                return result
+
+            return followed
+        if isinstance(value, _Method):
+            return getattr(value.value, value.name)
         return value
 
     def _yield(self, node: ast.Yield | ast.YieldFrom, env: dict[str, object]) -> object:
         """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
         assert self.yielded is not None
-        if self.depth:
-            raise _Abort  # only the target's own yields
+        if self.depth != self.collect_depth:
+            raise _Abort  # only the yields of the generator being collected
         value = self.value(node.value, env) if node.value is not None else None
         if isinstance(node, ast.YieldFrom):
             if isinstance(value, dict):
@@ -266,7 +303,9 @@ class _Evaluator:
         iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
-        if not isinstance(iterable, str | bytes | list | tuple | _Iter) or not _safe(iterable):
+        if not isinstance(iterable, str | bytes | list | tuple | range | _Iter) or not _safe(
+            iterable
+        ):
             return _UNKNOWN
         scope = dict(env)
         items: list[object] = []
@@ -336,8 +375,8 @@ class _Evaluator:
         a constant, a submodule, or what that module imported under the name."""
         if depth > 4:
             return _UNKNOWN
-        if module == "math":
-            return _imported(ast.ImportFrom("math", [], 0), ast.alias(attr))
+        if module in _MODELLED_MODULES:
+            return _imported(ast.ImportFrom(module, [], 0), ast.alias(attr))
         info = self.info.other(module)
         if info is None:
             # A package whose ``__init__`` is not read (or a namespace package): a submodule?
@@ -359,7 +398,8 @@ class _Evaluator:
         return _UNKNOWN
 
     def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
-        """A module's plain top-level functions (no decorator, not generators), bound once."""
+        """A module's plain top-level functions (no decorator but a cache, not generators),
+        bound once."""
         if id(info) not in self._functions:
             defined: dict[str, list[ast.stmt]] = {}
             for stmt in info.tree.body:
@@ -370,11 +410,8 @@ class _Evaluator:
                 for name, stmts in defined.items()
                 if len(stmts) == 1
                 and isinstance(stmts[0], ast.FunctionDef)
-                and not stmts[0].decorator_list
-                and not any(
-                    isinstance(n, ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal)
-                    for n in ast.walk(stmts[0])
-                )
+                and all(_transparent(d) for d in stmts[0].decorator_list)
+                and not any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(stmts[0]))
             }
         return self._functions[id(info)]
 
@@ -388,7 +425,19 @@ class _Evaluator:
         if isinstance(func.module, _ModuleInfo):
             self.info = func.module
         try:
-            return self._walk_call(func.node, args, kwargs)
+            if not _yields(func.node):
+                return self._walk_call(func.node, args, kwargs)
+            # A generator: what it yields, at once (its exceptions surface where it is
+            # consumed, which this does not model: they make the path unknown).
+            saved = self.yielded, self.collect_depth
+            self.yielded, self.collect_depth = [], self.depth + 1
+            try:
+                self._walk_call(func.node, args, kwargs)
+                return _Iter(self.yielded)
+            except _Raised:
+                raise _Abort from None
+            finally:
+                self.yielded, self.collect_depth = saved
         finally:
             self.info = caller
 
@@ -465,6 +514,8 @@ class _Evaluator:
             return "*" in left or bool(_HUGE_WIDTH.search(left))  # "%1000000000d" % n
         if isinstance(op, ast.Pow):
             return not (isinstance(right, int) and abs(right) <= 64)
+        if isinstance(op, ast.LShift):
+            return not (isinstance(right, int) and right <= 512)
         if isinstance(op, ast.Mult):
             sizes = [v for v in (left, right) if isinstance(v, int)]
             sized = any(isinstance(v, str | bytes | list | tuple) for v in (left, right))
@@ -544,6 +595,10 @@ class _Evaluator:
         ):
             return _UNKNOWN
         name = func.name
+        if name in _PADDING and any(
+            isinstance(a, int) and a > _MAX_SIZE for a in [*args, *kwargs.values()]
+        ):
+            return _UNKNOWN
         if name in _SHOWS_TEXT and any(isinstance(a, _Iter) for a in [*args, *kwargs.values()]):
             return _UNKNOWN  # str(it), "{}".format(it): Python shows an address
         receiver = func.value if isinstance(func, _Method) else None
@@ -598,21 +653,52 @@ class _Evaluator:
         if len(node.args) != 2 or node.keywords:
             return _UNKNOWN
         subject = self.value(node.args[0], env)
-        spec = node.args[1]
-        names = [e for e in spec.elts] if isinstance(spec, ast.Tuple) else [spec]
-        types: list[type] = []
-        for item in names:
-            if isinstance(item, ast.Name) and item.id in _TYPE_NAMES and item.id not in env:
-                types.append(_TYPE_NAMES[item.id])
-            elif isinstance(item, ast.Constant) and item.value is None:
-                types.append(type(None))
-            elif not (isinstance(item, ast.Name) and item.id in self.info.classes):
-                # Our values are builtins: never instances of the user's own classes.
-                return _UNKNOWN
-                return _UNKNOWN
-        if isinstance(subject, _Instance) or subject is _UNKNOWN:
+        types = self._types(node.args[1], env, 0)
+        if types is None or isinstance(subject, _Instance) or subject is _UNKNOWN:
             return _UNKNOWN
+        if isinstance(subject, _Func | _Lambda | _Method | _UserFunc) and not all(
+            t in _TYPE_NAMES.values() for t in types
+        ):
+            return _UNKNOWN  # a function's model is not the function (``Callable``)
         return isinstance(subject, tuple(types))
+
+    def _types(self, spec: ast.expr, env: dict[str, object], depth: int) -> list[type] | None:
+        """The classes an ``isinstance`` spec names, for the values the evaluator makes: the
+        builtins, ``collections.abc`` and ``numbers``, a module constant holding a tuple of
+        them; the module's own classes count as none (our values are never theirs)."""
+        if depth > 3:
+            return None
+        if isinstance(spec, ast.Tuple):
+            found: list[type] = []
+            for item in spec.elts:
+                inner = self._types(item, env, depth + 1)
+                if inner is None:
+                    return None
+                found += inner
+            return found
+        if isinstance(spec, ast.Constant) and spec.value is None:
+            return [type(None)]
+        dotted = _dotted(spec)
+        if dotted is None or dotted.split(".")[0] in env:
+            return None
+        if "." not in dotted:
+            if dotted in self.info.classes:
+                return []
+            if dotted in self.info.computed:
+                return self._types(self.info.computed[dotted], {}, depth + 1)
+            binding = self.info.names.get(dotted)
+            if binding is None:
+                builtin = getattr(builtins, dotted, None)
+                return [builtin] if isinstance(builtin, type) else None
+            module, name = binding.module, binding.name
+        else:
+            binding = self.info.names.get(dotted.split(".")[0])
+            if binding is None or binding.module:
+                return None
+            module, _, name = dotted.rpartition(".")
+        if module in _ABSTRACT_TYPES and name in _ABSTRACT_TYPES[module]:
+            return [getattr(_ABSTRACT_MODULES[module], name)]
+        return None
 
     def truth(self, node: ast.expr, env: dict[str, object]) -> bool:
         result = self.value(node, env)
@@ -803,7 +889,7 @@ class _Evaluator:
         if isinstance(iterable, dict):
             iterable = list(iterable)
         if not isinstance(
-            iterable, str | bytes | list | tuple | set | frozenset | _Iter
+            iterable, str | bytes | list | tuple | set | frozenset | range | _Iter
         ) or not _safe(iterable):
             self._unknown_loop(stmt, env)
             return
@@ -945,6 +1031,28 @@ class _Evaluator:
         return names
 
 
+def _yields(fn: ast.FunctionDef) -> bool:
+    """The function's own body yields: calling it makes a generator."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _transparent(decorator: ast.expr) -> bool:
+    """A decorator that keeps what the function returns (a cache in front of it)."""
+    name = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+    return name.split(".")[-1] in ("cache", "lru_cache") and name.split(".")[0] in (
+        "cache",
+        "lru_cache",
+        "functools",
+    )
+
+
 def _is_suppress(node: ast.expr) -> bool:
     """``contextlib.suppress(SomeError, ...)``: exception classes by name."""
     return (
@@ -980,8 +1088,8 @@ def _imported(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> object:
     if isinstance(stmt, ast.Import):
         # A module: its attributes are resolved when read (math, or the project's modules).
         return _ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
-    if stmt.module == "math" and not stmt.level:
-        dotted = f"math.{alias.name}"
+    if stmt.module in _MODELLED_MODULES and not stmt.level:
+        dotted = f"{stmt.module}.{alias.name}"
         if dotted in _SAFE_FUNCS:
             return _Func(dotted)
         return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)

@@ -352,3 +352,27 @@ def test_variants_change_one_thing_each() -> None:
     assert any("return None\n" in c and "a + 1" not in c for c in changed)
     assert all("Doc." in c for c in changed), "the docstring is not code"
     assert len(variants(fn, 3)) == 3
+
+
+def test_names_a_module_imports_with_a_star_are_followed() -> None:
+    patterns = dedent(
+        r"""
+        import re
+
+        SPACES = re.compile(r"\s+")
+        """
+    )
+    source = dedent(
+        """
+        from .patterns import *
+
+        def squeeze(text: str) -> str:
+            return SPACES.sub(" ", text).strip()
+        """
+    )
+    modules = {"pkg.patterns": patterns}
+    out = generate(
+        source, find_target(source, line_of(source, "def squeeze")), "pkg.text", modules.get
+    )
+    assert [n for n in names_of(out) if "_returns_" in n], out
+    assert 'squeeze("a b") == "a b"' in out or 'squeeze(" ") == ""' in out, out

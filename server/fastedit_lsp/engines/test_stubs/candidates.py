@@ -202,6 +202,9 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     lengths = [n for n in ints if 0 <= n <= 64]
     numbers = [str(n) for n in ints if n >= 0]
     combos = [" ", "abc", "1", "A", "a b", *("a" * n for n in lengths), *combos, *numbers]
+    # After the code's own numbers, a few small ones of other shapes (odd, even, squares, a
+    # product of small primes): what a guard on divisibility or size lets through.
+    ints += _SMALL_INTS
     return (
         [i for i in _dedupe(list(ints)) if isinstance(i, int)],
         [f for f in _dedupe(list(floats)) if isinstance(f, float)],
@@ -209,6 +212,7 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     )
 
 
+_SMALL_INTS = [2, 3, 4, 5, 7, 9, 10, 16, 21, 25, 100]
 _MIXED: list[object] = [1, "a", 0, "", -1, None, 1.5, [], [1], {}, True]
 #: Iterators a test can pass (``iter([1, 2])``): one with distinct values, one with a repeat.
 _ITERS: list[object] = [_Iter([1, 2]), _Iter([1, 2, 1])]

@@ -348,6 +348,10 @@ class _Evaluator:
                 return _UNKNOWN
             stmt = ast.ImportFrom(binding.module, [], 0) if binding.module else ast.Import([])
             return _imported(stmt, ast.alias(binding.name, binding.alias))
+        for star in self.info.stars:
+            found = self._resolve(star, name, 0)
+            if found is not _UNKNOWN:
+                return found
         if name in _SAFE_FUNCS:
             return _Func(name)
         return _UNKNOWN
@@ -395,6 +399,11 @@ class _Evaluator:
                 return found
         if attr not in info.names and info.other(f"{module}.{attr}") is not None:
             return _ModuleRef(f"{module}.{attr}")
+        if attr not in info.names:
+            for star in info.stars:
+                found = self._resolve(star, attr, depth + 1)
+                if found is not _UNKNOWN:
+                    return found
         return _UNKNOWN
 
     def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:

@@ -376,3 +376,53 @@ def test_names_a_module_imports_with_a_star_are_followed() -> None:
     )
     assert [n for n in names_of(out) if "_returns_" in n], out
     assert 'squeeze("a b") == "a b"' in out or 'squeeze(" ") == ""' in out, out
+
+
+def test_a_value_an_example_states_in_a_comment_is_asserted() -> None:
+    code = '''
+        def is_even(n):
+            """
+            >>> is_even(2)  # returns true
+            >>> is_even(3)  # -> False
+            >>> is_even(4)  # an even number, see above
+            """
+            return n % 2 == 0
+        '''
+    out = gen(code, "def is_even")
+    assert "assert is_even(2) is True" in out
+    assert "assert is_even(3) is False" in out
+    assert "is_even(4)" not in out, "a comment that states no value asserts nothing"
+    for name in names_of(out):
+        if "_example_" in name:
+            run(code, out, name)
+
+
+def test_an_example_without_output_of_a_function_that_always_returns_is_not_none() -> None:
+    """doctest would fail on it too; asserting ``is None`` would fail on correct code."""
+    code = '''
+        def double(n):
+            """
+            >>> double(2)
+            """
+            return n * 2
+
+        def log(n):
+            """
+            >>> log(2)
+            """
+            if n:
+                return
+        '''
+    assert "double(2)" not in gen(code, "def double")
+    assert "assert log(2) is None" in gen(code, "def log")
+
+
+def test_small_integers_of_other_shapes_pass_a_divisibility_guard() -> None:
+    code = """
+        def label(n: int) -> str:
+            if n > 10 and n % 7 == 0:
+                return "a big multiple of seven"
+            return "other"
+        """
+    out, _ = returns_of(code, "def label")
+    assert '"a big multiple of seven"' in out, out

@@ -21,6 +21,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
+from .domain import may_return_none
 from .imports import _Imports
 from .render import _assert, _escape, _has_set, _operand, _pattern, _quote, _render, _Test
 from .targets import _Def, _FunctionNode
@@ -467,7 +468,22 @@ def _example_check(
             return None  # a setup statement: replayed by the examples that need it
         if printed:
             return [*_example_lines(example), 'assert capsys.readouterr().out == ""'], True
-        return [_assert(_operand(expr, _expr_text(example, expr)), "is", "None")], False
+        text = _operand(expr, _expr_text(example, expr))
+        comment = _trailing_comment(example.source)
+        if comment is not None:
+            # ``>>> is_even(2)  # returns True``: the docstring states the value in a comment
+            # (doctest would see no output: this is not a doctest the project runs).
+            stated = _stated_value(comment)
+            if stated is _UNKNOWN:
+                return None
+            rendered = _render(stated)
+            if rendered is None:
+                return None
+            op = "is" if stated is None or isinstance(stated, bool) else "=="
+            return [_assert(text, op, rendered)], False
+        if _never_none(ctx.target.node):
+            return None  # showing no output, it shows nothing: the function returns a value
+        return [_assert(text, "is", "None")], False
     if printed or expr is None:
         check = _output_check("capsys.readouterr().out", example.want, example.options, ctx)
         return [*_example_lines(example), check], True
@@ -485,6 +501,52 @@ def _example_check(
         want = example.want.strip()
         rendered = ast.unparse(ast.parse(want, mode="eval").body) if "\n" in want else want
     return [_assert(text, "==", rendered)], False
+
+
+def _trailing_comment(source: str) -> str | None:
+    """The comment ending the example's last line, without its ``#``."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    last = max((t.start[0] for t in tokens if t.type == tokenize.COMMENT), default=None)
+    code = max((t.start[0] for t in tokens if t.type == tokenize.NAME), default=0)
+    if last is None or last < code:
+        return None
+    comment = next(t.string for t in tokens if t.type == tokenize.COMMENT and t.start[0] == last)
+    return comment.lstrip("#").strip()
+
+
+_STATED = re.compile(
+    r"^(?:returns?|result|gives|outputs?|evaluates to|->|=>|==|=|:)?\s*:?\s*(.+?)\s*$",
+    re.IGNORECASE,
+)
+_WORDS = {"true": True, "false": False, "none": None}
+
+
+def _stated_value(comment: str) -> object:
+    """The value a comment states (``returns true``, ``-> 3``, ``'abc'``), else unknown."""
+    match = _STATED.match(comment)
+    if match is None:
+        return _UNKNOWN
+    rest = match.group(1)
+    first = re.split(r"[\s,;.(]", rest, maxsplit=1)[0]
+    if first.lower() in _WORDS:
+        return _WORDS[first.lower()]
+    try:
+        return _literal(ast.parse(rest, mode="eval").body)
+    except SyntaxError:
+        return _UNKNOWN
+
+
+def _never_none(fn: _FunctionNode) -> bool:
+    """A call of the function never evaluates to None: a generator or a coroutine, or a plain
+    function every path of which returns a value."""
+    if isinstance(fn, ast.AsyncFunctionDef) or any(
+        isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(fn)
+    ):
+        return True
+    return not fn.decorator_list and not may_return_none(fn)
 
 
 def _asserts_on_target(ctx: _Context, tree: ast.Module) -> bool:

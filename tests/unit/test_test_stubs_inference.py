@@ -426,3 +426,26 @@ def test_small_integers_of_other_shapes_pass_a_divisibility_guard() -> None:
         """
     out, _ = returns_of(code, "def label")
     assert '"a big multiple of seven"' in out, out
+
+
+def test_no_return_value_shows_the_text_of_a_modelled_object() -> None:
+    """str() of a match or an iterator is an address in Python; isinstance of a generator
+    against ``Generator`` is what the model of it (an iterator) cannot answer."""
+    for body in (
+        "return f\"{re.match('a', text)}\"",
+        "return str(re.compile('a'))",
+        "return isinstance(_gen(text), Generator)",
+    ):
+        code = f"""
+            import re
+            from collections.abc import Generator
+
+            def _gen(text):
+                yield text
+
+            def show(text: str) -> object:
+                {body}
+            """
+        out = gen(code, "def show")
+        shown = [function(out, n) for n in names_of(out) if "_returns_" in n]
+        assert all(s.endswith('== "None"') for s in shown), (body, out)  # no match there

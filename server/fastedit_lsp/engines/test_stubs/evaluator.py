@@ -30,7 +30,6 @@ from .values import (
     _SAFE_FUNCS,
     _SAFE_METHODS,
     _STEPS,
-    _TYPE_NAMES,
     _UNKNOWN,
     _Abort,
     _Break,
@@ -39,9 +38,11 @@ from .values import (
     _Instance,
     _Iter,
     _Lambda,
+    _Match,
     _Method,
     _ModuleRef,
     _Raised,
+    _Regex,
     _Return,
     _safe,
     _UserFunc,
@@ -70,6 +71,7 @@ _ABSTRACT_TYPES = {
     ),
     "numbers": frozenset({"Number", "Integral", "Real", "Rational", "Complex"}),
 }
+_ITERATOR_TYPES = (collections.abc.Iterable, collections.abc.Iterator)
 _ABSTRACT_MODULES = {"collections.abc": collections.abc, "numbers": numbers}
 #: Standard library modules whose functions the evaluator applies (``_SAFE_FUNCS``).
 _MODELLED_MODULES = frozenset({"math", "re"})
@@ -79,6 +81,8 @@ _BUILTIN_TYPES = frozenset(
 )
 #: Methods that pad to a width: a huge width asks for gigabytes.
 _PADDING = frozenset({"zfill", "ljust", "rjust", "center", "expandtabs"})
+#: The evaluator's models whose text Python shows with an address (or another repr).
+_OPAQUE = (_Iter, _Regex, _Match)
 #: Methods that change the object they are called on.
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
@@ -130,8 +134,8 @@ class _Evaluator:
             left, right = self.value(node.left, env), self.value(node.right, env)
             if (
                 not (_safe(left) and _safe(right))
-                or isinstance(left, _Iter)
-                or isinstance(right, _Iter)
+                or isinstance(left, _OPAQUE)
+                or isinstance(right, _OPAQUE)
             ):
                 return _UNKNOWN  # (``"%s" % it`` would show the model, not Python's text)
             op = _BINOPS.get(type(node.op))
@@ -276,7 +280,7 @@ class _Evaluator:
             spec = self.value(part.format_spec, env) if part.format_spec is not None else ""
             if not (_safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
                 return _UNKNOWN
-            if isinstance(value, _Iter):
+            if isinstance(value, _OPAQUE):
                 return _UNKNOWN  # Python shows an address
             if isinstance(value, set | frozenset) and len(value) > 1:
                 self.inexact = True
@@ -608,7 +612,7 @@ class _Evaluator:
             isinstance(a, int) and a > _MAX_SIZE for a in [*args, *kwargs.values()]
         ):
             return _UNKNOWN
-        if name in _SHOWS_TEXT and any(isinstance(a, _Iter) for a in [*args, *kwargs.values()]):
+        if name in _SHOWS_TEXT and any(isinstance(a, _OPAQUE) for a in [*args, *kwargs.values()]):
             return _UNKNOWN  # str(it), "{}".format(it): Python shows an address
         receiver = func.value if isinstance(func, _Method) else None
         ordered = [*args, *kwargs.values(), receiver]
@@ -665,10 +669,12 @@ class _Evaluator:
         types = self._types(node.args[1], env, 0)
         if types is None or isinstance(subject, _Instance) or subject is _UNKNOWN:
             return _UNKNOWN
-        if isinstance(subject, _Func | _Lambda | _Method | _UserFunc) and not all(
-            t in _TYPE_NAMES.values() for t in types
+        if isinstance(subject, _Func | _Lambda | _Method | _UserFunc | _Iter) and not all(
+            t.__module__ == "builtins" or t in _ITERATOR_TYPES for t in types
         ):
-            return _UNKNOWN  # a function's model is not the function (``Callable``)
+            # A function's model is not the function (``Callable``); an iterator's may stand
+            # for a generator (``Generator``).
+            return _UNKNOWN
         return isinstance(subject, tuple(types))
 
     def _types(self, spec: ast.expr, env: dict[str, object], depth: int) -> list[type] | None:

@@ -449,3 +449,41 @@ def test_no_return_value_shows_the_text_of_a_modelled_object() -> None:
         out = gen(code, "def show")
         shown = [function(out, n) for n in names_of(out) if "_returns_" in n]
         assert all(s.endswith('== "None"') for s in shown), (body, out)  # no match there
+
+
+def test_return_values_through_itertools_on_finite_arguments() -> None:
+    out, names = returns_of(
+        """
+        import itertools
+        from itertools import chain, groupby, islice
+
+        def summary(items: list, n: int) -> object:
+            head = tuple(islice(iter(items), n))
+            runs = [(key, len(list(group))) for key, group in groupby(items)]
+            return head, list(chain.from_iterable([items, items])), runs, list(
+                itertools.repeat(0, 2)
+            )
+        """,
+        "def summary",
+    )
+    assert names, out
+
+
+def test_a_generator_expression_returned_is_not_the_tuple_it_yields() -> None:
+    out = gen(
+        """
+        def pairs(items: list) -> object:
+            found = ((item, item) for item in items)
+            return found
+        """,
+        "def pairs",
+    )
+    assert not [n for n in names_of(out) if "_returns_" in n], out
+    out, names = returns_of(
+        """
+        def total(items: list) -> int:
+            return sum(item * 2 for item in items)
+        """,
+        "def total",
+    )
+    assert names, "consumed at once, its values are known"

@@ -74,7 +74,7 @@ _ABSTRACT_TYPES = {
 _ITERATOR_TYPES = (collections.abc.Iterable, collections.abc.Iterator)
 _ABSTRACT_MODULES = {"collections.abc": collections.abc, "numbers": numbers}
 #: Standard library modules whose functions the evaluator applies (``_SAFE_FUNCS``).
-_MODELLED_MODULES = frozenset({"math", "re"})
+_MODELLED_MODULES = frozenset({"math", "re", "itertools"})
 #: The builtin types of values (not the evaluator's models of iterators, patterns...).
 _BUILTIN_TYPES = frozenset(
     {str, int, float, bool, bytes, list, tuple, dict, set, frozenset, range, type(None)}
@@ -299,8 +299,14 @@ class _Evaluator:
         node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
         env: dict[str, object],
     ) -> object:
-        """Evaluated eagerly: a generator's exceptions surface where it is consumed, which for
-        the unpacking and ``list()`` calls this models is the same statement."""
+        """Evaluated eagerly. A generator expression is an iterator over what it yields; its
+        exceptions surface where it is consumed, not here: they make the path unknown."""
+        if isinstance(node, ast.GeneratorExp):
+            try:
+                listed = self._comprehension(ast.ListComp(node.elt, node.generators), env)
+            except _Raised:
+                raise _Abort from None
+            return _Iter(listed) if isinstance(listed, list) else listed
         if len(node.generators) != 1 or node.generators[0].is_async:
             return _UNKNOWN
         generator = node.generators[0]
@@ -330,7 +336,7 @@ class _Evaluator:
             return _UNKNOWN
         if isinstance(node, ast.SetComp):
             return self._guarded(lambda: set(items))
-        return items if isinstance(node, ast.ListComp) else tuple(items)
+        return items
 
     def _name(self, name: str, env: dict[str, object]) -> object:
         if name in env:

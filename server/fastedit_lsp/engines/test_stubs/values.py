@@ -272,6 +272,31 @@ def _eager(lazy: Callable[..., Iterator[object]]) -> Callable[..., object]:
     return call
 
 
+def _materialized(items: Iterator[tuple[object, Iterator[object]]]) -> Iterator[object]:
+    """``groupby``'s groups, each read out before the next key is taken."""
+    for key, group in items:
+        yield key, _Iter(list(group))
+
+
+def _finite_repeat(value: object, times: int) -> Iterator[object]:
+    return itertools.repeat(value, times)
+
+
+#: ``itertools`` functions that end on finite arguments (``count``, ``cycle`` and an endless
+#: ``repeat`` do not): computed at once, as ``map`` and ``zip`` are.
+_ITERTOOLS: dict[str, Callable[..., object]] = {
+    f"itertools.{name}": _eager(getattr(itertools, name))
+    for name in (
+        *("islice", "chain", "zip_longest", "accumulate", "compress", "takewhile"),
+        *("dropwhile", "filterfalse", "starmap", "pairwise", "product", "permutations"),
+        *("combinations", "combinations_with_replacement"),
+    )
+}
+_ITERTOOLS["itertools.chain.from_iterable"] = _eager(itertools.chain.from_iterable)
+_ITERTOOLS["itertools.groupby"] = _eager(lambda *a, **k: _materialized(itertools.groupby(*a, **k)))
+_ITERTOOLS["itertools.repeat"] = _eager(_finite_repeat)
+
+
 def _pow(base: object, exponent: object, modulus: object = None) -> object:
     if modulus is None and not (isinstance(exponent, int) and abs(exponent) <= 64):
         raise _Abort  # unbounded
@@ -317,6 +342,7 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     # function they call does) makes the path unknown.
     **{name: _eager(getattr(builtins, name)) for name in ("map", "filter", "zip", "enumerate")},
     "reversed": _eager(reversed),
+    **_ITERTOOLS,
     "re.compile": _compile,
     "re.escape": lambda text: re.escape(_text(text)),
     **{f"re.{name}": _regex_function(name) for name in _REGEX_METHODS},

@@ -487,3 +487,40 @@ def test_a_generator_expression_returned_is_not_the_tuple_it_yields() -> None:
         "def total",
     )
     assert names, "consumed at once, its values are known"
+
+
+def test_star_args_get_candidates_and_reach_what_depends_on_them() -> None:
+    code = """
+        class Unequal(ValueError):
+            pass
+
+        def zip_same(*iterables):
+            first = len(iterables[0])
+            for i, it in enumerate(iterables[1:], 1):
+                if len(it) != first:
+                    raise Unequal("sizes differ")
+            return list(zip(*iterables))
+        """
+    out = gen(code, "def zip_same")
+    assert "zip_same([1], [1, 2])" in function(out, "test_zip_same_raises_unequal"), out
+    run(code, out, "test_zip_same_raises_unequal")
+    for name in [n for n in names_of(out) if "_returns_" in n]:
+        run(code, out, name)
+
+
+def test_a_module_function_passed_along_and_a_builtin_kept_as_data() -> None:
+    code = """
+        def _factory(f, options):
+            factory = options.pop("factory", dict)
+            if options:
+                raise TypeError(f"{f.__name__}() got unexpected options")
+            return factory
+
+        def merge(*dicts, **options):
+            merged = _factory(merge, options)()
+            for d in dicts:
+                merged.update(d)
+            return merged
+        """
+    out, _ = returns_of(code, "def merge")
+    assert 'merge({"a": 1}) == {"a": 1}' in out, out

@@ -243,6 +243,9 @@ def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bo
         kind = "positional-only" if index < len(args.posonlyargs) else "positional"
         value = _literal(default) if default is not None else _UNKNOWN
         params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None, default))
+    if args.vararg is not None:
+        # ``*args``: a tuple of what the call passes after the positional parameters.
+        params.append(_Param(args.vararg.arg, "varargs", (), args.vararg.annotation, True))
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         value = _literal(kw_default) if kw_default is not None else _UNKNOWN
         params.append(
@@ -359,6 +362,21 @@ def _candidates(
         values: list[object] | None
         base = _annotation_base(param.annotation)[0]
         doc_type = documented.get(param.name) if param.annotation is None else None
+        if param.kind == "varargs":
+            # One value, then two: of the hinted type, else sequences first when the
+            # function iterates what it is given.
+            items = _typed_candidates(param.annotation, ints, floats, strs) if base else None
+            if items is None:
+                items = (
+                    [[1], [1, 2], {"a": 1}, "a", 1]
+                    if param.name in sized
+                    else [1, "a", {"a": 1}, [1], None]
+                )
+            values = [*((v,) for v in items[:5]), *itertools.pairwise(items[:3])]
+            if not base:
+                values.append(({"a": 1}, {"b": 2}))
+            result.append([_OMIT, *_dedupe(values)])
+            continue
         if param.name in called and base in (None, "Any", "object", "Callable"):
             values = [*_CALLABLES, None, 1, "a"]  # then what a guard may reject
         # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
@@ -529,8 +547,6 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                     env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
         except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
             return _UNKNOWN  # a default the evaluator cannot compute (or one that raises)
-        if has_varargs[0] and fn.args.vararg:
-            env[fn.args.vararg.arg] = ()
         if has_varargs[1] and fn.args.kwarg:
             env[fn.args.kwarg.arg] = {}
         try:
@@ -630,6 +646,16 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
     parts: list[str] = []
     keyword_only = False
     for param, value in zip(params, values, strict=True):
+        if param.kind == "varargs":
+            if value is _OMIT or value == ():
+                continue
+            if keyword_only or not isinstance(value, tuple):
+                return None  # a positional parameter before it was left out
+            items = [_render(v) if not isinstance(v, _Iter) else None for v in value]
+            if any(i is None for i in items):
+                return None
+            parts += [i for i in items if i is not None]
+            continue
         if value is _OMIT:
             keyword_only = True
             continue

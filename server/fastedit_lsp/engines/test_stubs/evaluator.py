@@ -82,7 +82,7 @@ _BUILTIN_TYPES = frozenset(
 #: Methods that pad to a width: a huge width asks for gigabytes.
 _PADDING = frozenset({"zfill", "ljust", "rjust", "center", "expandtabs"})
 #: The evaluator's models whose text Python shows with an address (or another repr).
-_OPAQUE = (_Iter, _Regex, _Match)
+_OPAQUE = (_Iter, _Regex, _Match, _Func, _Lambda, _Method, _UserFunc)
 #: Methods that change the object they are called on.
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
@@ -106,6 +106,7 @@ class _Evaluator:
         #: The call depth of the generator whose yields are collected (0: the target).
         self.collect_depth = 0
         self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
+        self._user_funcs: dict[int, _UserFunc] = {}
         self._constants: dict[tuple[int, str], object] = {}
         # Per loop statement: whether it can leave the function, and the names it may change.
         self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
@@ -154,6 +155,8 @@ class _Evaluator:
                 return self._resolve(base.name, node.attr, 0)
             if isinstance(base, _Func) and node.attr in ("__name__", "__qualname__"):
                 return base.name  # a builtin function a test passes: ``len.__name__``
+            if isinstance(base, _UserFunc) and node.attr == "__name__":
+                return base.node.name
             if isinstance(base, _Func) and f"{base.name}.{node.attr}" in _SAFE_FUNCS:
                 return _Func(f"{base.name}.{node.attr}")  # ``str.lower``, ``str.maketrans``
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
@@ -347,7 +350,7 @@ class _Evaluator:
             return self._computed(self.info, name)
         function = self._module_functions(self.info).get(name)
         if function is not None:
-            return _UserFunc(function, self.info)
+            return self._user_func(function, self.info)
         for module, attr in self.info.origins.get(name, []):
             found = self._resolve(module, attr, 0)
             if found is not _UNKNOWN:
@@ -398,7 +401,7 @@ class _Evaluator:
             return _ModuleRef(f"{module}.{attr}") if submodule is not None else _UNKNOWN
         function = self._module_functions(info).get(attr)
         if function is not None:
-            return _UserFunc(function, info)
+            return self._user_func(function, info)
         if attr in info.constants:
             return copy.deepcopy(info.constants[attr])
         if attr in info.computed:
@@ -415,6 +418,13 @@ class _Evaluator:
                 if found is not _UNKNOWN:
                     return found
         return _UNKNOWN
+
+    def _user_func(self, node: ast.FunctionDef, info: _ModuleInfo) -> _UserFunc:
+        """One value per function (``f is g`` holds for two reads of one name)."""
+        found = self._user_funcs.get(id(node))
+        if found is None:
+            found = self._user_funcs[id(node)] = _UserFunc(node, info)
+        return found
 
     def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
         """A module's plain top-level functions (no decorator but a cache, not generators),
@@ -626,9 +636,11 @@ class _Evaluator:
         shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
         if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
-        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``).
-        args = [self._callable(a) for a in args]
-        kwargs = {k: self._callable(v) for k, v in kwargs.items()}
+        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``); the
+        # methods of containers keep them as data (``kwargs.pop("factory", dict)``).
+        if isinstance(func, _Func) or isinstance(func.value, _Regex):
+            args = [self._callable(a) for a in args]
+            kwargs = {k: self._callable(v) for k, v in kwargs.items()}
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))

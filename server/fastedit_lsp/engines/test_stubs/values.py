@@ -52,13 +52,16 @@ class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
         self.value = value
 
 
-@dataclass
+@dataclass(eq=False)
 class _UserFunc:
     """A plain function of the user's project: the evaluator walks its body in turn, with
     ``module`` (a ``_ModuleInfo``) as its globals."""
 
     node: ast.FunctionDef
     module: object = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _UserFunc:
+        return self  # code, not data
 
 
 class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -428,7 +431,7 @@ def _safe(value: object) -> bool:
         return len(rest) <= _MAX_SIZE and all(_safe(v) for v in rest)
     if isinstance(value, _Func):
         return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
-    if isinstance(value, _Lambda):
+    if isinstance(value, _Lambda | _UserFunc):
         return True  # walked by the evaluator when called
     if type(value) not in _SAFE_TYPES:
         return False

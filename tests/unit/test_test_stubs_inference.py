@@ -524,3 +524,23 @@ def test_a_module_function_passed_along_and_a_builtin_kept_as_data() -> None:
         """
     out, _ = returns_of(code, "def merge")
     assert 'merge({"a": 1}) == {"a": 1}' in out, out
+
+
+def test_a_function_defined_inside_and_os_fspath_are_followed() -> None:
+    code = """
+        import os
+
+        def prefix_lines(text, prefix, predicate=None):
+            text = os.fspath(text)
+            if predicate is None:
+                def predicate(line):
+                    return line.strip()
+
+            def prefixed():
+                for line in text.splitlines(True):
+                    yield prefix + line if predicate(line) else line
+
+            return "".join(prefixed())
+        """
+    out, names = returns_of(code, "def prefix_lines")
+    assert names, out

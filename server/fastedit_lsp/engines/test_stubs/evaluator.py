@@ -74,7 +74,7 @@ _ABSTRACT_TYPES = {
 _ITERATOR_TYPES = (collections.abc.Iterable, collections.abc.Iterator)
 _ABSTRACT_MODULES = {"collections.abc": collections.abc, "numbers": numbers}
 #: Standard library modules whose functions the evaluator applies (``_SAFE_FUNCS``).
-_MODELLED_MODULES = frozenset({"math", "re", "itertools"})
+_MODELLED_MODULES = frozenset({"math", "re", "itertools", "os"})
 #: The builtin types of values (not the evaluator's models of iterators, patterns...).
 _BUILTIN_TYPES = frozenset(
     {str, int, float, bool, bytes, list, tuple, dict, set, frozenset, range, type(None)}
@@ -455,13 +455,13 @@ class _Evaluator:
             self.info = func.module
         try:
             if not _yields(func.node):
-                return self._walk_call(func.node, args, kwargs)
+                return self._walk_call(func.node, args, kwargs, func.scope)
             # A generator: what it yields, at once (its exceptions surface where it is
             # consumed, which this does not model: they make the path unknown).
             saved = self.yielded, self.collect_depth
             self.yielded, self.collect_depth = [], self.depth + 1
             try:
-                self._walk_call(func.node, args, kwargs)
+                self._walk_call(func.node, args, kwargs, func.scope)
                 return _Iter(self.yielded)
             except _Raised:
                 raise _Abort from None
@@ -471,13 +471,17 @@ class _Evaluator:
             self.info = caller
 
     def _walk_call(
-        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object]
+        self,
+        fn: ast.FunctionDef,
+        args: list[object],
+        kwargs: dict[str, object],
+        scope: dict[str, object] | None = None,
     ) -> object:
         spec = fn.args
         positional = [*spec.posonlyargs, *spec.args]
         if len(args) > len(positional) and spec.vararg is None:
             raise _Raised("TypeError")
-        env: dict[str, object] = {}
+        env: dict[str, object] = dict(scope) if scope is not None else {}
         for param, arg in zip(positional, args, strict=False):
             env[param.arg] = arg
         if spec.vararg is not None:
@@ -810,6 +814,13 @@ class _Evaluator:
             except _Raised as raised:
                 if not self._suppressed(stmt, raised):
                     raise
+        elif (
+            isinstance(stmt, ast.FunctionDef)
+            and all(_transparent(d) for d in stmt.decorator_list)
+            and not any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(stmt))
+        ):
+            # A function defined here: walked when called, reading this scope as it is then.
+            env[stmt.name] = _UserFunc(stmt, self.info, env)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             env[stmt.name] = _UNKNOWN
         elif isinstance(stmt, ast.Import | ast.ImportFrom):

@@ -59,6 +59,8 @@ class _UserFunc:
 
     node: ast.FunctionDef
     module: object = None
+    #: For a function defined inside the one walked: the scope it reads (late binding).
+    scope: dict[str, object] | None = None
 
     def __deepcopy__(self, memo: dict[int, object]) -> _UserFunc:
         return self  # code, not data
@@ -300,6 +302,13 @@ _ITERTOOLS["itertools.groupby"] = _eager(lambda *a, **k: _materialized(itertools
 _ITERTOOLS["itertools.repeat"] = _eager(_finite_repeat)
 
 
+def _fspath(path: object) -> object:
+    """``os.fspath`` on the values the evaluator makes (none is a path object)."""
+    if isinstance(path, str | bytes):
+        return path
+    raise TypeError("expected str, bytes or os.PathLike object")
+
+
 def _pow(base: object, exponent: object, modulus: object = None) -> object:
     if modulus is None and not (isinstance(exponent, int) and abs(exponent) <= 64):
         raise _Abort  # unbounded
@@ -346,6 +355,7 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     **{name: _eager(getattr(builtins, name)) for name in ("map", "filter", "zip", "enumerate")},
     "reversed": _eager(reversed),
     **_ITERTOOLS,
+    "os.fspath": _fspath,
     "re.compile": _compile,
     "re.escape": lambda text: re.escape(_text(text)),
     **{f"re.{name}": _regex_function(name) for name in _REGEX_METHODS},

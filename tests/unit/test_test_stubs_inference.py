@@ -544,3 +544,36 @@ def test_a_function_defined_inside_and_os_fspath_are_followed() -> None:
         """
     out, names = returns_of(code, "def prefix_lines")
     assert names, out
+
+
+def test_a_function_the_module_deletes_after_using_it_gets_a_todo_only() -> None:
+    out = gen(
+        """
+        def _setup():
+            return 1
+
+        _setup()
+        del _setup
+        """,
+        "def _setup",
+    )
+    assert names_of(out) == ["test_setup_todo"], out
+    assert "from mod import" not in out
+
+
+def test_item_assignment_and_deletion_are_modelled() -> None:
+    """``text[0] = ...`` raises TypeError on a str; ``del table[key]`` removes the key."""
+    code = """
+        def drop(table: dict, key: str) -> dict:
+            if key in table:
+                del table[key]
+            return table
+
+        def poke(text, i):
+            text[i] = 0
+            return text
+        """
+    out, names = returns_of(code, "def drop")
+    assert names and 'drop({"a": 1}, "a") == {}' in out, out
+    out = gen(code, "def poke")
+    assert not [line for line in out.splitlines() if 'assert poke("' in line], out

@@ -826,7 +826,10 @@ class _Evaluator:
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = _imported(stmt, alias)
-        elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal | ast.Delete):
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                self._delete(target, env)
+        elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal):
             pass
         else:
             raise _Abort  # match statements and anything newer
@@ -860,8 +863,30 @@ class _Evaluator:
             index = self.value(target.slice, env)
             if isinstance(base, list | dict) and _safe(index) and _safe(result):
                 self._guarded(lambda: base.__setitem__(index, result))  # type: ignore[call-overload]
+            elif type(base) in _BUILTIN_TYPES and not isinstance(base, list | dict):
+                raise _Raised("TypeError")  # ``"abc"[0] = "x"``: it does not support it
             elif isinstance(target.value, ast.Name) and target.value.id in env:
                 env[target.value.id] = _UNKNOWN
+
+    def _delete(self, target: ast.expr, env: dict[str, object]) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in env:
+                raise _Abort  # a global, or a name not bound: not modelled
+            del env[target.id]
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:
+                self._delete(element, env)
+        elif isinstance(target, ast.Subscript):
+            base = self.value(target.value, env)
+            index = self.value(target.slice, env)
+            if isinstance(base, list | dict) and (_safe(index) or isinstance(index, slice)):
+                self._guarded(lambda: base.__delitem__(index))  # type: ignore[arg-type]
+            elif type(base) in _BUILTIN_TYPES:
+                raise _Raised("TypeError")
+            else:
+                raise _Abort  # what it deletes from is not known
+        else:
+            raise _Abort  # an attribute: not modelled
 
     def _raise(self, stmt: ast.Raise, env: dict[str, object]) -> None:
         if stmt.exc is None:

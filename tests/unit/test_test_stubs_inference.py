@@ -577,3 +577,24 @@ def test_item_assignment_and_deletion_are_modelled() -> None:
     assert names and 'drop({"a": 1}, "a") == {}' in out, out
     out = gen(code, "def poke")
     assert not [line for line in out.splitlines() if 'assert poke("' in line], out
+
+
+def test_the_module_exception_built_by_a_raise_can_fail_first() -> None:
+    """``DecodeError(msg, doc, pos)`` counts lines in ``doc``: with a list for ``doc`` that is
+    a TypeError, not the DecodeError the raise means; the raise test passes a text."""
+    code = """
+        class DecodeError(ValueError):
+            def __init__(self, msg, doc, pos):
+                self.lineno = doc.count("\\\\n", 0, pos) + 1
+                super().__init__(msg)
+
+        def escape_code(s, pos):
+            esc = s[pos + 1 : pos + 5]
+            if len(esc) == 4:
+                return esc
+            raise DecodeError("bad escape", s, pos)
+        """
+    out = gen(code, "def escape_code")
+    body = function(out, "test_escape_code_raises_decode_error")
+    assert "escape_code([" not in body, body
+    run(code, out, "test_escape_code_raises_decode_error")

@@ -899,11 +899,11 @@ class _Evaluator:
             # Building the message can fail first (``"bad " + name`` with an int name).
             inexact = self.inexact
             self.inexact = False
-            values = [
-                self.value(arg, env)
-                for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]
-                if not isinstance(arg, ast.Starred)
+            positional = [
+                self.value(arg, env) for arg in stmt.exc.args if not isinstance(arg, ast.Starred)
             ]
+            named = {k.arg or "": self.value(k.value, env) for k in stmt.exc.keywords}
+            values = [*positional, *named.values()]
             if (
                 len(values) == len(stmt.exc.args) == 1
                 and not stmt.exc.keywords
@@ -916,7 +916,43 @@ class _Evaluator:
         dotted = _dotted(exc)
         if dotted is not None and dotted.split(".")[0] in env:
             dotted = None  # `raise error` with a local variable: its type is unknown
+        if dotted is not None and isinstance(stmt.exc, ast.Call):
+            self._construct(dotted, stmt.exc, positional, named)
         raise _Raised(dotted, stmt, message)
+
+    def _construct(
+        self, dotted: str, call: ast.Call, positional: list[object], named: dict[str, object]
+    ) -> None:
+        """Build the module's own exception class the way a ``raise`` does: its ``__init__``
+        can fail on the arguments first (``doc.count("\\n", 0, pos)`` on a list), and then
+        that exception is what the call raises."""
+        cls = self.info.classes.get(dotted)
+        init = (
+            next(
+                (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
+                None,
+            )
+            if cls is not None
+            else None
+        )
+        if (
+            init is None
+            or self.depth >= _MAX_DEPTH
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(k.arg is None for k in call.keywords)
+        ):
+            return
+        args, kwargs = [_Instance({}), *positional], named
+        inexact = self.inexact
+        try:
+            self._walk_call(init, args, kwargs)
+        except _Raised as failed:
+            raise _Raised(failed.type_name) from None
+        except (_Abort, _Return, _Break, _Continue):
+            if self.steps > _STEPS:
+                raise
+        finally:
+            self.inexact = inexact
 
     def _loop_body(self, body: list[ast.stmt], env: dict[str, object]) -> bool:
         """Run one iteration; False on ``break``."""

@@ -598,3 +598,29 @@ def test_the_module_exception_built_by_a_raise_can_fail_first() -> None:
     body = function(out, "test_escape_code_raises_decode_error")
     assert "escape_code([" not in body, body
     run(code, out, "test_escape_code_raises_decode_error")
+
+
+def test_a_decorated_function_gets_no_raise_test_nor_return_type_check() -> None:
+    """A decorator may turn what the function raises into a value (a validator)."""
+    code = """
+        import functools
+
+        def validator(func):
+            @functools.wraps(func)
+            def wrapper(*args):
+                try:
+                    return func(*args)
+                except ValueError as error:
+                    return error
+            return wrapper
+
+        @validator
+        def positive(n: int) -> bool:
+            if n < 0:
+                raise ValueError("negative")
+            return True
+        """
+    out = gen(code, "def positive")
+    assert "test_positive_todo_raises_value_error" in names_of(out), out
+    assert "isinstance(result" not in out
+    assert "a decorator of it may handle what it raises" in out

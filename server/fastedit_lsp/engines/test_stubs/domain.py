@@ -268,3 +268,30 @@ def _doc_type(text: str) -> str | None:
     if len(words) > 1:
         return None  # a union, or a phrase
     return _DOC_TYPES.get(first)
+
+
+#: Decorators that keep what the function returns and raises.
+_TRANSPARENT = frozenset(
+    {
+        *("staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property"),
+        *("functools.cache", "functools.lru_cache", "functools.cached_property"),
+        *("typing.overload", "overload", "abc.abstractmethod", "abstractmethod", "override"),
+    }
+)
+
+
+def wrapped(fn: _FunctionNode) -> bool:
+    """A decorator of the function may change what a call returns or raises (a validator
+    that turns exceptions into values, a retry, a converter)."""
+    for decorator in fn.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts: list[str] = []
+        while isinstance(target, ast.Attribute):
+            parts.insert(0, target.attr)
+            target = target.value
+        if isinstance(target, ast.Name):
+            parts.insert(0, target.id)
+        name = ".".join(parts)
+        if name not in _TRANSPARENT and not name.endswith((".setter", ".getter", ".deleter")):
+            return True
+    return False

@@ -624,3 +624,33 @@ def test_a_decorated_function_gets_no_raise_test_nor_return_type_check() -> None
     assert "test_positive_todo_raises_value_error" in names_of(out), out
     assert "isinstance(result" not in out
     assert "a decorator of it may handle what it raises" in out
+
+
+def test_an_example_of_statements_then_an_expression_checks_the_expression() -> None:
+    """doctest shows the value of the last expression of ``>>> x = f(); g(x) == y``."""
+    code = '''
+        def sep(char):
+            """
+            >>> fmt = sep("-") ; fmt * 2 == "--"
+            True
+            """
+            return char
+        '''
+    out = gen(code, "def sep")
+    body = function(out, "test_sep_example_1")
+    assert 'fmt = sep("-")' in body and 'assert (fmt * 2 == "--") is True' in body, body
+    run(code, out, "test_sep_example_1")
+
+
+def test_a_loop_over_what_is_not_known_leaves_no_exact_value() -> None:
+    """``helper(lines)`` inside it may change ``lines``: the value returned is not known."""
+    out = gen(
+        """
+        def collect(lines, rows):
+            for row in rows.values():
+                helper(lines, row)
+            return lines
+        """,
+        "def collect",
+    )
+    assert not [n for n in names_of(out) if "_returns_" in n], out

@@ -446,6 +446,14 @@ def _example_check(
     """The lines that run the example and assert what it showed, and whether they use capsys.
 
     ``printers``: names the examples so far bound to functions that print."""
+    split = _last_expression(example)
+    if split is not None:
+        # ``>>> table = build(); show(table) == expected``: doctest shows the last value.
+        setup, last = split
+        checked = _example_check(ctx, last, printers)
+        if checked is None:
+            return None
+        return [*setup, *checked[0]], checked[1]
     tree = example.tree
     expr = (
         tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
@@ -501,6 +509,29 @@ def _example_check(
         want = example.want.strip()
         rendered = ast.unparse(ast.parse(want, mode="eval").body) if "\n" in want else want
     return [_assert(text, "==", rendered)], False
+
+
+def _last_expression(example: _Example) -> tuple[list[str], _Example] | None:
+    """Statements then one expression (the only one), as setup lines and an example of the
+    expression alone; None for any other shape."""
+    body = example.tree.body
+    if (
+        len(body) < 2
+        or not isinstance(body[-1], ast.Expr)
+        or any(isinstance(stmt, ast.Expr) for stmt in body[:-1])
+        or example.exc_msg is not None
+    ):
+        return None
+    text = _statement_text(example.source, body[-1])
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    setup = [_statement_text(example.source, stmt) for stmt in body[:-1]]
+    last = _Example(
+        text, tree, example.want, None, example.options, example.lineno, example.skipped
+    )
+    return setup, last
 
 
 def _trailing_comment(source: str) -> str | None:

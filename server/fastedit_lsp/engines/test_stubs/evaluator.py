@@ -316,9 +316,12 @@ class _Evaluator:
         iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
+        if isinstance(iterable, int | float | type(None)):
+            raise _Raised("TypeError")  # not iterable
         if not isinstance(iterable, str | bytes | list | tuple | range | _Iter) or not _safe(
             iterable
         ):
+            self.inexact = True  # it may raise
             return _UNKNOWN
         scope = dict(env)
         items: list[object] = []
@@ -993,6 +996,8 @@ class _Evaluator:
         iterable = self._iterable(stmt.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
+        if isinstance(iterable, int | float | type(None)):
+            raise _Raised("TypeError")  # not iterable
         if not isinstance(
             iterable, str | bytes | list | tuple | set | frozenset | range | _Iter
         ) or not _safe(iterable):
@@ -1051,6 +1056,8 @@ class _Evaluator:
         self._step()
         if summary[0]:
             raise _Abort
+        # What it did is not known: it may raise, or change what a call in it was given.
+        self.inexact = True
         for name in summary[1]:
             env[name] = _UNKNOWN
 

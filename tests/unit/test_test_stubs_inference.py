@@ -654,3 +654,29 @@ def test_a_loop_over_what_is_not_known_leaves_no_exact_value() -> None:
         "def collect",
     )
     assert not [n for n in names_of(out) if "_returns_" in n], out
+
+
+def test_an_example_uses_names_the_module_gets_by_a_star_import_and_its_package() -> None:
+    core = "class Word:\n    pass\n\n_hidden = 1\n"
+    source = dedent(
+        '''
+        from .core import *
+
+        def counted(expr):
+            """
+            >>> counted(Word()) is not None
+            True
+            >>> counted(pkg.helpers.Word()) is not None
+            True
+            """
+            return expr
+        '''
+    )
+    out = generate(
+        source,
+        find_target(source, line_of(source, "def counted")),
+        "pkg.helpers",
+        {"pkg.core": core}.get,
+    )
+    assert "from pkg.helpers import Word, counted" in out, out
+    assert "import pkg\n" in out, out

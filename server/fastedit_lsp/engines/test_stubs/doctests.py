@@ -245,12 +245,31 @@ class _Context:
             binding = self.info.binding(name)
             if binding is not None:
                 self.imports.add(binding)
+            elif self.star_provides(name):
+                # ``from .core import *`` binds it in the module, as doctest sees it.
+                self.imports.from_(self.info.module, name)
+            elif name == self.info.module.split(".")[0] != own:
+                self.imports.plain(name)  # ``>>> pkg.helper(...)`` in pkg's own docstrings
             elif name == own:
                 # `>>> textwrap.shorten(...)` in textwrap's own docstrings.
                 if package:
                     self.imports.from_(package, own)
                 else:
                     self.imports.plain(own)
+
+    def star_provides(self, name: str) -> bool:
+        """A module the module imports everything from binds the name (and exports it)."""
+        for star in self.info.stars:
+            other = self.info.other(star)
+            if other is None or name not in other.names:
+                continue
+            exported = other.constants.get("__all__")
+            if isinstance(exported, list | tuple):
+                if name in exported:
+                    return True
+            elif not name.startswith("_"):
+                return True
+        return False
 
     def exception(self, dotted: str) -> str | None:
         """How the test names the exception class ``dotted``, importing it; None if unknown."""
@@ -371,7 +390,11 @@ def _resolvable(ctx: _Context, example: _Example, bound_before: set[str]) -> boo
     free = _used_names(example.tree) - _bound_names(example.tree) - bound_before
     own = ctx.info.module.rpartition(".")[2]
     return all(
-        name in _BUILTIN_NAMES or name == own or ctx.info.binding(name) is not None for name in free
+        name in _BUILTIN_NAMES
+        or name in (own, ctx.info.module.split(".")[0])
+        or ctx.info.binding(name) is not None
+        or ctx.star_provides(name)
+        for name in free
     )
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from .bindings import _literal, _ModuleInfo
 from .doctests import _Context, _examples, _is_call_to, _own_nodes
 from .domain import documented_types
-from .evaluator import _dotted, _Evaluator
+from .evaluator import _Evaluator
 from .render import _has_set, _render
+from .scope import _dotted
 from .targets import _Def, _FunctionNode
 from .values import (
     _OMIT,

@@ -14,12 +14,12 @@ import ast
 from .bindings import ModuleReader, _ModuleInfo
 from .classes import _instantiable
 from .doctests import _Context, _example_tests, _examples, _used_names
-from .evaluator import _dotted
 from .imports import _Imports
 from .properties import _property_tests
 from .raises import _raise_tests
 from .render import _snake, _Test, _todo
 from .returns import _return_tests
+from .scope import _dotted
 from .targets import Target, _find_def, _parse
 
 

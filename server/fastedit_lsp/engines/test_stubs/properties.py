@@ -31,8 +31,8 @@ from .domain import (
     mutates_module_state,
     wrapped,
 )
-from .evaluator import _dotted
 from .render import _fit, _render, _Test, _todo
+from .scope import _dotted
 from .values import _TYPE_NAMES
 
 _HASHABLE = {"int", "str", "bool", "bytes", "float", "None"}

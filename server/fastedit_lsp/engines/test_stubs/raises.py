@@ -15,8 +15,8 @@ from collections.abc import Collection
 from .candidates import _call_text, _Exploration, _explore, _is_generator, _params, _takes_self
 from .doctests import _Context, _Example, _own_nodes
 from .domain import wrapped
-from .evaluator import _dotted
 from .render import _escape, _fit, _indent, _pattern, _snake, _Test, _todo
+from .scope import _dotted
 
 
 def _exception_name(node: ast.Raise) -> str | None:

@@ -21,8 +21,8 @@ from .candidates import (
 )
 from .doctests import _Context, _own_nodes
 from .domain import mutates_module_state
-from .evaluator import _dotted
 from .render import _assert, _fit, _has_set, _render, _Test
+from .scope import _dotted
 from .targets import _FunctionNode
 from .values import _UNKNOWN, _Raised
 from .variants import variants

@@ -13,9 +13,11 @@ The modules, each importing only ones above it in this list:
 - ``bindings``: what the user's module binds (names, literal constants, classes);
 - ``imports``: the imports of the generated module, in isort/ruff order;
 - ``render``: Python source for values, ruff-format line splitting, one generated test;
+- ``scope``: what a name means to the evaluator (the module's functions, constants, imports);
 - ``evaluator``: walks a function body with concrete arguments to reach ``raise`` statements;
 - ``doctests``: doctest examples as assertions, and the generator's per-module context;
 - ``candidates``: candidate arguments and the search for ones that reach each ``raise``;
+- ``variants``: copies of the body with one slip each, which return tests are chosen to catch;
 - ``raises``: a ``pytest.raises`` case per reachable ``raise``;
 - ``properties``: hypothesis ``@given`` stubs from the type hints;
 - ``classes``: whether a method's class can be built with no arguments;

@@ -40,6 +40,9 @@ class _ModuleInfo:
     #: computes them when it can: ``SIZES = [2**i for i in range(4)]``).
     computed: dict[str, ast.expr] = field(default_factory=dict)
     reader: ModuleReader | None = None
+    #: Modules the module imports everything from (``from .patterns import *``), absolute,
+    #: each given for both places a relative one can be.
+    stars: list[str] = field(default_factory=list)
     #: Other modules of the project, parsed once (shared by every module read through this one).
     others: dict[str, _ModuleInfo | None] = field(default_factory=dict)
 
@@ -93,6 +96,7 @@ class _ModuleInfo:
                 for alias in stmt.names:
                     bound = alias.asname or alias.name
                     if alias.name == "*":
+                        info.stars += _absolute(module, stmt.level, stmt.module)
                         continue
                     info.origins[bound] = [
                         (base, alias.name) for base in _absolute(module, stmt.level, stmt.module)

@@ -10,13 +10,15 @@ import ast
 import copy
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
 from .doctests import _Context, _examples, _is_call_to, _own_nodes
-from .evaluator import _dotted, _Evaluator
+from .domain import documented_types
+from .evaluator import _Evaluator
 from .render import _has_set, _render
+from .scope import _dotted
 from .targets import _Def, _FunctionNode
 from .values import (
     _OMIT,
@@ -201,6 +203,9 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     lengths = [n for n in ints if 0 <= n <= 64]
     numbers = [str(n) for n in ints if n >= 0]
     combos = [" ", "abc", "1", "A", "a b", *("a" * n for n in lengths), *combos, *numbers]
+    # After the code's own numbers, a few small ones of other shapes (odd, even, squares, a
+    # product of small primes): what a guard on divisibility or size lets through.
+    ints += _SMALL_INTS
     return (
         [i for i in _dedupe(list(ints)) if isinstance(i, int)],
         [f for f in _dedupe(list(floats)) if isinstance(f, float)],
@@ -208,6 +213,7 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     )
 
 
+_SMALL_INTS = [2, 3, 4, 5, 7, 9, 10, 16, 21, 25, 100]
 _MIXED: list[object] = [1, "a", 0, "", -1, None, 1.5, [], [1], {}, True]
 #: Iterators a test can pass (``iter([1, 2])``): one with distinct values, one with a repeat.
 _ITERS: list[object] = [_Iter([1, 2]), _Iter([1, 2, 1])]
@@ -238,6 +244,9 @@ def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bo
         kind = "positional-only" if index < len(args.posonlyargs) else "positional"
         value = _literal(default) if default is not None else _UNKNOWN
         params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None, default))
+    if args.vararg is not None:
+        # ``*args``: a tuple of what the call passes after the positional parameters.
+        params.append(_Param(args.vararg.arg, "varargs", (), args.vararg.annotation, True))
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         value = _literal(kw_default) if kw_default is not None else _UNKNOWN
         params.append(
@@ -256,13 +265,40 @@ def _isinstance_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+#: Functions of the standard library that iterate over an argument (``deque(x)``,
+#: ``islice(x, 3)``): what a function passes them is an iterable, even where the evaluator
+#: does not follow the call. The first argument, or every one, or every one after the first.
+_ITERATING_FIRST = frozenset(
+    {
+        *("len", "iter", "list", "tuple", "set", "frozenset", "sorted", "reversed", "enumerate"),
+        *("sum", "min", "max", "any", "all", "deque", "Counter", "islice", "tee", "cycle"),
+        *("groupby", "compress", "accumulate", "permutations", "combinations", "pairwise"),
+        *("combinations_with_replacement", "batched", "from_iterable"),
+    }
+)
+_ITERATING_ALL = frozenset({"zip", "chain", "product", "zip_longest"})
+_ITERATING_REST = frozenset({"map", "filter", "starmap", "takewhile", "dropwhile", "filterfalse"})
+
+
+def _iterated_arguments(node: ast.Call) -> list[ast.expr]:
+    name = (_dotted(node.func) or "").split(".")[-1]
+    if name in _ITERATING_FIRST:
+        return node.args[:1]
+    if name in _ITERATING_ALL:
+        return list(node.args)
+    if name in _ITERATING_REST:
+        return node.args[1:]
+    return []
+
+
 def _sized_names(fn: _FunctionNode) -> set[str]:
-    """Names the function measures (``len(x)``), iterates (``for _ in x``) or indexes."""
+    """Names the function measures (``len(x)``), iterates (``for _ in x``, ``deque(x)``) or
+    indexes."""
     names: set[str] = set()
     for node in _own_nodes(fn):
         subject: ast.AST | None = None
-        if isinstance(node, ast.Call) and _is_call_to(node, "len") and node.args:
-            subject = node.args[0]
+        if isinstance(node, ast.Call):
+            names.update(a.id for a in _iterated_arguments(node) if isinstance(a, ast.Name))
         elif isinstance(node, ast.For | ast.comprehension):
             subject = node.iter
         elif isinstance(node, ast.Subscript):
@@ -321,15 +357,37 @@ def _candidates(
     sized = _sized_names(fn)
     called = _called_names(fn)
     mappings = _mapping_names(fn)
+    documented = documented_types(fn)
     result: list[list[object]] = []
     for param in params:
         values: list[object] | None
         base = _annotation_base(param.annotation)[0]
+        doc_type = documented.get(param.name) if param.annotation is None else None
+        if param.kind == "varargs":
+            # One value, then two: of the hinted type, else sequences first when the
+            # function iterates what it is given.
+            items = _typed_candidates(param.annotation, ints, floats, strs) if base else None
+            if items is None:
+                items = (
+                    [[1], [1, 2], {"a": 1}, "a", 1]
+                    if param.name in sized
+                    else [1, "a", {"a": 1}, [1], None]
+                )
+            values = [*((v,) for v in items[:5]), *itertools.pairwise(items[:3])]
+            if not base:
+                values.append(({"a": 1}, {"b": 2}))
+            result.append([_OMIT, *_dedupe(values)])
+            continue
         if param.name in called and base in (None, "Any", "object", "Callable"):
             values = [*_CALLABLES, None, 1, "a"]  # then what a guard may reject
         # ``Any`` and ``object`` say nothing of the values: as if there were no hint.
         elif base not in (None, "Any", "object"):
             values = _typed_candidates(param.annotation, ints, floats, strs)
+        elif doc_type is not None and (
+            typed := _typed_candidates(ast.parse(doc_type, mode="eval").body, ints, floats, strs)
+        ):
+            # The type the docstring states first, then what a guard may reject.
+            values = _dedupe([*typed, *_MIXED])
         elif param.name in mappings and base in (None, "Any", "object"):
             # A mapping: one with an item the function may look for, and an empty one.
             keys = [k for k in strs if k][:3]
@@ -382,6 +440,8 @@ def _compositions(total: int, sizes: list[int]) -> Iterator[tuple[int, ...]]:
 
 
 _MAX_RUNS = 1500
+#: Combinations tried for statements no run went through, once every ``raise`` is reached.
+_MORE_RUNS = 400
 # All runs for one function together: keeps the worst case around a few tenths of a second.
 _TOTAL_STEPS = 200_000
 
@@ -404,6 +464,9 @@ class _Exploration:
     #: For a reached ``raise`` (by node id): its message with the arguments in ``raises``,
     #: when the evaluator computed it exactly.
     messages: dict[int, str] = field(default_factory=dict)
+    #: Runs a body (the function's, or a changed copy of it) with a run's argument values:
+    #: what it returns, ``_Raised`` for an exception, ``_UNKNOWN`` when not known exactly.
+    replay: Callable[[list[ast.stmt], list[object]], object] | None = None
 
 
 def _explore(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool]) -> _Exploration:
@@ -442,44 +505,62 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
 
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
+        result = run(fn.body, values)
+        if isinstance(result, _Raised):
+            if result.node is None:
+                return None
+            last_message[0] = result.message if not evaluator.inexact else None
+            return id(result.node)
+        if result is _UNKNOWN:
+            return None
+        if not evaluator.inexact and _safe(result):
+            returns.append(_Run(values, result, frozenset(evaluator.covered)))
+        return 0
+
+    def replay(body: list[ast.stmt], values: list[object]) -> object:
+        result = run(body, values)
+        if evaluator.inexact or (not isinstance(result, _Raised) and not _safe(result)):
+            return _UNKNOWN
+        return result
+
+    def run(body: list[ast.stmt], values: list[object]) -> object:
+        """What the body returns with these arguments (a list of what a generator yields),
+        ``_Raised``, or ``_UNKNOWN``."""
         env: dict[str, object] = {}
         first = fn.args.posonlyargs + fn.args.args
         if ctx.target.classes and first and "staticmethod" not in decorators:
             env[first[0].arg] = (
                 _Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else _UNKNOWN
             )
-        for param, value in zip(params, values, strict=True):
-            if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
-                # Evaluated where the function is defined: builtins and module constants.
-                env[param.name] = evaluator.value(param.default_node, {})
-            else:
-                env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
-        if has_varargs[0] and fn.args.vararg:
-            env[fn.args.vararg.arg] = ()
-        if has_varargs[1] and fn.args.kwarg:
-            env[fn.args.kwarg.arg] = {}
         evaluator.steps = 0
         evaluator.depth = 0
         evaluator.inexact = False
         evaluator.covered = set()
         evaluator.yielded = [] if generator else None
+        evaluator.collect_depth = 0
         result: object = None
         try:
-            evaluator.run(fn.body, env)
+            for param, value in zip(params, values, strict=True):
+                if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
+                    # Evaluated where the function is defined: builtins and module constants.
+                    env[param.name] = evaluator.value(param.default_node, {})
+                else:
+                    env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
+        except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
+            return _UNKNOWN  # a default the evaluator cannot compute (or one that raises)
+        if has_varargs[1] and fn.args.kwarg:
+            env[fn.args.kwarg.arg] = {}
+        try:
+            evaluator.run(body, env)
         except _Raised as raised:
-            if raised.node is None:
-                return None
-            last_message[0] = raised.message if not evaluator.inexact else None
-            return id(raised.node)
+            return raised
         except _Return as returned:
             result = returned.value
         except (_Abort, _Break, _Continue, RecursionError):
-            return None
+            return _UNKNOWN
         if evaluator.yielded is not None:
             result = list(evaluator.yielded)  # what list() of the generator returns
-        if not evaluator.inexact and result is not _UNKNOWN and _safe(result):
-            returns.append(_Run(values, result, frozenset(evaluator.covered)))
-        return 0
+        return result
 
     found: dict[int, list[object]] = {}
     messages: dict[int, str] = {}
@@ -522,13 +603,17 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
                 if len(found) > before or fresh:
                     bases.append(values)
                 if runs >= _MAX_RUNS:
-                    return _Exploration(found, returns, messages)
-    if len(found) < len(wanted):
-        for combo in _combinations([len(c) for c in candidates], _MAX_RUNS - runs):
+                    return _Exploration(found, returns, messages, replay)
+    # Combinations, for the raises not reached yet and for statements no run went through
+    # (a long text *and* a small limit); fewer when only the statements are left.
+    statements = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.stmt)}
+    limit = _MAX_RUNS if len(found) < len(wanted) else min(_MAX_RUNS, runs + _MORE_RUNS)
+    if len(found) < len(wanted) or not statements <= seen:
+        for combo in _combinations([len(c) for c in candidates], limit - runs):
             attempt([candidates[i][j] for i, j in enumerate(combo)])
-            if len(found) == len(wanted) or runs >= _MAX_RUNS:
+            if (len(found) == len(wanted) and statements <= seen) or runs >= limit:
                 break
-    return _Exploration(found, returns, messages)
+    return _Exploration(found, returns, messages, replay)
 
 
 def _initial_self(ctx: _Context) -> _Instance:
@@ -562,6 +647,16 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
     parts: list[str] = []
     keyword_only = False
     for param, value in zip(params, values, strict=True):
+        if param.kind == "varargs":
+            if value is _OMIT or value == ():
+                continue
+            if keyword_only or not isinstance(value, tuple):
+                return None  # a positional parameter before it was left out
+            items = [_render(v) if not isinstance(v, _Iter) else None for v in value]
+            if any(i is None for i in items):
+                return None
+            parts += [i for i in items if i is not None]
+            continue
         if value is _OMIT:
             keyword_only = True
             continue

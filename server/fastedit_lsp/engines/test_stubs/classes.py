@@ -8,7 +8,7 @@ import ast
 
 from .bindings import _ModuleInfo
 from .candidates import _annotation_base
-from .evaluator import _dotted
+from .scope import _dotted
 
 
 def _instantiable(info: _ModuleInfo, cls: ast.ClassDef, depth: int = 0) -> bool:

@@ -14,11 +14,14 @@ import doctest
 import io
 import re
 import sys
+import textwrap
 import tokenize
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from .bindings import _literal, _ModuleInfo
+from .domain import may_return_none
 from .imports import _Imports
 from .render import _assert, _escape, _has_set, _operand, _pattern, _quote, _render, _Test
 from .targets import _Def, _FunctionNode
@@ -67,6 +70,12 @@ def _statement_text(source: str, stmt: ast.stmt) -> str:
         for n in ast.walk(stmt)
     )
     segment = None if multiline_string else ast.get_source_segment(source, stmt)
+    decorators = getattr(stmt, "decorator_list", None)
+    if segment is not None and decorators:
+        # The segment of a decorated def starts at ``def``: the decorators are part of it.
+        first = min(d.lineno for d in decorators)
+        lines = source.splitlines()[first - 1 : stmt.end_lineno]
+        segment = textwrap.dedent("\n".join(lines)) if stmt.col_offset == 0 else None
     return segment if segment is not None else ast.unparse(stmt)
 
 
@@ -236,12 +245,31 @@ class _Context:
             binding = self.info.binding(name)
             if binding is not None:
                 self.imports.add(binding)
+            elif self.star_provides(name):
+                # ``from .core import *`` binds it in the module, as doctest sees it.
+                self.imports.from_(self.info.module, name)
+            elif name == self.info.module.split(".")[0] != own:
+                self.imports.plain(name)  # ``>>> pkg.helper(...)`` in pkg's own docstrings
             elif name == own:
                 # `>>> textwrap.shorten(...)` in textwrap's own docstrings.
                 if package:
                     self.imports.from_(package, own)
                 else:
                     self.imports.plain(own)
+
+    def star_provides(self, name: str) -> bool:
+        """A module the module imports everything from binds the name (and exports it)."""
+        for star in self.info.stars:
+            other = self.info.other(star)
+            if other is None or name not in other.names:
+                continue
+            exported = other.constants.get("__all__")
+            if isinstance(exported, list | tuple):
+                if name in exported:
+                    return True
+            elif not name.startswith("_"):
+                return True
+        return False
 
     def exception(self, dotted: str) -> str | None:
         """How the test names the exception class ``dotted``, importing it; None if unknown."""
@@ -325,8 +353,10 @@ def _example_tests(ctx: _Context, examples: list[_Example], prefix: str) -> list
     target that shows nothing (so it returned None, or printed nothing)."""
     tests: list[_Test] = []
     bound_before: set[str] = set()
+    printers: set[str] = set()
     for index, example in enumerate(examples):
-        body = _example_check(ctx, example)
+        printers = _printers(example.tree, printers)
+        body = _example_check(ctx, example, printers)
         if example.skipped and not _resolvable(ctx, example, bound_before):
             body = None  # it uses names only the docstring's skipped examples bind
         if body is not None:
@@ -360,7 +390,11 @@ def _resolvable(ctx: _Context, example: _Example, bound_before: set[str]) -> boo
     free = _used_names(example.tree) - _bound_names(example.tree) - bound_before
     own = ctx.info.module.rpartition(".")[2]
     return all(
-        name in _BUILTIN_NAMES or name == own or ctx.info.binding(name) is not None for name in free
+        name in _BUILTIN_NAMES
+        or name in (own, ctx.info.module.split(".")[0])
+        or ctx.info.binding(name) is not None
+        or ctx.star_provides(name)
+        for name in free
     )
 
 
@@ -386,8 +420,63 @@ def _optional_imports(ctx: _Context, examples: list[_Example]) -> list[str]:
     return sorted(found, reverse=True)
 
 
-def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] | None:
-    """The lines that run the example and assert what it showed, and whether they use capsys."""
+def _printers(tree: ast.Module, before: set[str]) -> set[str]:
+    """Names bound to functions that print (``def show(x): print(x)``, ``f = lambda x:
+    print(x)``) after the example, given those bound before it: what a later example calls
+    through them may print before it returns."""
+    found = set(before)
+    for stmt in tree.body:
+        value: ast.AST | None = None
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            value = stmt
+        elif isinstance(stmt, ast.Assign):
+            value = stmt.value
+        prints = value is not None and any(
+            any(_is_call_to(n, p) for p in _PRINTERS) for n in ast.walk(value)
+        )
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            targets = {stmt.name}
+        else:
+            targets = {
+                n.id
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)
+            }
+        for name in targets:
+            if prints and isinstance(value, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                found.add(name)
+            else:
+                found.discard(name)  # rebound to something else
+    return found
+
+
+def _shown_check(ctx: _Context, example: _Example, expr: ast.expr) -> list[str]:
+    """What doctest compares for a call that may print: the printed text, then the value's
+    repr unless it is None."""
+    text = _expr_text(example, expr)
+    shown = 'capsys.readouterr().out + ("" if result is None else repr(result) + "\\n")'
+    return [
+        f"result = {text}",
+        "# doctest shows what the call printed, then the value it returned",
+        f"shown = {shown}",
+        _output_check("shown", example.want, example.options, ctx),
+    ]
+
+
+def _example_check(
+    ctx: _Context, example: _Example, printers: AbstractSet[str] = frozenset()
+) -> tuple[list[str], bool] | None:
+    """The lines that run the example and assert what it showed, and whether they use capsys.
+
+    ``printers``: names the examples so far bound to functions that print."""
+    split = _last_expression(example)
+    if split is not None:
+        # ``>>> table = build(); show(table) == expected``: doctest shows the last value.
+        setup, last = split
+        checked = _example_check(ctx, last, printers)
+        if checked is None:
+            return None
+        return [*setup, *checked[0]], checked[1]
     tree = example.tree
     expr = (
         tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
@@ -410,10 +499,27 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
             return None  # a setup statement: replayed by the examples that need it
         if printed:
             return [*_example_lines(example), 'assert capsys.readouterr().out == ""'], True
-        return [_assert(_operand(expr, _expr_text(example, expr)), "is", "None")], False
+        text = _operand(expr, _expr_text(example, expr))
+        comment = _trailing_comment(example.source)
+        if comment is not None:
+            # ``>>> is_even(2)  # returns True``: the docstring states the value in a comment
+            # (doctest would see no output: this is not a doctest the project runs).
+            stated = _stated_value(comment)
+            if stated is _UNKNOWN:
+                return None
+            rendered = _render(stated)
+            if rendered is None:
+                return None
+            op = "is" if stated is None or isinstance(stated, bool) else "=="
+            return [_assert(text, op, rendered)], False
+        if _never_none(ctx.target.node):
+            return None  # showing no output, it shows nothing: the function returns a value
+        return [_assert(text, "is", "None")], False
     if printed or expr is None:
         check = _output_check("capsys.readouterr().out", example.want, example.options, ctx)
         return [*_example_lines(example), check], True
+    if printers and isinstance(expr, ast.Call):
+        return _shown_check(ctx, example, expr), True
     text = _operand(expr, _expr_text(example, expr))
     is_literal, value = _want_literal(example.want)
     if not is_literal or (example.options.get(doctest.ELLIPSIS) and "..." in example.want):
@@ -426,6 +532,75 @@ def _example_check(ctx: _Context, example: _Example) -> tuple[list[str], bool] |
         want = example.want.strip()
         rendered = ast.unparse(ast.parse(want, mode="eval").body) if "\n" in want else want
     return [_assert(text, "==", rendered)], False
+
+
+def _last_expression(example: _Example) -> tuple[list[str], _Example] | None:
+    """Statements then one expression (the only one), as setup lines and an example of the
+    expression alone; None for any other shape."""
+    body = example.tree.body
+    if (
+        len(body) < 2
+        or not isinstance(body[-1], ast.Expr)
+        or any(isinstance(stmt, ast.Expr) for stmt in body[:-1])
+        or example.exc_msg is not None
+    ):
+        return None
+    text = _statement_text(example.source, body[-1])
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    setup = [_statement_text(example.source, stmt) for stmt in body[:-1]]
+    last = _Example(
+        text, tree, example.want, None, example.options, example.lineno, example.skipped
+    )
+    return setup, last
+
+
+def _trailing_comment(source: str) -> str | None:
+    """The comment ending the example's last line, without its ``#``."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    last = max((t.start[0] for t in tokens if t.type == tokenize.COMMENT), default=None)
+    code = max((t.start[0] for t in tokens if t.type == tokenize.NAME), default=0)
+    if last is None or last < code:
+        return None
+    comment = next(t.string for t in tokens if t.type == tokenize.COMMENT and t.start[0] == last)
+    return comment.lstrip("#").strip()
+
+
+_STATED = re.compile(
+    r"^(?:returns?|result|gives|outputs?|evaluates to|->|=>|==|=|:)?\s*:?\s*(.+?)\s*$",
+    re.IGNORECASE,
+)
+_WORDS = {"true": True, "false": False, "none": None}
+
+
+def _stated_value(comment: str) -> object:
+    """The value a comment states (``returns true``, ``-> 3``, ``'abc'``), else unknown."""
+    match = _STATED.match(comment)
+    if match is None:
+        return _UNKNOWN
+    rest = match.group(1)
+    first = re.split(r"[\s,;.(]", rest, maxsplit=1)[0]
+    if first.lower() in _WORDS:
+        return _WORDS[first.lower()]
+    try:
+        return _literal(ast.parse(rest, mode="eval").body)
+    except SyntaxError:
+        return _UNKNOWN
+
+
+def _never_none(fn: _FunctionNode) -> bool:
+    """A call of the function never evaluates to None: a generator or a coroutine, or a plain
+    function every path of which returns a value."""
+    if isinstance(fn, ast.AsyncFunctionDef) or any(
+        isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(fn)
+    ):
+        return True
+    return not fn.decorator_list and not may_return_none(fn)
 
 
 def _asserts_on_target(ctx: _Context, tree: ast.Module) -> bool:
@@ -447,7 +622,7 @@ def _replay(examples: list[_Example]) -> list[str]:
                 continue  # an earlier check: its own test runs it
             if isinstance(stmt, ast.Expr) and example.want:
                 # An expression whose output was compared: keep it only for its side effects.
-                if isinstance(stmt.value, ast.Call | ast.Await):
+                if any(isinstance(n, ast.Call | ast.Await) for n in ast.walk(stmt.value)):
                     lines.append(_statement_text(example.source, stmt))
                 continue
             lines.append(_statement_text(example.source, stmt))

@@ -200,3 +200,98 @@ def mutates_module_state(fn: _FunctionNode, module_names: set[str]) -> bool:
         ):
             return True
     return False
+
+
+# ``text (str): ...`` (Google), ``:param str text:`` / ``:type text: str`` (Sphinx),
+# ``text : str`` (NumPy).
+_GOOGLE_PARAM = re.compile(r"^\s*\*{0,2}(\w+)\s*\(([^)]*)\)\s*:")
+_SPHINX_PARAM = re.compile(r":param\s+([\w\[\], |.]+?)\s+(\w+)\s*:")
+_SPHINX_TYPE = re.compile(r":type\s+(\w+)\s*:\s*([^\n]+)")
+_NUMPY_PARAM = re.compile(r"^\s*(\w+)\s+:\s+([^\n]+)$")
+_DOC_TYPES = {
+    "str": "str",
+    "string": "str",
+    "unicode": "str",
+    "text": "str",
+    "int": "int",
+    "integer": "int",
+    "float": "float",
+    "number": "float",
+    "bool": "bool",
+    "boolean": "bool",
+    "bytes": "bytes",
+    "list": "list",
+    "tuple": "tuple",
+    "dict": "dict",
+    "mapping": "dict",
+    "iterable": "Iterable",
+    "sequence": "list",
+}
+
+
+def documented_types(fn: _FunctionNode) -> dict[str, str]:
+    """Parameter types the docstring states (``text (str): ...``, ``:type n: int``), as
+    annotation source for the types candidates are made of; vague ones (``callable``,
+    ``object``, a union of several) are left out."""
+    doc = ast.get_docstring(fn) or ""
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    found: dict[str, str] = {}
+    for line in doc.splitlines():
+        for regex, order in ((_GOOGLE_PARAM, 1), (_NUMPY_PARAM, 1)):
+            match = regex.match(line)
+            if match:
+                name, text = match.group(order), match.group(3 - order)
+                if name in params and name not in found:
+                    found[name] = text
+    for match in _SPHINX_PARAM.finditer(doc):
+        found.setdefault(match.group(2), match.group(1))
+    for match in _SPHINX_TYPE.finditer(doc):
+        found[match.group(1)] = match.group(2)
+    out: dict[str, str] = {}
+    for name, text in found.items():
+        simple = _doc_type(text)
+        if name in params and simple is not None:
+            out[name] = simple
+    return out
+
+
+def _doc_type(text: str) -> str | None:
+    words = [w for w in re.split(r"[\s,]+", text.strip().strip("`~.").lower()) if w]
+    words = [w for w in words if w not in ("optional", "or", "none", "default")]
+    if not words:
+        return None
+    first = words[0].strip("`:~").split(".")[-1]
+    if first in ("list", "tuple", "sequence", "iterable") and len(words) >= 3:
+        inner = _DOC_TYPES.get(words[2].rstrip("s").strip("`")) if words[1] == "of" else None
+        base = _DOC_TYPES[first]
+        return f"{base}[{inner}]" if inner in ("str", "int", "float") else base
+    if len(words) > 1:
+        return None  # a union, or a phrase
+    return _DOC_TYPES.get(first)
+
+
+#: Decorators that keep what the function returns and raises.
+_TRANSPARENT = frozenset(
+    {
+        *("staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property"),
+        *("functools.cache", "functools.lru_cache", "functools.cached_property"),
+        *("typing.overload", "overload", "abc.abstractmethod", "abstractmethod", "override"),
+    }
+)
+
+
+def wrapped(fn: _FunctionNode) -> bool:
+    """A decorator of the function may change what a call returns or raises (a validator
+    that turns exceptions into values, a retry, a converter)."""
+    for decorator in fn.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts: list[str] = []
+        while isinstance(target, ast.Attribute):
+            parts.insert(0, target.attr)
+            target = target.value
+        if isinstance(target, ast.Name):
+            parts.insert(0, target.id)
+        name = ".".join(parts)
+        if name not in _TRANSPARENT and not name.endswith((".setter", ".getter", ".deleter")):
+            return True
+    return False

@@ -14,21 +14,27 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import re
 from collections.abc import Callable, Sequence
 
 from .bindings import _ModuleInfo
+from .scope import (
+    _ITERATOR_TYPES,
+    _dotted,
+    _imported,
+    _is_suppress,
+    _Scope,
+    _transparent,
+    _yields,
+)
 from .values import (
     _BINOPS,
     _CMPOPS,
     _LAZY_FUNCS,
     _MAX_SIZE,
-    _SAFE_CONSTANTS,
     _SAFE_FUNCS,
     _SAFE_METHODS,
     _STEPS,
-    _TYPE_NAMES,
     _UNKNOWN,
     _Abort,
     _Break,
@@ -37,9 +43,11 @@ from .values import (
     _Instance,
     _Iter,
     _Lambda,
+    _Match,
     _Method,
     _ModuleRef,
     _Raised,
+    _Regex,
     _Return,
     _safe,
     _UserFunc,
@@ -57,9 +65,19 @@ _ORDER_FREE_METHODS = frozenset(
 _HUGE_WIDTH = re.compile(r"\d{5,}")
 #: Builtins and methods whose result shows an argument's text.
 _SHOWS_TEXT = frozenset({"str", "repr", "format", "ascii"})
+#: The builtin types of values (not the evaluator's models of iterators, patterns...).
+_BUILTIN_TYPES = frozenset(
+    {str, int, float, bool, bytes, list, tuple, dict, set, frozenset, range, type(None)}
+)
+#: Methods that pad to a width: a huge width asks for gigabytes.
+_PADDING = frozenset({"zfill", "ljust", "rjust", "center", "expandtabs"})
+#: The evaluator's models whose text Python shows with an address (or another repr).
+_OPAQUE = (_Iter, _Regex, _Match, _Func, _Lambda, _Method, _UserFunc)
+#: Methods that change the object they are called on.
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
 
-class _Evaluator:
+class _Evaluator(_Scope):
     """Walks a function body with concrete argument values of this module's making.
 
     Only builtin values (``_SAFE_TYPES``) are ever operated on, only with the operators and pure
@@ -68,15 +86,14 @@ class _Evaluator:
     """
 
     def __init__(self, info: _ModuleInfo) -> None:
-        self.info = info
+        super().__init__(info)
         self.steps = 0
         self.depth = 0
         self.covered: set[int] = set()
-        self.inexact = False
         #: What a generator yielded so far (None: the function is not walked as a generator).
         self.yielded: list[object] | None = None
-        self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
-        self._constants: dict[tuple[int, str], object] = {}
+        #: The call depth of the generator whose yields are collected (0: the target).
+        self.collect_depth = 0
         # Per loop statement: whether it can leave the function, and the names it may change.
         self._loops: dict[int, tuple[bool, frozenset[str]]] = {}
 
@@ -104,8 +121,8 @@ class _Evaluator:
             left, right = self.value(node.left, env), self.value(node.right, env)
             if (
                 not (_safe(left) and _safe(right))
-                or isinstance(left, _Iter)
-                or isinstance(right, _Iter)
+                or isinstance(left, _OPAQUE)
+                or isinstance(right, _OPAQUE)
             ):
                 return _UNKNOWN  # (``"%s" % it`` would show the model, not Python's text)
             op = _BINOPS.get(type(node.op))
@@ -124,9 +141,13 @@ class _Evaluator:
                 return self._resolve(base.name, node.attr, 0)
             if isinstance(base, _Func) and node.attr in ("__name__", "__qualname__"):
                 return base.name  # a builtin function a test passes: ``len.__name__``
+            if isinstance(base, _UserFunc) and node.attr == "__name__":
+                return base.node.name
+            if isinstance(base, _Func) and f"{base.name}.{node.attr}" in _SAFE_FUNCS:
+                return _Func(f"{base.name}.{node.attr}")  # ``str.lower``, ``str.maketrans``
             if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
                 return _Method(base, node.attr)
-            if _safe(base) and not hasattr(base, node.attr):
+            if type(base) in _BUILTIN_TYPES and _safe(base) and not hasattr(base, node.attr):
                 raise _Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
             return _UNKNOWN
         if isinstance(node, ast.Subscript):
@@ -205,13 +226,24 @@ class _Evaluator:
                 return result
 
             return walked
+        if isinstance(value, _UserFunc):
+
+            def followed(*args: object, **kwargs: object) -> object:
+                result = self._user_call(value, list(args), kwargs)
+                if result is _UNKNOWN or not _safe(result):
+                    raise _Abort
+                return result
+
+            return followed
+        if isinstance(value, _Method):
+            return getattr(value.value, value.name)
         return value
 
     def _yield(self, node: ast.Yield | ast.YieldFrom, env: dict[str, object]) -> object:
         """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
         assert self.yielded is not None
-        if self.depth:
-            raise _Abort  # only the target's own yields
+        if self.depth != self.collect_depth:
+            raise _Abort  # only the yields of the generator being collected
         value = self.value(node.value, env) if node.value is not None else None
         if isinstance(node, ast.YieldFrom):
             if isinstance(value, dict):
@@ -237,7 +269,7 @@ class _Evaluator:
             spec = self.value(part.format_spec, env) if part.format_spec is not None else ""
             if not (_safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
                 return _UNKNOWN
-            if isinstance(value, _Iter):
+            if isinstance(value, _OPAQUE):
                 return _UNKNOWN  # Python shows an address
             if isinstance(value, set | frozenset) and len(value) > 1:
                 self.inexact = True
@@ -256,15 +288,26 @@ class _Evaluator:
         node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
         env: dict[str, object],
     ) -> object:
-        """Evaluated eagerly: a generator's exceptions surface where it is consumed, which for
-        the unpacking and ``list()`` calls this models is the same statement."""
+        """Evaluated eagerly. A generator expression is an iterator over what it yields; its
+        exceptions surface where it is consumed, not here: they make the path unknown."""
+        if isinstance(node, ast.GeneratorExp):
+            try:
+                listed = self._comprehension(ast.ListComp(node.elt, node.generators), env)
+            except _Raised:
+                raise _Abort from None
+            return _Iter(listed) if isinstance(listed, list) else listed
         if len(node.generators) != 1 or node.generators[0].is_async:
             return _UNKNOWN
         generator = node.generators[0]
         iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
-        if not isinstance(iterable, str | bytes | list | tuple | _Iter) or not _safe(iterable):
+        if isinstance(iterable, int | float | type(None)):
+            raise _Raised("TypeError")  # not iterable
+        if not isinstance(iterable, str | bytes | list | tuple | range | _Iter) or not _safe(
+            iterable
+        ):
+            self.inexact = True  # it may raise
             return _UNKNOWN
         scope = dict(env)
         items: list[object] = []
@@ -285,96 +328,7 @@ class _Evaluator:
             return _UNKNOWN
         if isinstance(node, ast.SetComp):
             return self._guarded(lambda: set(items))
-        return items if isinstance(node, ast.ListComp) else tuple(items)
-
-    def _name(self, name: str, env: dict[str, object]) -> object:
-        if name in env:
-            return env[name]
-        if name in self.info.constants:
-            return copy.deepcopy(self.info.constants[name])
-        if name in self.info.computed:
-            return self._computed(self.info, name)
-        function = self._module_functions(self.info).get(name)
-        if function is not None:
-            return _UserFunc(function, self.info)
-        for module, attr in self.info.origins.get(name, []):
-            found = self._resolve(module, attr, 0)
-            if found is not _UNKNOWN:
-                return found
-        binding = self.info.names.get(name)
-        if binding is not None:
-            if binding.module == self.info.module:
-                return _UNKNOWN
-            stmt = ast.ImportFrom(binding.module, [], 0) if binding.module else ast.Import([])
-            return _imported(stmt, ast.alias(binding.name, binding.alias))
-        if name in _SAFE_FUNCS:
-            return _Func(name)
-        return _UNKNOWN
-
-    def _computed(self, info: _ModuleInfo, name: str) -> object:
-        """A module-level name bound once to an expression: its value when the evaluator
-        computes it exactly (once per module and name)."""
-        key = (id(info), name)
-        if key not in self._constants:
-            self._constants[key] = _UNKNOWN  # a cycle ends here
-            caller, inexact = self.info, self.inexact
-            self.info, self.inexact = info, False
-            try:
-                value = self.value(info.computed[name], {})
-            except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
-                value = _UNKNOWN
-            finally:
-                exact = not self.inexact
-                self.info, self.inexact = caller, inexact
-            self._constants[key] = value if exact and _safe(value) else _UNKNOWN
-        return copy.deepcopy(self._constants[key])
-
-    def _resolve(self, module: str, attr: str, depth: int) -> object:
-        """``module.attr`` for another module of the project the reader has: a plain function,
-        a constant, a submodule, or what that module imported under the name."""
-        if depth > 4:
-            return _UNKNOWN
-        if module == "math":
-            return _imported(ast.ImportFrom("math", [], 0), ast.alias(attr))
-        info = self.info.other(module)
-        if info is None:
-            # A package whose ``__init__`` is not read (or a namespace package): a submodule?
-            submodule = self.info.other(f"{module}.{attr}")
-            return _ModuleRef(f"{module}.{attr}") if submodule is not None else _UNKNOWN
-        function = self._module_functions(info).get(attr)
-        if function is not None:
-            return _UserFunc(function, info)
-        if attr in info.constants:
-            return copy.deepcopy(info.constants[attr])
-        if attr in info.computed:
-            return self._computed(info, attr)
-        for origin, name in info.origins.get(attr, []):
-            found = self._resolve(origin, name, depth + 1)
-            if found is not _UNKNOWN:
-                return found
-        if attr not in info.names and info.other(f"{module}.{attr}") is not None:
-            return _ModuleRef(f"{module}.{attr}")
-        return _UNKNOWN
-
-    def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
-        """A module's plain top-level functions (no decorator, not generators), bound once."""
-        if id(info) not in self._functions:
-            defined: dict[str, list[ast.stmt]] = {}
-            for stmt in info.tree.body:
-                for name in _assigned_names(stmt):
-                    defined.setdefault(name, []).append(stmt)
-            self._functions[id(info)] = {
-                name: stmts[0]
-                for name, stmts in defined.items()
-                if len(stmts) == 1
-                and isinstance(stmts[0], ast.FunctionDef)
-                and not stmts[0].decorator_list
-                and not any(
-                    isinstance(n, ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal)
-                    for n in ast.walk(stmts[0])
-                )
-            }
-        return self._functions[id(info)]
+        return items
 
     def _user_call(self, func: _UserFunc, args: list[object], kwargs: dict[str, object]) -> object:
         """Walk a project function's body with these arguments (in its own module): its return
@@ -386,18 +340,34 @@ class _Evaluator:
         if isinstance(func.module, _ModuleInfo):
             self.info = func.module
         try:
-            return self._walk_call(func.node, args, kwargs)
+            if not _yields(func.node):
+                return self._walk_call(func.node, args, kwargs, func.scope)
+            # A generator: what it yields, at once (its exceptions surface where it is
+            # consumed, which this does not model: they make the path unknown).
+            saved = self.yielded, self.collect_depth
+            self.yielded, self.collect_depth = [], self.depth + 1
+            try:
+                self._walk_call(func.node, args, kwargs, func.scope)
+                return _Iter(self.yielded)
+            except _Raised:
+                raise _Abort from None
+            finally:
+                self.yielded, self.collect_depth = saved
         finally:
             self.info = caller
 
     def _walk_call(
-        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object]
+        self,
+        fn: ast.FunctionDef,
+        args: list[object],
+        kwargs: dict[str, object],
+        scope: dict[str, object] | None = None,
     ) -> object:
         spec = fn.args
         positional = [*spec.posonlyargs, *spec.args]
         if len(args) > len(positional) and spec.vararg is None:
             raise _Raised("TypeError")
-        env: dict[str, object] = {}
+        env: dict[str, object] = dict(scope) if scope is not None else {}
         for param, arg in zip(positional, args, strict=False):
             env[param.arg] = arg
         if spec.vararg is not None:
@@ -463,6 +433,8 @@ class _Evaluator:
             return "*" in left or bool(_HUGE_WIDTH.search(left))  # "%1000000000d" % n
         if isinstance(op, ast.Pow):
             return not (isinstance(right, int) and abs(right) <= 64)
+        if isinstance(op, ast.LShift):
+            return not (isinstance(right, int) and right <= 512)
         if isinstance(op, ast.Mult):
             sizes = [v for v in (left, right) if isinstance(v, int)]
             sized = any(isinstance(v, str | bytes | list | tuple) for v in (left, right))
@@ -513,7 +485,9 @@ class _Evaluator:
         ):
             return self._isinstance(node, env)
         if not isinstance(func, _Func | _Method | _UserFunc | _Lambda):
-            # Other code ran: what it did (or raised) is not known.
+            # Other code ran: what it did (or raised) is not known. Its arguments were
+            # evaluated first, and those can raise (``deque(iter(n))``).
+            self._arguments_of_unknown(node, env)
             self.inexact = True
             return _UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
@@ -524,6 +498,8 @@ class _Evaluator:
         args = [self.value(a, env) for a in node.args]
         kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
         if not all(_safe(a) for a in [*args, *kwargs.values()]):
+            if isinstance(func, _Method) and func.name in _MUTATORS:
+                raise _Abort  # ``items.append(unknown)``: what the list holds is not known
             self.inexact = True
             return _UNKNOWN
         if isinstance(func, _UserFunc):
@@ -538,7 +514,11 @@ class _Evaluator:
         ):
             return _UNKNOWN
         name = func.name
-        if name in _SHOWS_TEXT and any(isinstance(a, _Iter) for a in [*args, *kwargs.values()]):
+        if name in _PADDING and any(
+            isinstance(a, int) and a > _MAX_SIZE for a in [*args, *kwargs.values()]
+        ):
+            return _UNKNOWN
+        if name in _SHOWS_TEXT and any(isinstance(a, _OPAQUE) for a in [*args, *kwargs.values()]):
             return _UNKNOWN  # str(it), "{}".format(it): Python shows an address
         receiver = func.value if isinstance(func, _Method) else None
         ordered = [*args, *kwargs.values(), receiver]
@@ -546,32 +526,62 @@ class _Evaluator:
         shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
         if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
-        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``).
-        args = [self._callable(a) for a in args]
-        kwargs = {k: self._callable(v) for k, v in kwargs.items()}
+        # Builtins get the real functions a test would pass (``sorted(xs, key=len)``); the
+        # methods of containers keep them as data (``kwargs.pop("factory", dict)``).
+        if isinstance(func, _Func) or isinstance(func.value, _Regex):
+            args = [self._callable(a) for a in args]
+            kwargs = {k: self._callable(v) for k, v in kwargs.items()}
         if isinstance(func, _Func):
             call = _SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))
         bound = getattr(func.value, func.name)
         return self._guarded(lambda: bound(*args, **kwargs))
 
+    def _suppressed(self, stmt: ast.With | ast.AsyncWith, raised: _Raised) -> bool:
+        """Whether ``with suppress(...)`` swallows the exception (other context managers are
+        assumed not to, as calls into other code are assumed to return)."""
+        for item in stmt.items:
+            call = item.context_expr
+            if not _is_suppress(call):
+                continue
+            assert isinstance(call, ast.Call)
+            for spec in call.args:
+                caught = _dotted(spec)
+                if caught is None or raised.type_name is None:
+                    raise _Abort
+                verdict = self._is_subclass(raised.type_name, caught)
+                if verdict is None:
+                    raise _Abort
+                if verdict:
+                    return True
+        return False
+
+    def _arguments_of_unknown(self, node: ast.Call, env: dict[str, object]) -> None:
+        """Evaluate the arguments of a call the evaluator does not follow, for what raises in
+        them; lazy ones (a lambda, a generator expression) are not run."""
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            inner = arg.value if isinstance(arg, ast.Starred) else arg
+            if isinstance(inner, ast.Lambda | ast.GeneratorExp):
+                continue
+            try:
+                self.value(inner, env)
+            except _Abort:
+                if self.steps > _STEPS:
+                    raise
+                return  # a value that depends on what is unknown: the call may still run
+
     def _isinstance(self, node: ast.Call, env: dict[str, object]) -> object:
         if len(node.args) != 2 or node.keywords:
             return _UNKNOWN
         subject = self.value(node.args[0], env)
-        spec = node.args[1]
-        names = [e for e in spec.elts] if isinstance(spec, ast.Tuple) else [spec]
-        types: list[type] = []
-        for item in names:
-            if isinstance(item, ast.Name) and item.id in _TYPE_NAMES and item.id not in env:
-                types.append(_TYPE_NAMES[item.id])
-            elif isinstance(item, ast.Constant) and item.value is None:
-                types.append(type(None))
-            elif not (isinstance(item, ast.Name) and item.id in self.info.classes):
-                # Our values are builtins: never instances of the user's own classes.
-                return _UNKNOWN
-                return _UNKNOWN
-        if isinstance(subject, _Instance) or subject is _UNKNOWN:
+        types = self._types(node.args[1], env, 0)
+        if types is None or isinstance(subject, _Instance) or subject is _UNKNOWN:
+            return _UNKNOWN
+        if isinstance(subject, _Func | _Lambda | _Method | _UserFunc | _Iter) and not all(
+            t.__module__ == "builtins" or t in _ITERATOR_TYPES for t in types
+        ):
+            # A function's model is not the function (``Callable``); an iterator's may stand
+            # for a generator (``Generator``).
             return _UNKNOWN
         return isinstance(subject, tuple(types))
 
@@ -643,16 +653,31 @@ class _Evaluator:
             self._try(stmt, env)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
-                self.value(item.context_expr, env)
+                if not _is_suppress(item.context_expr):  # modelled: see ``_suppressed``
+                    self.value(item.context_expr, env)
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, _UNKNOWN, env)
-            self.run(stmt.body, env)
+            try:
+                self.run(stmt.body, env)
+            except _Raised as raised:
+                if not self._suppressed(stmt, raised):
+                    raise
+        elif (
+            isinstance(stmt, ast.FunctionDef)
+            and all(_transparent(d) for d in stmt.decorator_list)
+            and not any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(stmt))
+        ):
+            # A function defined here: walked when called, reading this scope as it is then.
+            env[stmt.name] = _UserFunc(stmt, self.info, env)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             env[stmt.name] = _UNKNOWN
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = _imported(stmt, alias)
-        elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal | ast.Delete):
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                self._delete(target, env)
+        elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal):
             pass
         else:
             raise _Abort  # match statements and anything newer
@@ -686,8 +711,30 @@ class _Evaluator:
             index = self.value(target.slice, env)
             if isinstance(base, list | dict) and _safe(index) and _safe(result):
                 self._guarded(lambda: base.__setitem__(index, result))  # type: ignore[call-overload]
+            elif type(base) in _BUILTIN_TYPES and not isinstance(base, list | dict):
+                raise _Raised("TypeError")  # ``"abc"[0] = "x"``: it does not support it
             elif isinstance(target.value, ast.Name) and target.value.id in env:
                 env[target.value.id] = _UNKNOWN
+
+    def _delete(self, target: ast.expr, env: dict[str, object]) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in env:
+                raise _Abort  # a global, or a name not bound: not modelled
+            del env[target.id]
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:
+                self._delete(element, env)
+        elif isinstance(target, ast.Subscript):
+            base = self.value(target.value, env)
+            index = self.value(target.slice, env)
+            if isinstance(base, list | dict) and (_safe(index) or isinstance(index, slice)):
+                self._guarded(lambda: base.__delitem__(index))  # type: ignore[arg-type]
+            elif type(base) in _BUILTIN_TYPES:
+                raise _Raised("TypeError")
+            else:
+                raise _Abort  # what it deletes from is not known
+        else:
+            raise _Abort  # an attribute: not modelled
 
     def _raise(self, stmt: ast.Raise, env: dict[str, object]) -> None:
         if stmt.exc is None:
@@ -700,11 +747,11 @@ class _Evaluator:
             # Building the message can fail first (``"bad " + name`` with an int name).
             inexact = self.inexact
             self.inexact = False
-            values = [
-                self.value(arg, env)
-                for arg in [*stmt.exc.args, *(k.value for k in stmt.exc.keywords)]
-                if not isinstance(arg, ast.Starred)
+            positional = [
+                self.value(arg, env) for arg in stmt.exc.args if not isinstance(arg, ast.Starred)
             ]
+            named = {k.arg or "": self.value(k.value, env) for k in stmt.exc.keywords}
+            values = [*positional, *named.values()]
             if (
                 len(values) == len(stmt.exc.args) == 1
                 and not stmt.exc.keywords
@@ -717,7 +764,43 @@ class _Evaluator:
         dotted = _dotted(exc)
         if dotted is not None and dotted.split(".")[0] in env:
             dotted = None  # `raise error` with a local variable: its type is unknown
+        if dotted is not None and isinstance(stmt.exc, ast.Call):
+            self._construct(dotted, stmt.exc, positional, named)
         raise _Raised(dotted, stmt, message)
+
+    def _construct(
+        self, dotted: str, call: ast.Call, positional: list[object], named: dict[str, object]
+    ) -> None:
+        """Build the module's own exception class the way a ``raise`` does: its ``__init__``
+        can fail on the arguments first (``doc.count("\\n", 0, pos)`` on a list), and then
+        that exception is what the call raises."""
+        cls = self.info.classes.get(dotted)
+        init = (
+            next(
+                (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
+                None,
+            )
+            if cls is not None
+            else None
+        )
+        if (
+            init is None
+            or self.depth >= _MAX_DEPTH
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(k.arg is None for k in call.keywords)
+        ):
+            return
+        args, kwargs = [_Instance({}), *positional], named
+        inexact = self.inexact
+        try:
+            self._walk_call(init, args, kwargs)
+        except _Raised as failed:
+            raise _Raised(failed.type_name) from None
+        except (_Abort, _Return, _Break, _Continue):
+            if self.steps > _STEPS:
+                raise
+        finally:
+            self.inexact = inexact
 
     def _loop_body(self, body: list[ast.stmt], env: dict[str, object]) -> bool:
         """Run one iteration; False on ``break``."""
@@ -758,8 +841,10 @@ class _Evaluator:
         iterable = self._iterable(stmt.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
+        if isinstance(iterable, int | float | type(None)):
+            raise _Raised("TypeError")  # not iterable
         if not isinstance(
-            iterable, str | bytes | list | tuple | set | frozenset | _Iter
+            iterable, str | bytes | list | tuple | set | frozenset | range | _Iter
         ) or not _safe(iterable):
             self._unknown_loop(stmt, env)
             return
@@ -816,6 +901,8 @@ class _Evaluator:
         self._step()
         if summary[0]:
             raise _Abort
+        # What it did is not known: it may raise, or change what a call in it was given.
+        self.inexact = True
         for name in summary[1]:
             env[name] = _UNKNOWN
 
@@ -899,36 +986,3 @@ class _Evaluator:
                 return None
             names += found
         return names
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
-def _assigned_names(stmt: ast.stmt) -> list[str]:
-    """The names a module-level statement binds."""
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [stmt.name]
-    if isinstance(stmt, ast.Import | ast.ImportFrom):
-        return [a.asname or a.name.split(".")[0] for a in stmt.names]
-    return [
-        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    ]
-
-
-def _imported(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> object:
-    """The value an import binds, for the modules the evaluator models (else unknown)."""
-    if isinstance(stmt, ast.Import):
-        # A module: its attributes are resolved when read (math, or the project's modules).
-        return _ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
-    if stmt.module == "math" and not stmt.level:
-        dotted = f"math.{alias.name}"
-        if dotted in _SAFE_FUNCS:
-            return _Func(dotted)
-        return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)
-    return _UNKNOWN

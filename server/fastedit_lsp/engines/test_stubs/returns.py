@@ -8,6 +8,7 @@ different results, so that a change to the function shows in some test.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from .candidates import (
     _annotation_base,
@@ -20,13 +21,20 @@ from .candidates import (
 )
 from .doctests import _Context, _own_nodes
 from .domain import mutates_module_state
-from .evaluator import _dotted
 from .render import _assert, _fit, _has_set, _render, _Test
+from .scope import _dotted
+from .targets import _FunctionNode
+from .values import _UNKNOWN, _Raised
+from .variants import variants
 
 #: At most this many return tests per function.
 MAX_RETURN_TESTS = 6
 #: After the calls that cover the body, at most this many that show other results.
 MORE_RESULTS = 3
+#: Calls considered, variants of the function tried, and evaluator runs spent on them.
+MAX_CANDIDATE_RUNS = 40
+MAX_VARIANTS = 60
+MAX_REPLAYS = 1200
 # Decorators that do not change what the function returns.
 _TRANSPARENT = frozenset(
     {"staticmethod", "cache", "lru_cache", "functools.cache", "functools.lru_cache"}
@@ -49,22 +57,36 @@ def _eligible(ctx: _Context) -> bool:
     return not mutates_module_state(fn, set(ctx.info.names))
 
 
-def _chosen(fn_statements: set[int], runs: list[_Run], typed: bool) -> list[_Run]:
-    """The runs that cover the most statements, then (for typed parameters: other values are
-    guesses) a few that show new results."""
+def _chosen(
+    fn_statements: set[int], runs: list[_Run], typed: bool, kills: list[frozenset[int]]
+) -> list[_Run]:
+    """The runs that tell the function apart from the most variants of it (``kills[i]``: the
+    variants run ``i`` tells apart), then those that cover the most statements, then (for typed
+    parameters: other values are guesses) a few that show new results."""
     chosen: list[_Run] = []
-    covered: set[int] = set()
+    killed: set[int] = set()
     while len(chosen) < MAX_RETURN_TESTS:
-        best: _Run | None = None
-        gain = 0
+        best, gain = -1, 0
+        for index, kill in enumerate(kills):
+            new = len(kill - killed)
+            if new > gain:
+                best, gain = index, new
+        if best < 0:
+            break
+        chosen.append(runs[best])
+        killed |= kills[best]
+    covered: set[int] = set().union(*(r.covered for r in chosen))
+    while len(chosen) < MAX_RETURN_TESTS:
+        found: _Run | None = None
+        more = 0
         for run in runs:
             new = len((run.covered & fn_statements) - covered)
-            if new > gain:
-                best, gain = run, new
-        if best is None:
+            if new > more:
+                found, more = run, new
+        if found is None:
             break
-        chosen.append(best)
-        covered |= best.covered
+        chosen.append(found)
+        covered |= found.covered
     shown = {repr(r.result) for r in chosen}
     limit = min(MAX_RETURN_TESTS, len(chosen) + (MORE_RESULTS if typed else 1))
     for run in runs:
@@ -74,6 +96,53 @@ def _chosen(fn_statements: set[int], runs: list[_Run], typed: bool) -> list[_Run
             chosen.append(run)
             shown.add(repr(run.result))
     return chosen
+
+
+def _by_coverage(fn_statements: set[int], runs: list[_Run]) -> list[_Run]:
+    """The runs, those that cover statements no earlier one covered first."""
+    first: list[_Run] = []
+    covered: set[int] = set()
+    while True:
+        found: _Run | None = None
+        more = 0
+        for run in runs:
+            new = len((run.covered & fn_statements) - covered)
+            if new > more:
+                found, more = run, new
+        if found is None:
+            break
+        first.append(found)
+        covered |= found.covered
+    return first + [r for r in runs if not any(r is f for f in first)]
+
+
+def _same(expected: object, got: object) -> bool:
+    return type(expected) is type(got) and repr(expected) == repr(got)
+
+
+def _kills(
+    fn: _FunctionNode,
+    runs: list[_Run],
+    replay: Callable[[list[ast.stmt], list[object]], object] | None,
+) -> list[frozenset[int]]:
+    """For each run, the variants of the function (``variants``) whose result for the run's
+    arguments differs from the function's, as far as the evaluator computes it."""
+    if replay is None or not runs:
+        return [frozenset() for _ in runs]
+    bodies = variants(fn, MAX_VARIANTS)
+    kills: list[set[int]] = [set() for _ in runs]
+    budget = MAX_REPLAYS
+    for number, body in enumerate(bodies):
+        for index, run in enumerate(runs):
+            if budget <= 0:
+                break
+            budget -= 1
+            got = replay(body, run.values)
+            if got is _UNKNOWN:
+                continue
+            if isinstance(got, _Raised) or not _same(run.result, got):
+                kills[index].add(number)
+    return [frozenset(k) for k in kills]
 
 
 def _has_nan(value: object) -> bool:
@@ -92,16 +161,31 @@ def _return_tests(ctx: _Context, prefix: str, shown_calls: set[str]) -> list[_Te
         return []
     fn = ctx.target.node
     params, varargs, kwargs = _params(fn, skip_first=_takes_self(ctx.target))
-    runs = _explore(ctx, params, (varargs, kwargs)).returns
+    explored = _explore(ctx, params, (varargs, kwargs))
     statements = {id(n) for n in _own_nodes(fn) if isinstance(n, ast.stmt)}
     tests: list[_Test] = []
     typed = all(_annotation_base(p.annotation)[0] not in (None, "Any", "object") for p in params)
-    for run in _chosen(statements, runs, typed):
+    # The runs a test can show: a set's order varies, NaN equals nothing.
+    runs: list[_Run] = []
+    texts: dict[int, tuple[str, str]] = {}
+    for run in explored.returns:
         if _has_set(run.result) or _has_nan(run.result):
-            continue  # a set's order varies; NaN equals nothing
+            continue
         rendered = _render(run.result)
         call = _call_text(ctx, params, run.values)
         if rendered is None or call is None or call in shown_calls:
+            continue
+        if any(texts[id(r)][0] == call for r in runs):
+            continue
+        texts[id(run)] = (call, rendered)
+        runs.append(run)
+    # The calls that cover the body first: the variants are tried on those.
+    runs = _by_coverage(statements, runs)
+    kills = _kills(fn, runs[:MAX_CANDIDATE_RUNS], explored.replay)
+    kills += [frozenset()] * (len(runs) - len(kills))
+    for run in _chosen(statements, runs, typed, kills):
+        call, rendered = texts[id(run)]
+        if call in shown_calls:
             continue
         shown_calls.add(call)
         if run.result is None or isinstance(run.result, bool):

@@ -8,8 +8,11 @@ budget.
 from __future__ import annotations
 
 import ast
+import builtins
+import itertools
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -49,13 +52,18 @@ class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
         self.value = value
 
 
-@dataclass
+@dataclass(eq=False)
 class _UserFunc:
     """A plain function of the user's project: the evaluator walks its body in turn, with
     ``module`` (a ``_ModuleInfo``) as its globals."""
 
     node: ast.FunctionDef
     module: object = None
+    #: For a function defined inside the one walked: the scope it reads (late binding).
+    scope: dict[str, object] | None = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _UserFunc:
+        return self  # code, not data
 
 
 class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
@@ -110,7 +118,7 @@ def _iter(value: object) -> _Iter:
         return value
     if isinstance(value, set | frozenset) and len(value) > 1:
         raise _Abort  # the order it iterates in differs per process
-    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset):
+    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset | range):
         return _Iter(list(value))
     raise TypeError(f"{type(value).__name__} object is not iterable")
 
@@ -125,12 +133,194 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+#: The longest text a regular expression is applied to: short enough that a pattern that
+#: backtracks badly still answers at once.
+_REGEX_TEXT = 40
+
+
+class _Regex:
+    """A compiled regular expression (``re.compile`` of a pattern the code spells out)."""
+
+    __slots__ = ("_fastedit_pattern",)
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._fastedit_pattern = pattern
+
+    def match(self, text: object, *args: int) -> object:
+        return _wrap(self._fastedit_pattern.match(_text(text), *args))
+
+    def search(self, text: object, *args: int) -> object:
+        return _wrap(self._fastedit_pattern.search(_text(text), *args))
+
+    def fullmatch(self, text: object, *args: int) -> object:
+        return _wrap(self._fastedit_pattern.fullmatch(_text(text), *args))
+
+    def sub(self, repl: object, text: object, count: int = 0) -> object:
+        return self._fastedit_pattern.sub(_replacement(repl), _text(text), count)
+
+    def subn(self, repl: object, text: object, count: int = 0) -> object:
+        return self._fastedit_pattern.subn(_replacement(repl), _text(text), count)
+
+    def split(self, text: object, maxsplit: int = 0) -> object:
+        return self._fastedit_pattern.split(_text(text), maxsplit)
+
+    def findall(self, text: object, *args: int) -> object:
+        return self._fastedit_pattern.findall(_text(text), *args)
+
+    def finditer(self, text: object, *args: int) -> object:
+        return _Iter([_Match(m) for m in self._fastedit_pattern.finditer(_text(text), *args)])
+
+
+class _Match:
+    """What a match of a ``_Regex`` found."""
+
+    __slots__ = ("_fastedit_match",)
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self._fastedit_match = match
+
+    def group(self, *which: int | str) -> object:
+        return self._fastedit_match.group(*which)
+
+    def groups(self, default: object = None) -> object:
+        return self._fastedit_match.groups(default)
+
+    def groupdict(self, default: object = None) -> object:
+        return self._fastedit_match.groupdict(default)
+
+    def start(self, which: int | str = 0) -> int:
+        return self._fastedit_match.start(which)
+
+    def end(self, which: int | str = 0) -> int:
+        return self._fastedit_match.end(which)
+
+    def span(self, which: int | str = 0) -> tuple[int, int]:
+        return self._fastedit_match.span(which)
+
+    def __getitem__(self, which: int | str) -> object:
+        return self._fastedit_match[which]
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes | _Iter):
+        raise _Abort  # a bytes pattern, or Python's message shows an address
+    if not isinstance(value, str):
+        raise TypeError("expected string or bytes-like object")
+    if len(value) > _REGEX_TEXT:
+        raise _Abort
+    return value
+
+
+def _replacement(value: object) -> str:
+    if not isinstance(value, str):
+        raise _Abort  # a function called per match: not modelled
+    return value
+
+
+def _wrap(found: re.Match[str] | None) -> _Match | None:
+    return _Match(found) if found is not None else None
+
+
+def _compile(pattern: object, flags: int = 0) -> _Regex:
+    if isinstance(pattern, _Regex):
+        return pattern
+    if not isinstance(pattern, str) or not isinstance(flags, int):
+        raise _Abort
+    return _Regex(re.compile(pattern, flags))
+
+
+#: How many arguments ``re.<name>`` takes after the pattern and before ``flags``.
+_BEFORE_FLAGS = {"match": 1, "search": 1, "fullmatch": 1, "findall": 1, "finditer": 1, "split": 2}
+
+
+def _regex_function(name: str) -> Callable[..., object]:
+    """``re.<name>(pattern, ...)``: the method of the compiled pattern."""
+    before = _BEFORE_FLAGS.get(name, 3)
+
+    def call(pattern: object, *args: object, flags: object = 0, **kwargs: object) -> object:
+        if len(args) > before:
+            args, flags = args[:before], args[before]
+        if not isinstance(flags, int):
+            raise _Abort
+        return getattr(_compile(pattern, flags), name)(*args, **kwargs)
+
+    return call
+
+
 # Pure functions of the standard library's ``math`` (no factorial, comb or perm: unbounded).
 _MATH_FUNCS = _words(
     "isnan isinf isfinite floor ceil trunc fabs sqrt log log10 log2 exp pow copysign "
     "fmod modf frexp ldexp hypot gcd isclose degrees radians sin cos tan atan atan2"
 )
-_SAFE_TYPES = (str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None))
+_SAFE_TYPES = (
+    *(str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None)),
+    *(range, _Regex, _Match),
+)
+_REGEX_METHODS = ("match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer")
+_REGEX_FLAGS = _words("I IGNORECASE M MULTILINE S DOTALL X VERBOSE A ASCII U UNICODE")
+_UNBOUND_STR = _words(
+    "strip lstrip rstrip lower upper casefold title capitalize swapcase isdigit isalpha "
+    "isalnum isspace isupper islower split join startswith endswith"
+)
+
+
+def _eager(lazy: Callable[..., Iterator[object]]) -> Callable[..., object]:
+    def call(*args: object, **kwargs: object) -> object:
+        try:
+            items = list(itertools.islice(lazy(*args, **kwargs), _MAX_SIZE + 1))
+        except Exception:
+            raise _Abort from None
+        if len(items) > _MAX_SIZE:
+            raise _Abort
+        return _Iter(items)
+
+    return call
+
+
+def _materialized(items: Iterator[tuple[object, Iterator[object]]]) -> Iterator[object]:
+    """``groupby``'s groups, each read out before the next key is taken."""
+    for key, group in items:
+        yield key, _Iter(list(group))
+
+
+def _finite_repeat(value: object, times: int) -> Iterator[object]:
+    return itertools.repeat(value, times)
+
+
+#: ``itertools`` functions that end on finite arguments (``count``, ``cycle`` and an endless
+#: ``repeat`` do not): computed at once, as ``map`` and ``zip`` are.
+_ITERTOOLS: dict[str, Callable[..., object]] = {
+    f"itertools.{name}": _eager(getattr(itertools, name))
+    for name in (
+        *("islice", "chain", "zip_longest", "accumulate", "compress", "takewhile"),
+        *("dropwhile", "filterfalse", "starmap", "pairwise", "product", "permutations"),
+        *("combinations", "combinations_with_replacement"),
+    )
+}
+_ITERTOOLS["itertools.chain.from_iterable"] = _eager(itertools.chain.from_iterable)
+_ITERTOOLS["itertools.groupby"] = _eager(lambda *a, **k: _materialized(itertools.groupby(*a, **k)))
+_ITERTOOLS["itertools.repeat"] = _eager(_finite_repeat)
+
+
+def _fspath(path: object) -> object:
+    """``os.fspath`` on the values the evaluator makes (none is a path object)."""
+    if isinstance(path, str | bytes):
+        return path
+    raise TypeError("expected str, bytes or os.PathLike object")
+
+
+def _pow(base: object, exponent: object, modulus: object = None) -> object:
+    if modulus is None and not (isinstance(exponent, int) and abs(exponent) <= 64):
+        raise _Abort  # unbounded
+    return pow(base, exponent, modulus)  # type: ignore[call-overload]
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, _Iter):
+        return _rest(value)
+    return value
+
+
 _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "len": len,
     "int": int,
@@ -158,10 +348,26 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "hasattr": hasattr,  # on builtin values only: no user code runs
     "iter": _iter,  # one argument only (the two-argument form calls a function)
     "next": _next,
+    "pow": lambda *args: _pow(*args),
+    "range": range,  # a real range (``_safe`` bounds its length)
+    # Lazy in Python, computed at once here: what they would raise while consumed (or what a
+    # function they call does) makes the path unknown.
+    **{name: _eager(getattr(builtins, name)) for name in ("map", "filter", "zip", "enumerate")},
+    "reversed": _eager(reversed),
+    **_ITERTOOLS,
+    "os.fspath": _fspath,
+    "re.compile": _compile,
+    "re.escape": lambda text: re.escape(_text(text)),
+    **{f"re.{name}": _regex_function(name) for name in _REGEX_METHODS},
     **{f"math.{name}": getattr(math, name) for name in sorted(_MATH_FUNCS)},
+    # Methods through their class (``key=str.lower``, ``str.maketrans(...)``).
+    "str.maketrans": str.maketrans,
+    "dict.fromkeys": lambda keys, value=None: dict.fromkeys(_finite(keys), value),  # type: ignore[call-overload]
+    **{f"str.{name}": getattr(str, name) for name in sorted(_UNBOUND_STR)},
 }
 _SAFE_CONSTANTS: dict[str, object] = {
-    f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf", "nan")
+    **{f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf", "nan")},
+    **{f"re.{name}": int(getattr(re, name)) for name in _REGEX_FLAGS},
 }
 #: Builtins whose result the evaluator iterates at once (in ``for`` and comprehensions only:
 #: elsewhere they are lazy objects it does not model).
@@ -211,7 +417,8 @@ _SAFE_METHODS: dict[type, frozenset[str]] = {
         "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith "
         "isdigit isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle "
         "split rsplit splitlines partition rpartition replace count find rfind index rindex join "
-        "removeprefix removesuffix encode"
+        "removeprefix removesuffix encode translate zfill ljust rjust center expandtabs swapcase "
+        "isascii isprintable"
     ),
     bytes: _words("decode startswith endswith strip split count find"),
     list: _words("count index copy append extend insert pop remove reverse"),
@@ -221,6 +428,8 @@ _SAFE_METHODS: dict[type, frozenset[str]] = {
     frozenset: _words("union intersection difference issubset issuperset"),
     int: _words("bit_length"),
     float: _words("is_integer"),
+    _Regex: frozenset(_REGEX_METHODS),
+    _Match: _words("group groups groupdict start end span"),
 }
 _MAX_SIZE = 2000
 _STEPS = 3000
@@ -232,7 +441,7 @@ def _safe(value: object) -> bool:
         return len(rest) <= _MAX_SIZE and all(_safe(v) for v in rest)
     if isinstance(value, _Func):
         return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
-    if isinstance(value, _Lambda):
+    if isinstance(value, _Lambda | _UserFunc):
         return True  # walked by the evaluator when called
     if type(value) not in _SAFE_TYPES:
         return False
@@ -240,6 +449,8 @@ def _safe(value: object) -> bool:
         return len(value) <= _MAX_SIZE
     if isinstance(value, int):
         return value.bit_length() <= 512
+    if isinstance(value, range):
+        return len(value) <= _MAX_SIZE
     if isinstance(value, list | tuple | set | frozenset):
         return len(value) <= _MAX_SIZE and all(_safe(v) for v in value)
     if isinstance(value, dict):
@@ -269,6 +480,8 @@ _BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.BitAnd: lambda a, b: a & b,  # type: ignore[operator]
     ast.BitOr: lambda a, b: a | b,  # type: ignore[operator]
     ast.BitXor: lambda a, b: a ^ b,  # type: ignore[operator]
+    ast.LShift: lambda a, b: a << b,  # type: ignore[operator]
+    ast.RShift: lambda a, b: a >> b,  # type: ignore[operator]
 }
 _CMPOPS: dict[type[ast.cmpop], Callable[[object, object], object]] = {
     ast.Eq: lambda a, b: a == b,

@@ -545,15 +545,22 @@ class _Evaluator(_Scope):
             if not _is_suppress(call):
                 continue
             assert isinstance(call, ast.Call)
-            for spec in call.args:
-                caught = _dotted(spec)
-                if caught is None or raised.type_name is None:
-                    raise _Abort
-                verdict = self._is_subclass(raised.type_name, caught)
-                if verdict is None:
-                    raise _Abort
-                if verdict:
-                    return True
+            if self._catches(call.args, raised):
+                return True
+        return False
+
+    def _catches(self, specs: list[ast.expr], raised: _Raised) -> bool:
+        """Whether one of the exception classes ``specs`` names catches ``raised`` (unknown:
+        :class:`_Abort`)."""
+        for spec in specs:
+            caught = _dotted(spec)
+            if caught is None or raised.type_name is None:
+                raise _Abort
+            verdict = self._is_subclass(raised.type_name, caught)
+            if verdict is None:
+                raise _Abort
+            if verdict:
+                return True
         return False
 
     def _arguments_of_unknown(self, node: ast.Call, env: dict[str, object]) -> None:
@@ -935,15 +942,8 @@ class _Evaluator(_Scope):
             if handler.type is None:
                 return handler
             specs = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            for spec in specs:
-                caught = _dotted(spec)
-                if caught is None or raised.type_name is None:
-                    raise _Abort
-                verdict = self._is_subclass(raised.type_name, caught)
-                if verdict is None:
-                    raise _Abort
-                if verdict:
-                    return handler
+            if self._catches(specs, raised):
+                return handler
         return None
 
     def _is_subclass(self, raised: str, caught: str) -> bool | None:

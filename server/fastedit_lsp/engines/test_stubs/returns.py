@@ -76,17 +76,7 @@ def _chosen(
         chosen.append(runs[best])
         killed |= kills[best]
     covered: set[int] = set().union(*(r.covered for r in chosen))
-    while len(chosen) < MAX_RETURN_TESTS:
-        found: _Run | None = None
-        more = 0
-        for run in runs:
-            new = len((run.covered & fn_statements) - covered)
-            if new > more:
-                found, more = run, new
-        if found is None:
-            break
-        chosen.append(found)
-        covered |= found.covered
+    chosen += _covering(fn_statements, runs, covered, MAX_RETURN_TESTS - len(chosen))
     shown = {repr(r.result) for r in chosen}
     limit = min(MAX_RETURN_TESTS, len(chosen) + (MORE_RESULTS if typed else 1))
     for run in runs:
@@ -98,21 +88,29 @@ def _chosen(
     return chosen
 
 
-def _by_coverage(fn_statements: set[int], runs: list[_Run]) -> list[_Run]:
-    """The runs, those that cover statements no earlier one covered first."""
-    first: list[_Run] = []
-    covered: set[int] = set()
-    while True:
-        found: _Run | None = None
+def _covering(
+    fn_statements: set[int], runs: list[_Run], covered: set[int], most: int
+) -> list[_Run]:
+    """At most ``most`` runs, each the one covering the most statements of the function not in
+    ``covered`` nor covered by those before it (``covered`` grows with them)."""
+    found: list[_Run] = []
+    while len(found) < most:
+        best: _Run | None = None
         more = 0
         for run in runs:
             new = len((run.covered & fn_statements) - covered)
             if new > more:
-                found, more = run, new
-        if found is None:
+                best, more = run, new
+        if best is None:
             break
-        first.append(found)
-        covered |= found.covered
+        found.append(best)
+        covered |= best.covered
+    return found
+
+
+def _by_coverage(fn_statements: set[int], runs: list[_Run]) -> list[_Run]:
+    """The runs, those that cover statements no earlier one covered first."""
+    first = _covering(fn_statements, runs, set(), len(runs))
     return first + [r for r in runs if not any(r is f for f in first)]
 
 

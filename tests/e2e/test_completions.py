@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import signal
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +53,12 @@ def open_at(editor: Editor, line: str) -> int:
     return len(HEAD + line)
 
 
-async def ghost_text_editor(make_editor: MakeEditor, **settings: Any) -> Editor:
+async def ghost_text_editor(
+    make_editor: MakeEditor, env: dict[str, str] | None = None, **settings: Any
+) -> Editor:
     """An editor with ghost text; a deadline long enough for a loaded machine unless given."""
     options = {"completionDeadlineMs": 20000, **settings}
-    return await make_editor(inline=True, init_options=options)
+    return await make_editor(inline=True, init_options=options, env=env)
 
 
 async def until(condition: Any, *, limit: float = 10.0) -> None:
@@ -86,6 +92,91 @@ async def test_a_burst_of_typing_costs_at_most_two_model_calls_and_the_last_answ
     assert inline_texts(answers[-1]) == ["s.stdev(values)"]
     assert "spread = statistic" in prompt_of(requests[-1])
     assert all(inline_texts(a) == [] for a in answers[:-1])
+
+
+@dataclass
+class SlowGit:
+    repo: Path
+    hold: Path  # git answers once this file is gone
+    asked: Path  # made when the server has asked git
+    answered: Path  # made when git has answered
+    env: dict[str, str]
+
+
+@pytest.fixture
+def slow_git(tmp_path: Path) -> SlowGit:
+    """A git repository, and a ``git`` first on PATH that waits until the test releases it."""
+    real_git = shutil.which("git")
+    if real_git is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    subprocess.run([real_git, "init", "-q", str(repo)], check=True)
+    hold = tmp_path / "hold"
+    hold.touch()
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    fake = tools / "git"
+    # A polling loop in the stand-in tool, not in the test.
+    asked, answered = tmp_path / "asked", tmp_path / "answered"
+    fake.write_text(
+        f'#!/bin/sh\ntouch "{asked}"\nwhile [ -e "{hold}" ]; do sleep 0.002; done\n'
+        f'"{real_git}" "$@"\ncode=$?\ntouch "{answered}"\nexit $code\n'
+    )
+    fake.chmod(0o755)
+    return SlowGit(
+        repo, hold, asked, answered, {"PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"}
+    )
+
+
+async def test_typing_on_while_git_has_not_answered_gets_the_last_keystrokes_answer(
+    make_editor: MakeEditor, stub: StubModelServer, slow_git: SlowGit
+) -> None:
+    """Ghost text waits for git's answer (is the file ignored?) before it may offer a next
+    edit, so keystrokes typed while git is slow queue up behind it. Once git answers, only the
+    last keystroke's request may reach the model, and it gets the suggestion.
+
+    The race this guards (the server handles git's answer and newer keystrokes in one turn of
+    its loop, and a newer request went straight on while older ones were still waking, then
+    an older one superseded it) made the burst test above fail 4 times in 30 on the old code;
+    pausing the server here does not force that order, so this test checks the waiting path's
+    outcome rather than reproducing the race."""
+    editor = await ghost_text_editor(make_editor, env=slow_git.env)
+    path = slow_git.repo / "report.py"
+    text = HEAD + "    spread = \n"
+    path.write_text(text)
+    uri = path.as_uri()
+    editor.open(uri, text)
+    cursor = len(HEAD + "    spread = ")
+    typed = "statistic"
+    stub.default = Answer(text="s.stdev(values)\n", tps=200)
+    pending = []
+
+    def keystroke(n: int) -> None:
+        editor.type(uri, cursor + n, typed[n])
+        pending.append(editor.inline_completion(uri, cursor + n + 1))
+
+    await until(slow_git.asked.exists)
+    for n in range(4):
+        keystroke(n)  # these wait for git
+        await asyncio.sleep(0.02)  # the user's typing cadence, not a wait for the server
+    # The server loses the CPU (a loaded machine) while git answers and the typing goes on:
+    # when it runs again, git's answer and the newer keystrokes are there at once.
+    server = editor.client._server  # type: ignore[attr-defined]
+    assert server is not None
+    server.send_signal(signal.SIGSTOP)
+    try:
+        slow_git.hold.unlink()
+        await until(slow_git.answered.exists)
+        for n in range(4, len(typed)):
+            keystroke(n)
+    finally:
+        server.send_signal(signal.SIGCONT)
+    answers = await asyncio.wait_for(asyncio.gather(*pending), 20)
+    assert inline_texts(answers[-1]) == ["s.stdev(values)"]
+    assert all(inline_texts(a) == [] for a in answers[:-1])
+    requests = chat_requests(stub)
+    assert 1 <= len(requests) <= 2
+    assert "spread = statistic" in prompt_of(requests[-1])
 
 
 async def test_a_repeated_request_is_answered_from_the_cache(

@@ -96,6 +96,9 @@ class CompletionSources:
         self._times: dict[str, deque[float]] = {}
         #: The server time of the session's first completion (it loads modules), in ms.
         self._first_ms: float | None = None
+        #: Requests arrived per document: a request that waited before reaching the engine
+        #: knows whether a newer one overtook it (see :meth:`arrive`).
+        self._arrivals: dict[str, int] = {}
 
     @property
     def engine(self) -> CompletionEngine:
@@ -105,6 +108,22 @@ class CompletionSources:
 
             self._engine = CompletionEngine(finish=_finish, has_enough=_ends)
         return self._engine
+
+    def arrive(self, uri: str) -> int:
+        """A request for ``uri`` arrived: its ticket, for :meth:`overtaken`.
+
+        The engine supersedes by arrival order, so a request must not wait before it reaches
+        the engine. One that has to (ghost text waits for git's answer before it may offer a
+        next edit) takes a ticket on arrival and, once done waiting, asks whether a newer
+        request came in meanwhile: that one is the typing's answer, and may already be past
+        the engine, where the older request would otherwise supersede it.
+        """
+        ticket = self._arrivals[uri] = self._arrivals.get(uri, 0) + 1
+        return ticket
+
+    def overtaken(self, uri: str, ticket: int) -> bool:
+        """Whether a request for ``uri`` arrived after the one holding ``ticket``."""
+        return self._arrivals.get(uri, 0) != ticket
 
     async def suggest(
         self,
@@ -151,6 +170,7 @@ class CompletionSources:
         if self._engine is not None:
             self._engine.forget(uri)
         self._context_documents.pop(uri, None)
+        self._arrivals.pop(uri, None)
 
     def close(self) -> None:
         if self._engine is not None:

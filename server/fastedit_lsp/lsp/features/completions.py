@@ -42,10 +42,15 @@ def register(server: FasteditServer) -> None:
     ) -> types.InlineCompletionList | None:
         """textDocument/inlineCompletion: ghost text at the cursor."""
         started = time.perf_counter()
+        uri = params.text_document.uri
+        ticket = ls.completions.arrive(uri)
         if (item := await _next_edit_item(ls, params)) is not None:
             return types.InlineCompletionList(items=[item])
+        if ls.completions.overtaken(uri, ticket):
+            # Typing went on while this request waited for git: the newer request answers.
+            return types.InlineCompletionList(items=[])
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-        request = _resolve(ls, params.text_document.uri, params.position, automatic)
+        request = _resolve(ls, uri, params.position, automatic)
         if request is None:
             return None
         suggestion = await ls.completions.suggest(

@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     if command == "serve":
         # Start-up builds ~600 attrs classes (lsprotocol) and frees little, so the cyclic GC only
         # slows it (by ~10% of the cold start, bench): off until the server is built, then its
-        # objects are frozen uncollected; ``initialized`` frees their garbage (after the reply).
+        # objects are frozen uncollected; the warm-up frees their garbage once the session is
+        # quiet (lsp/warmup.py).
         gc.disable()
         from .lsp.features import register_all
         from .lsp.server import FasteditServer

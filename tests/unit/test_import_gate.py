@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 from fastedit_lsp.lsp.warmup import ImportGate
 
@@ -106,3 +107,33 @@ async def test_imports_waiting_for_an_idle_server_leave_the_worker_threads_free(
         task.cancel()
     await asyncio.gather(*waiting, return_exceptions=True)
     assert gate.own == set()
+
+
+async def test_work_waiting_for_quiet_goes_on_once_no_message_came_for_that_long() -> None:
+    gate = ImportGate(lambda: False)
+    gate.last_message = time.monotonic()
+    quiet = asyncio.ensure_future(gate.quiet_for(0.05))
+    # Messages keep arriving: no quiet moment yet.
+    for _ in range(5):
+        await asyncio.sleep(0.02)
+        gate.last_message = time.monotonic()
+        assert not quiet.done()
+    await asyncio.wait_for(quiet, 5)
+    assert gate.own == set()  # waiting never made the server busy
+
+
+async def test_work_waiting_for_quiet_waits_for_an_idle_server_and_hurry_ends_its_wait() -> None:
+    busy = threading.Event()
+    busy.set()
+    gate = ImportGate(busy.is_set)
+    gate.last_message = time.monotonic() - 10  # quiet for long, but a job runs
+    quiet = asyncio.ensure_future(gate.quiet_for(0.01))
+    done, _ = await asyncio.wait([quiet], timeout=0.05)
+    assert done == set()
+    assert gate.own == {quiet}  # waiting does not count as busy
+    busy.clear()
+    await asyncio.wait_for(quiet, 5)
+    # hurry(): whatever waits for quiet goes on at once (debugStats' settle).
+    gate.last_message = time.monotonic()
+    gate.hurry()
+    await asyncio.wait_for(gate.quiet_for(3600), 5)

@@ -114,7 +114,9 @@ class CorkedBackend(httpcore.AsyncNetworkBackend):
 
 def transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
     """httpx's transport (no proxies from the environment), its pool on :class:`CorkedBackend`."""
-    built = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    from .trust import shared
+
+    built = httpx.AsyncHTTPTransport(limits=limits, trust_env=False, verify=shared())
     pool = getattr(built, "_pool", None)
     if type(pool) is httpcore.AsyncConnectionPool:  # not a proxy's, nor another httpx's
         built._pool = httpcore.AsyncConnectionPool(

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def new_http_client() -> httpx.AsyncClient:
-    """The server's HTTP client. Safe to call from a thread (the warm-up does): it builds the TLS
-    context (certifi, ~20 ms) and touches no event loop."""
+    """The server's HTTP client. Safe to call from a thread (the warm-up does): it touches no
+    event loop. Its TLS context reads its trusted certificates at the first https handshake
+    (:mod:`.trust`)."""
     import httpx
 
     from .corked import transport

@@ -1,5 +1,6 @@
-"""The warm-up: what the first job and the first completion of a session would import, loaded in
-the background once the client has its ``initialize`` reply and ``initialized`` was handled.
+"""The warm-up: what the first job and the first completion of a session would import or make,
+done in the background once the client has its ``initialize`` reply and ``initialized`` was
+handled.
 
 Start-up imports only what the ``initialize`` reply needs (cold start); without this the first
 job paid the rest (the pipeline, the action, httpx, httpcore and anyio, the TLS context): its
@@ -11,6 +12,12 @@ backends on the loop. While a job or a request is under way the warm-up steps as
 what it needs itself).
 Heavy engines that only some actions need (grex, the test-stub engine) are not loaded: they
 would cost memory in every session.
+
+In order: the job's modules, the HTTP client, the converter's code for a job's messages
+(:mod:`.warm_messages`) and the exclude patterns; the completion modules and the code for
+typing's messages; when a profile uses https, the TLS context's trusted certificates. Then,
+once no message has come for a second, start-up's garbage is freed
+(:func:`_collect_start_up_garbage`).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from .server import FasteditServer
+    from .warm_messages import Message
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +43,11 @@ T = TypeVar("T")
 
 #: How often the warm-up looks again whether the job it stepped aside for is over (seconds).
 YIELD_SECONDS = 0.01
+#: Start-up's garbage is freed once no message has arrived for this long (seconds).
+QUIET_SECONDS = 1.0
+#: The converter's code for messages is made in slices this long (a message arriving waits
+#: for one slice).
+SLICE_SECONDS = 0.002
 
 #: What a model job imports on first use, loaded first (the structural guard checks that the
 #: first job imports nothing once the warm-up is done), then httpx and the HTTP client.
@@ -94,6 +107,10 @@ class ImportGate:
         #: The tasks running background imports, or waiting for them (they do not make the
         #: server busy).
         self.own: set[asyncio.Task[Any]] = set()
+        #: When the client's last message arrived (``time.monotonic``; set by the protocol).
+        self.last_message = time.monotonic()
+        #: Set by :meth:`hurry`: background work waiting for a quiet moment goes on at once.
+        self._hurried: asyncio.Event | None = None
 
     @property
     def pending(self) -> bool:
@@ -122,6 +139,27 @@ class ImportGate:
             yield
         finally:
             self.own.discard(task)
+
+    def hurry(self) -> None:
+        """Background work waiting for a quiet moment (:meth:`quiet_for`) goes on now."""
+        self._event().set()
+
+    async def quiet_for(self, seconds: float) -> None:
+        """Wait until no message has arrived for ``seconds`` and the server is idle (or until
+        :meth:`hurry`), without making the server busy meanwhile."""
+        hurried = self._event()
+        with self.waiting():
+            while not hurried.is_set():
+                left = self.last_message + seconds - time.monotonic()
+                if left <= 0 and not self._busy():
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(hurried.wait(), max(left, YIELD_SECONDS))
+
+    def _event(self) -> asyncio.Event:
+        if self._hurried is None:
+            self._hurried = asyncio.Event()
+        return self._hurried
 
     async def run(self, load: Callable[[], T]) -> T:
         """Run ``load`` (which imports) in a worker thread, once the server is idle.
@@ -193,6 +231,19 @@ def _uses_models(server: FasteditServer) -> bool:
         return True
 
 
+def _uses_https(server: FasteditServer) -> bool:
+    """Whether a profile calls a model over https (its TLS context then reads its trusted
+    certificates in the warm-up)."""
+    try:
+        for name in ("fast", "standard"):
+            profile = server.config.profile(name, announce=False)
+            if not profile.is_local and (profile.base_url or "https:").startswith("https:"):
+                return True
+    except Exception:  # settings that cannot be read: as for https
+        return True
+    return False
+
+
 async def warm_up(server: FasteditServer) -> None:
     """Import what the first job and completion need and make the HTTP client, off the event
     loop, in the order a session needs them; never fails (``warmUp`` in the debug timings once
@@ -202,22 +253,63 @@ async def warm_up(server: FasteditServer) -> None:
         await _load(server, JOB_MODULES)
         if _uses_models(server):  # the offline engine alone needs no HTTP
             server.backends.adopt(await server.imports.run(_http_client))
+        await _load(server, ("fastedit_lsp.lsp.warm_messages",))
+        from . import warm_messages
+
+        await _prepare(server, warm_messages.JOB)
+        await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
         await _load(server, COMPLETION_MODULES)
+        await _prepare(server, warm_messages.TYPING + warm_messages.LATER)
+        if _uses_https(server):
+            await _load(server, ("certifi",))
+            from ..backends import trust
+
+            # Off the gate: no import, and reading the bundle releases the GIL.
+            await asyncio.to_thread(trust.shared().load_trust)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
-        return
-    await server.imports.run(_freeze_loaded)
-    server.timings.record("warmUp", time.perf_counter() - started)
+    else:
+        await server.imports.run(_freeze_loaded)
+        server.timings.record("warmUp", time.perf_counter() - started)
+    await server.imports.quiet_for(QUIET_SECONDS)
+    started = time.perf_counter()
+    await server.imports.run(_collect_start_up_garbage)
+    server.timings.record("startUpGarbage", time.perf_counter() - started)
+
+
+async def _prepare(server: FasteditServer, messages: tuple[Message, ...]) -> None:
+    """The converter's code for ``messages``, made in slices of ``SLICE_SECONDS``."""
+    from .warm_messages import classes, prepare
+
+    pending = await server.imports.run(functools.partial(classes, server, messages))
+    while pending:
+        await server.imports.run(functools.partial(prepare, server, pending, SLICE_SECONDS))
 
 
 def _freeze_loaded() -> None:
     """Collect the warm-up's garbage and freeze what it loaded (its modules, the HTTP client),
-    as start-up's objects are frozen in ``initialized``: the cyclic GC's full collections then
-    skip them. Unfrozen, every full collection walked them (~11,500 objects after the warm-up,
-    61 frozen): 10–30 ms once a minute or so, which held a cancel's reply 29 ms at load 6
-    (GC callbacks in the server during the bench's cancels)."""
+    as start-up's objects were frozen: the cyclic GC's full collections then skip them.
+    Unfrozen, every full collection walked them (~11,500 objects after the warm-up, 61
+    frozen): 10–30 ms once a minute or so, which held a cancel's reply 29 ms at load 6 (GC
+    callbacks in the server during the bench's cancels)."""
     gc.collect()
     gc.freeze()
+
+
+def _collect_start_up_garbage() -> None:
+    """Free start-up's garbage (``serve`` froze its objects uncollected for a faster
+    ``initialize`` reply: ~17,000 of them are garbage, the classes attrs replaced), freeze the
+    rest again, and give the freed pages back to the system.
+
+    Walking every object takes ~45 ms, so it waits for a quiet moment after the warm-up: done
+    in ``initialized``, it pushed the warm-up past the first job of a session (bench: that
+    job's first edit 105 → 18 ms once moved, load 1.3)."""
+    from . import memory
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    memory.trim()
 
 
 def _load_grammar(uri: str, language_id: str) -> None:

@@ -56,6 +56,7 @@ async def _settle(ls: FasteditServer, seconds: float) -> bool:
     ls.documents.refresh_outlines_now()
     if (refresher := ls.parse_refresher) is not None:
         refresher.now()
+    ls.imports.hurry()  # the warm-up's last step waits for a quiet moment
     while True:
         busy = [t for t in ls.tasks if not t.done()]
         busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]

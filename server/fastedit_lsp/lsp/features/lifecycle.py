@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from typing import Any
 
@@ -32,11 +31,14 @@ def register(server: FasteditServer) -> None:
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
         """initialized: start the warm-up, validate the settings, announce the mode, then pull
         workspace settings."""
+        from .. import memory
+
+        # Before the warm-up starts the process' first thread.
+        memory.one_arena()
         # First, so that its thread imports while the settings are validated on the loop.
         ls.spawn(warm_up(ls))
         ls.config.reload()
         ls.client.send_status(None)
-        _collect_start_up_garbage()
         await _pull_configuration(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -62,15 +64,6 @@ def register(server: FasteditServer) -> None:
         job = ls.client.progress_jobs.get(str(params.token))
         if job is not None:
             job.stop(None)
-
-
-def _collect_start_up_garbage() -> None:
-    """``serve`` froze start-up's objects uncollected for a faster initialize reply (cli.py):
-    free the garbage among them now (~35 ms), and freeze the rest, which later collections
-    then skip."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
 
 
 async def _pull_configuration(ls: FasteditServer) -> None:

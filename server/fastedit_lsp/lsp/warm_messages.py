@@ -4,10 +4,11 @@ lsprotocol's converter (cattrs) writes and compiles a function for each message 
 time one is read or sent: 0.2–3 ms each (``ApplyWorkspaceEditParams`` 2.8 ms, a ``didChange``
 2.5 ms; 62 ms for all below). The first job of a session paid them on its way to its first edit
 (the command, the progress, the edit, the editor's reply), and the first keystrokes theirs. The
-warm-up reads and writes one sample of each, one message per step of its worker thread (a
-request arriving meanwhile waits for one step): a job's messages after the modules a job needs,
-typing's after the completion modules. The ``context.exclude`` patterns are compiled with the
-job's (the first job's check compiled 27).
+warm-up reads and writes a sample of each message a job exchanges before its first edit, one
+message per step of its worker thread (a request arriving meanwhile waits for one step), right
+after the modules a job needs, and compiles the ``context.exclude`` patterns (the first job's
+check compiled 27). Once the session is quiet, it makes the code for every class typing's
+messages and a job's later ones could hold, in 2 ms slices.
 """
 
 from __future__ import annotations
@@ -108,6 +109,30 @@ PROGRESS = (
 )
 
 
+def exchange(server: FasteditServer, message: Message) -> None:
+    """Read and write a sample of ``message`` and of its answer: the code for exactly the
+    classes they hold (the job's messages, before its first edit: 17 ms for all, against
+    39 ms for every class they could hold)."""
+    method, params, result = message
+    protocol = server.protocol
+    converter = protocol._converter
+    answer = protocol.get_result_type(method)
+    sample: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if answer is not None:
+        sample["id"] = "warm-up"
+    converter.unstructure(protocol.structure_message(sample))
+    if answer is not None:
+        reply = {"jsonrpc": "2.0", "id": "warm-up", "result": result}
+        converter.unstructure(converter.structure(reply, answer))
+
+
+def exchange_progress(server: FasteditServer) -> None:
+    """Write each kind of ``$/progress`` value."""
+    converter = server.protocol._converter
+    for value in PROGRESS:
+        converter.unstructure(types.ProgressParams(token="w", value=value))
+
+
 def classes(server: FasteditServer, messages: tuple[Message, ...]) -> list[type]:
     """The message classes of ``messages`` and their answers, and every class they hold, each
     after the classes it holds (so that making its code finds theirs made)."""
@@ -136,7 +161,8 @@ def classes(server: FasteditServer, messages: tuple[Message, ...]) -> list[type]
 def prepare(server: FasteditServer, pending: list[type], seconds: float) -> None:
     """Make the converter's code for the classes ``pending`` lists, first to last, removing
     each, until ``seconds`` have passed (for the warm-up's thread: one slice at a time, so that
-    a message arriving waits for one slice)."""
+    a message arriving waits for one slice). Every class a message could hold: for the
+    messages of a session's later use."""
     converter = server.protocol._converter
     ends = time.perf_counter() + seconds
     while pending and time.perf_counter() < ends:

@@ -14,9 +14,10 @@ Heavy engines that only some actions need (grex, the test-stub engine) are not l
 would cost memory in every session.
 
 In order: the job's modules, the HTTP client, the converter's code for a job's messages
-(:mod:`.warm_messages`) and the exclude patterns; the completion modules and the code for
-typing's messages; when a profile uses https, the TLS context's trusted certificates. Then,
-once no message has come for a second, start-up's garbage is freed
+(:mod:`.warm_messages`) and the exclude patterns, the completion modules and, when a profile
+uses https, the TLS context's trusted certificates. Once no message has come for a second
+(what is left would delay a job that came meanwhile): the converter's code for typing's
+messages and for what a job sends later, then start-up's garbage is freed
 (:func:`_collect_start_up_garbage`).
 """
 
@@ -256,10 +257,11 @@ async def warm_up(server: FasteditServer) -> None:
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 
-        await _prepare(server, warm_messages.JOB)
+        for message in warm_messages.JOB:
+            await server.imports.run(functools.partial(warm_messages.exchange, server, message))
+        await server.imports.run(functools.partial(warm_messages.exchange_progress, server))
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
         await _load(server, COMPLETION_MODULES)
-        await _prepare(server, warm_messages.TYPING + warm_messages.LATER)
         if _uses_https(server):
             await _load(server, ("certifi",))
             from ..backends import trust
@@ -268,13 +270,15 @@ async def warm_up(server: FasteditServer) -> None:
             await asyncio.to_thread(trust.shared().load_trust)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
-    else:
-        await server.imports.run(_freeze_loaded)
-        server.timings.record("warmUp", time.perf_counter() - started)
+        return
+    await server.imports.run(_freeze_loaded)
+    server.timings.record("warmUp", time.perf_counter() - started)
+    # What the session will need later, once it is quiet.
     await server.imports.quiet_for(QUIET_SECONDS)
     started = time.perf_counter()
+    await _prepare(server, warm_messages.TYPING + warm_messages.LATER)
     await server.imports.run(_collect_start_up_garbage)
-    server.timings.record("startUpGarbage", time.perf_counter() - started)
+    server.timings.record("quietWork", time.perf_counter() - started)
 
 
 async def _prepare(server: FasteditServer, messages: tuple[Message, ...]) -> None:

@@ -3,11 +3,17 @@ verification as strict as httpx's default (``backends/trust.py``)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import shutil
 import ssl
+import subprocess
 import threading
+from pathlib import Path
 
 import certifi
 import httpx
+import pytest
 
 from fastedit_lsp.backends.factory import new_http_client
 from fastedit_lsp.backends.trust import DeferredTrust, shared
@@ -58,3 +64,56 @@ def test_the_servers_http_client_uses_the_shared_context() -> None:
     client = new_http_client()
     pool = client._transport._pool  # type: ignore[attr-defined]
     assert pool._ssl_context is shared()
+
+
+@pytest.fixture
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that no authority signed, and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]
+    subprocess.run(
+        [*command, "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_a_server_whose_certificate_no_authority_signed_is_refused(
+    self_signed: tuple[Path, Path],
+) -> None:
+    cert, key = self_signed
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            await reader.read(1024)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=served)
+    port = server.sockets[0].getsockname()[1]
+    client = new_http_client()
+    try:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await client.get(f"https://127.0.0.1:{port}/")
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+    assert shared().trust_loaded  # the handshake read the bundle first

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ssl
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpcore
 import httpx
+import pytest
 
 from fastedit_lsp.backends import corked
 from fastedit_lsp.backends.corked import CorkedStream
@@ -95,3 +99,102 @@ async def test_the_servers_http_client_connects_through_corked_streams() -> None
         assert pool._max_connections == 20 and pool._max_keepalive_connections == 10
     finally:
         await client.aclose()
+
+
+class Server:
+    """A local HTTP/1.1 server that counts its connections and answers each request."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.writers: list[asyncio.StreamWriter] = []
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Server:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        for writer in self.writers:
+            writer.close()
+        self.server.close()
+        await self.server.wait_closed()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        with contextlib.suppress(Exception):
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                await writer.drain()
+
+
+@pytest.fixture(autouse=True)
+async def _no_prepared_left() -> AsyncIterator[None]:
+    yield
+    await corked.discard_prepared()
+
+
+async def until(condition: Any) -> None:
+    async def poll() -> None:
+        while not condition():  # noqa: ASYNC110 - a server's count, no event for it
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(poll(), 5)
+
+
+async def test_the_first_request_takes_the_connection_opened_ahead() -> None:
+    async with Server() as server:
+        assert await corked.prepare(server.url)
+        await until(lambda: server.connections == 1)
+        client = new_http_client()
+        try:
+            first = await client.get(server.url + "/a")
+            again = await client.get(server.url + "/b")
+        finally:
+            await client.aclose()
+        assert first.text == again.text == "ok"
+        assert server.connections == 1  # no new connection: the one opened ahead, kept alive
+
+
+async def test_a_connection_the_server_closed_meanwhile_is_replaced() -> None:
+    async with Server() as server:
+        assert await corked.prepare(server.url)
+        await until(lambda: len(server.writers) == 1)
+        server.writers[0].close()  # e.g. the server's idle timeout
+        [(_, prepared)] = corked._prepared.values()
+        await until(lambda: prepared.get_extra_info("is_readable"))  # its FIN arrived
+        client = new_http_client()
+        try:
+            answer = await client.get(server.url + "/a")
+        finally:
+            await client.aclose()
+        assert answer.text == "ok"
+        assert server.connections == 2
+
+
+async def test_a_connection_opened_long_ago_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with Server() as server:
+        assert await corked.prepare(server.url)
+        monkeypatch.setattr(corked, "PREPARED_SECONDS", 0.0)
+        client = new_http_client()
+        try:
+            answer = await client.get(server.url + "/a")
+        finally:
+            await client.aclose()
+        assert answer.text == "ok"
+        assert server.connections == 2
+
+
+async def test_nothing_is_opened_ahead_for_a_server_that_refuses_or_a_strange_url() -> None:
+    async with Server() as server:
+        url = server.url
+    assert not await corked.prepare(url)  # closed: connection refused
+    assert not await corked.prepare("ftp://127.0.0.1:21")
+    assert not await corked.prepare("not a url at all ::")
+    assert corked._prepared == {}

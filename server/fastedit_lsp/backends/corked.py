@@ -19,7 +19,9 @@ httpcore are version-bounded in pyproject.toml).
 
 from __future__ import annotations
 
+import contextlib
 import ssl
+import time
 import typing
 
 import httpcore
@@ -78,8 +80,49 @@ class CorkedStream(httpcore.AsyncNetworkStream):
         return self._stream.get_extra_info(info)
 
 
+#: A connection opened ahead (:func:`prepare`) serves the first request to its host within
+#: this many seconds; later it is closed and a new one opened.
+PREPARED_SECONDS = 30.0
+#: Connections opened ahead, per (host, port): when, and the stream.
+_prepared: dict[tuple[str, int], tuple[float, httpcore.AsyncNetworkStream]] = {}
+
+
+async def prepare(url: str, timeout: float = 2.0) -> bool:
+    """Open a TCP connection to ``url``'s host ahead of the first request there (the warm-up
+    does, for the profiles' model servers): that request then skips the TCP handshake, a round
+    trip to a hosted provider. No byte is sent; an https request still makes its TLS handshake
+    on it. Whether a connection is ready."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return False
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        return False
+    key = (parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
+    if key in _prepared:
+        return True
+    try:
+        stream = await httpcore.AnyIOBackend().connect_tcp(*key, timeout=timeout)
+    except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError):
+        return False  # the first request connects (and reports) as it always did
+    _prepared[key] = (time.monotonic(), stream)
+    return True
+
+
+async def discard_prepared() -> None:
+    """Close the connections opened ahead that no request took (the client closes)."""
+    kept = list(_prepared.values())
+    _prepared.clear()
+    for _, stream in kept:
+        with contextlib.suppress(Exception):
+            await stream.aclose()
+
+
 class CorkedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's default network backend, its streams wrapped in :class:`CorkedStream`."""
+    """httpcore's default network backend, its streams wrapped in :class:`CorkedStream`; the
+    first connection to a host takes the one :func:`prepare` opened, if it is still fresh and
+    open (not readable: the server has neither closed it nor sent anything, the test httpcore
+    makes before reusing a pooled connection)."""
 
     def __init__(self) -> None:
         self._backend = httpcore.AnyIOBackend()
@@ -92,6 +135,15 @@ class CorkedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
+        kept = _prepared.pop((host, port), None)
+        if kept is not None:
+            opened, stream = kept
+            fresh = time.monotonic() - opened < PREPARED_SECONDS
+            plain = local_address is None and not socket_options
+            if fresh and plain and not stream.get_extra_info("is_readable"):
+                return CorkedStream(stream)
+            with contextlib.suppress(Exception):
+                await stream.aclose()
         stream = await self._backend.connect_tcp(
             host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
         )

@@ -7,7 +7,7 @@ are pooled and kept alive between calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
@@ -153,6 +153,18 @@ class Backends:
 
     async def close(self) -> None:
         """Close the HTTP client (a later call opens a new one)."""
+        from .corked import discard_prepared
+
+        await discard_prepared()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+    async def prepare(self, profiles: Iterable[ResolvedProfile]) -> None:
+        """Open a connection to each profile's model server ahead of its first request (the
+        warm-up's; see :func:`.corked.prepare`)."""
+        from .corked import prepare
+
+        for profile in profiles:
+            if not profile.is_local and profile.base_url:
+                await prepare(profile.base_url)

@@ -13,11 +13,12 @@ what it needs itself).
 Heavy engines that only some actions need (grex, the test-stub engine) are not loaded: they
 would cost memory in every session.
 
-In order: the job's modules, the HTTP client, the converter's code for a job's messages
-(:mod:`.warm_messages`) and the exclude patterns, the completion modules and, when a profile
-uses https, the TLS context's trusted certificates. Once no message has come for a second
-(what is left would delay a job that came meanwhile): the converter's code for typing's
-messages and for what a job sends later, then start-up's garbage is freed
+In order: the job's modules, the HTTP client and a connection to each profile's model server
+(opened, nothing sent: the first request skips the TCP handshake), the converter's code for a
+job's messages (:mod:`.warm_messages`) and the exclude patterns, the completion modules and,
+when a profile uses https, the TLS context's trusted certificates. Once no message has come
+for a second (what is left would delay a job that came meanwhile): the converter's code for
+typing's messages and for what a job sends later, then start-up's garbage is freed
 (:func:`_collect_start_up_garbage`).
 """
 
@@ -35,6 +36,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
+    from ..settings import ResolvedProfile
     from .server import FasteditServer
     from .warm_messages import Message
 
@@ -232,6 +234,15 @@ def _uses_models(server: FasteditServer) -> bool:
         return True
 
 
+def _model_profiles(server: FasteditServer) -> list[ResolvedProfile]:
+    """The fast and standard profiles (whose settings can be read)."""
+    found = []
+    for name in ("fast", "standard"):
+        with contextlib.suppress(Exception):
+            found.append(server.config.profile(name, announce=False))
+    return found
+
+
 def _uses_https(server: FasteditServer) -> bool:
     """Whether a profile calls a model over https (its TLS context then reads its trusted
     certificates in the warm-up)."""
@@ -254,6 +265,8 @@ async def warm_up(server: FasteditServer) -> None:
         await _load(server, JOB_MODULES)
         if _uses_models(server):  # the offline engine alone needs no HTTP
             server.backends.adopt(await server.imports.run(_http_client))
+            # The first job's connection, opened now (no byte sent): no TCP handshake then.
+            await server.backends.prepare(_model_profiles(server))
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 

@@ -201,6 +201,7 @@ class StubModelServer:
         self._connections: set[asyncio.Task[Any]] = set()
         self._arrivals = asyncio.Condition()
         self._connection_serials = itertools.count(1)
+        self._accepted = 0
         self._response_serials = itertools.count(1)
         self._closing = False
 
@@ -259,6 +260,11 @@ class StubModelServer:
                 stop_loop()
 
         return stub, stop
+
+    @property
+    def connections_accepted(self) -> int:
+        """How many TCP connections the stub has accepted."""
+        return self._accepted
 
     @property
     def base_url(self) -> str:
@@ -341,6 +347,7 @@ class StubModelServer:
             writer.transport.abort()
             return
         self._connections.add(task)
+        self._accepted += 1
         conn = _Connection(next(self._connection_serials), reader, writer)
         try:
             while await self._serve_one(conn):

@@ -658,4 +658,6 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     )
     output, _ = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, output.decode()
-    assert f"{len(re.findall(r'^def test_', written, re.M))} passed" in output.decode()
+    todos = written.count('pytest.skip("TODO')
+    tests = len(re.findall(r"^def test_", written, re.M))
+    assert f"{tests - todos} passed" in output.decode()

@@ -7,9 +7,9 @@ the user's environment beside their code.
 
 ``JOB.json``: ``targets`` (each ``module``, ``qualname``, ``calls``, ``variants``, ``imports``),
 ``paths`` put first on ``sys.path``, ``call_seconds`` (the limit of one call), ``seconds`` (of the
-whole job), ``target_seconds`` (of one target) and ``output``. For each target it writes one
-JSON line to ``output`` as soon as the
-target is done (a job killed for time keeps what it finished):
+whole job), ``target_seconds`` (of one target) and ``output``. For each target it appends JSON
+lines to ``output``, its answer so far, once its calls are recorded and after each variant; the
+last is its answer (a job killed for time keeps what it finished):
 
 - ``observations``: per kept call, ``value`` (tagged: ``["int", "3"]``, ``["list", [...]]``...,
   only when decoding it gives back an equal value) or ``exception`` (``[module, name]``, only when
@@ -305,8 +305,15 @@ def _returns_otherwise(want: object, wrap: str) -> Callable[[_Outcome], bool]:
     return differs
 
 
-def record(target: dict[str, Any], call_seconds: float, deadline: float) -> dict[str, Any]:
-    """One target's observations (see the module docstring)."""
+def record(
+    target: dict[str, Any],
+    call_seconds: float,
+    deadline: float,
+    emit: Callable[[dict[str, Any]], None] = lambda _: None,
+) -> dict[str, Any]:
+    """One target's observations (see the module docstring); ``emit`` is given the answer so
+    far once the calls are recorded and after each variant (a process killed in a call its
+    alarm cannot stop keeps them)."""
     answer: dict[str, Any] = {"qualname": target["qualname"], "module": target["module"]}
     dropped: dict[str, int] = {}
     answer["dropped"] = dropped
@@ -410,6 +417,7 @@ def record(target: dict[str, Any], call_seconds: float, deadline: float) -> dict
     kept = [k for k in kept if id(k[0]) not in again]
     answer["observations"] = [obs for obs, _, _ in kept]
     kept = [k for k in kept if k[0].pop("fast", False)]
+    emit(answer)
     if not kept or not target.get("variants"):
         return answer
     try:
@@ -441,6 +449,7 @@ def record(target: dict[str, Any], call_seconds: float, deadline: float) -> dict
             original.__code__, original.__defaults__, original.__kwdefaults__ = saved
             for cache in caches:
                 cache.cache_clear()
+        emit(answer)
     return answer
 
 
@@ -457,11 +466,14 @@ def _isolated(
     signal.setitimer(signal.ITIMER_REAL, 0)
     pid = os.fork() if hasattr(os, "fork") else 0
     if pid == 0:
-        answer = record(target, call_seconds, deadline)
-        answer["index"] = index
-        # A file, not stdout: the code under test may print.
-        with out.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(answer) + "\n")
+
+        def emit(answer: dict[str, Any]) -> None:
+            # A file, not stdout: the code under test may print. A target's last line is its
+            # answer.
+            with out.open("a", encoding="utf-8") as file:
+                file.write(json.dumps({**answer, "index": index}) + "\n")
+
+        emit(record(target, call_seconds, deadline, emit))
         if hasattr(os, "fork"):
             os._exit(0)
         return

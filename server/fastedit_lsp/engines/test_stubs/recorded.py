@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,11 +39,13 @@ from .targets import _FunctionNode
 from .variants import variants
 
 #: Calls the recorder makes per function (each twice, and once per variant).
-MAX_CALLS = 40
+MAX_CALLS = 60
 #: Variants of the function the recorder runs the calls on.
 MAX_VARIANTS = 40
 #: Recorded tests per function at most.
 MAX_RECORDED = 5
+#: Recorded tests showing distinct outcomes when none tells a variant apart.
+DISTINCT_OUTCOMES = 2
 #: What a test takes of an iterator the function returns (the recorder's ``ITEMS``).
 ITEMS = 10
 #: Longest expected value written into a test.
@@ -147,7 +150,17 @@ def _plan(ctx: _Context) -> RecordPlan | None:
     for values in explored.raises.values():
         add(values)
     candidates = _candidates(fn, params, ctx.info)
+    if candidates is None:
+        # A parameter of a type the generator does not model: running is cheap, so the values
+        # it tries where there is no hint (what the function does with them is its answer).
+        plain = [dataclasses.replace(p, annotation=None) for p in params]
+        candidates = _candidates(fn, plain, ctx.info)
     if candidates is not None:
+        # Each parameter's values in turn, the others ordinary; then combinations.
+        base = [c[0] for c in candidates]
+        for index, options in enumerate(candidates):
+            for option in options[1:]:
+                add([*base[:index], option, *base[index + 1 :]])
         for combo in _combinations([len(c) for c in candidates], 4 * MAX_CALLS):
             add([candidates[i][j] for i, j in enumerate(combo)])
             if len(calls) >= MAX_CALLS:
@@ -299,7 +312,7 @@ def _exception_name(ctx: _Context, exception: tuple[str, str]) -> str | None:
 def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> list[Observation]:
     """At most ``limit`` observations: each the one that tells apart the most variants the
     ones before it do not (the shorter test on a tie); when none tells any apart, one per
-    distinct outcome, at most two, to pin down what the function does."""
+    distinct outcome (at most :data:`DISTINCT_OUTCOMES`), to pin down what the function does."""
     chosen: list[Observation] = []
     killed: set[int] = set()
     while len(chosen) < limit:
@@ -314,14 +327,20 @@ def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> li
             break
         chosen.append(best)
         killed |= best.kills
-    if not chosen:
-        shown: set[str] = set()
-        for obs in observations:
-            outcome = repr(obs.exception) if obs.exception else repr(obs.value)
-            if outcome not in shown and len(chosen) < min(2, limit):
-                chosen.append(obs)
-                shown.add(outcome)
+    # None tells a variant apart: distinct outcomes, to pin down what the function does.
+    shown: set[str] = set()
+    most = 0 if chosen else min(limit, DISTINCT_OUTCOMES)
+    for obs in observations:
+        if len(chosen) >= most:
+            break
+        if _outcome(obs) not in shown:
+            chosen.append(obs)
+            shown.add(_outcome(obs))
     return chosen
+
+
+def _outcome(obs: Observation) -> str:
+    return repr(obs.exception) if obs.exception else f"{type(obs.value).__name__}:{obs.value!r}"
 
 
 def _recorded_tests(

@@ -46,6 +46,10 @@ MODULE = textwrap.dedent("""
 
     def pair(n):
         return {"n": n, "pair": (n, [n + 1])}
+
+
+    def getter(i):
+        return lambda seq: seq[i]
 """).lstrip()
 
 
@@ -138,3 +142,16 @@ async def test_calls_run_in_a_temporary_directory_not_the_project(project: str) 
     [recording] = await _record(project, RecordPlan("writer", "where", ("where()",)))
     assert recording.observations[0].value == 1
     assert not (Path(project) / "left.txt").exists()
+
+
+async def test_a_function_the_function_returns_is_recorded_by_what_it_does(project: str) -> None:
+    plan = RecordPlan(
+        "usercode", "getter", ("getter(0)",), ("def getter(i):\n    return lambda seq: seq[i + 1]",)
+    )
+    [recording] = await _record(project, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call["getter(0)([1, 2])"].value == 1
+    assert by_call["getter(0)([1, 2])"].kills == {0}
+    assert by_call['getter(0)("a1b2")'].value == "a"
+    assert by_call["getter(0)(1)"].exception == ("builtins", "TypeError")
+    assert "getter(0)" not in by_call and recording.dropped["unrenderable"] == 1

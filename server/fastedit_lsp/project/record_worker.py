@@ -18,7 +18,9 @@ last is its answer (a job killed for time keeps what it finished):
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record);
 - ``variants``: how many variants compiled and ran; ``error``: why nothing was recorded.
 
-Each call is made twice, from its source (fresh arguments each time); a variant replaces the
+A call that returns a function is followed by calls of that function on a few ``PROBES``
+(``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
+``ITEMS``). Each call is made twice, from its source (fresh arguments each time); a variant replaces the
 function's ``__code__``, so every reference to the function (a recursive call, a wrapper) runs
 it, and is restored before the next.
 """
@@ -180,6 +182,10 @@ class _Outcome:
 
 #: What a test takes of an iterator the function returns (it may be endless).
 ITEMS = 10
+#: What a function the target returns is applied to (``getter(1)([1, 2])``), for at most
+#: ``MAX_APPLIED`` of its calls.
+PROBES = ("[1, 2]", '"a1b2"', "1", '{"a": 1}', '("b", "a")')
+MAX_APPLIED = 4
 #: Calls of one target that may run out of time before the rest are not tried.
 MAX_TIMEOUTS = 3
 #: Calls slower than this are recorded but not replayed on every variant.
@@ -219,6 +225,11 @@ def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
         if isinstance(exc, KeyboardInterrupt | _Timeout):
             raise
         return _Outcome(error=exc, wrap=wrap)
+
+
+def _is_function(value: object) -> bool:
+    """A function or other callable object (not a class, whose instances say little)."""
+    return callable(value) and not isinstance(value, type)
 
 
 def _exception(exc: BaseException) -> list[str] | None:
@@ -337,7 +348,9 @@ def record(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
-    for call in target["calls"]:
+    calls = list(target["calls"])
+    applied = 0
+    for call in calls:
         if time.monotonic() > deadline:
             drop("time")
             continue
@@ -381,6 +394,10 @@ def record(
 
         else:
             tagged = encode(first.value)
+            if tagged is None and _is_function(first.value) and applied < MAX_APPLIED:
+                # A function made by the function: what it does to a few values says what it is.
+                calls += [f"{call}({probe})" for probe in PROBES]
+                applied += 1
             if tagged is None or _has_nan(first.value):
                 drop("unrenderable")
                 continue

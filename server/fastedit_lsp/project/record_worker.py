@@ -20,9 +20,10 @@ last is its answer (a job killed for time keeps what it finished):
 
 A call that returns a function is followed by calls of that function on a few ``PROBES``
 (``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
-``ITEMS``). Each call is made twice, from its source (fresh arguments each time); a variant replaces the
-function's ``__code__``, so every reference to the function (a recursive call, a wrapper) runs
-it, and is restored before the next.
+``ITEMS``). Each call is made twice, from its source (fresh arguments each time), and once more
+after the others (in the other order): a call whose outcome changed is left out. A variant
+replaces the function's ``__code__``, so every reference to the function (a recursive call, a
+wrapper) runs it, and is restored before the next. Each target is recorded in a forked child.
 """
 
 from __future__ import annotations

@@ -8,23 +8,36 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   type-hinted and works on keys and iterables, ftfy on text. They were chosen, and the generator
   of the time measured on them, before the generator changes that followed; nobody tuned on them
   since. Issue 15's floors are meant for this corpus: 98 % of functions' tests pass on the
-  unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind; the floor
-  asserted here is a guard against falling below that, not the goal).
+  unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind static,
+  64.9 % blind recorded; the floors asserted here are guards against falling below those, not
+  the goal).
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
   survived, so their score says what the rules do, not how the generator does on unseen code;
   both floors guard those rules.
 
+Each corpus is measured in two modes. **Static**: the offline generator as it runs by default,
+never running the package. **Recorded**: as with ``tests.run`` on, the recorder
+(``project.recorder``: the functions and their one-change variants run in a subprocess) first
+records what each function does on the generator's candidate calls, and the generator adds a few
+``test_<name>_recorded_<n>`` tests whose outcomes tell the function apart from the most
+variants. On the held-out corpus the recorded mode reaches a mutation score of 64.9 % measured
+blind (the recorder was tuned on humanize, inflection, boltons, more_itertools, pydash and toolz
+only; 38.7 % static): **issue 15's 75 % is not met**; 62 % is asserted as a guard, with the
+98 % pass floor. Tuned corpus, recorded: 89.8 % (85 % guarded).
+
 The generator is otherwise tuned with ``python tests/unit/mutation.py humanize.number inflection
-boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module).
+boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module;
+``RECORDED=1`` for the recorded mode).
 
 ``mutation.measure`` runs, in a subprocess with a time limit, each function's generated tests on
 the unchanged code (Hypothesis derandomized, 100 examples), then on simple AST mutants of the
 function (statement deletion, ``return None``, comparison and arithmetic operator swaps,
 constant changes; at most 3 of each kind per function): a mutant is killed when a test that
-passed on the unchanged code fails. The figures are printed. The issue's budget for the scoring
-run (90 s) is printed with its time, not asserted: the project asserts no wall clock in tests;
-a hang guard far above it stops a runaway.
+passed on the unchanged code fails. The figures are printed, with the recording's time. The
+issue's budget for the scoring run (90 s) is printed with its time, not asserted: the project
+asserts no wall clock in tests; a hang guard far above it stops a runaway. The recorder's calls
+are deterministic (the plan is; calls whose outcome changes between runs are dropped).
 """
 
 from __future__ import annotations
@@ -61,7 +74,7 @@ HELD_OUT = Corpus(
     mutation_floor=0.35,  # a guard under the blind 38.7 %; issue 15's goal is 75 %
     min_functions=50,
     min_mutants=250,
-    recorded_mutation_floor=0.42,  # a guard under the blind 44.3 %; the goal is 75 %
+    recorded_mutation_floor=0.62,  # a guard under the blind 64.9 %; the goal is 75 %
 )
 TUNED = Corpus(
     "tuned",
@@ -71,7 +84,7 @@ TUNED = Corpus(
     mutation_floor=0.75,
     min_functions=100,
     min_mutants=300,
-    recorded_mutation_floor=0.75,
+    recorded_mutation_floor=0.85,  # a guard under 89.8 %
 )
 #: Issue 15's goals, printed beside each corpus' figures.
 GOAL_PASS, GOAL_MUTATION = 0.98, 0.75

@@ -36,7 +36,6 @@ import itertools
 import json
 import math
 import os
-import resource
 import signal
 import sys
 import time
@@ -54,6 +53,13 @@ _MAX_ITEMS = 200
 
 class _Timeout(BaseException):
     pass
+
+
+def _limit(seconds: float) -> None:
+    """Raise :class:`_Timeout` in ``seconds`` (0: never). Where there is no ``setitimer``
+    (Windows), calls have no limit of their own: the recorder kills the process at its end."""
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
 class _Alarm:
@@ -196,14 +202,14 @@ VARIANT_CALL_SECONDS = 0.05
 def _call(code: types.CodeType, namespace: dict[str, Any], seconds: float) -> _Outcome:
     _alarm.fired = False
     started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    _limit(seconds)
     outcome = _Outcome(timeout=True)
     try:
         outcome = _run(code, namespace)
     except _Timeout:
         pass
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _limit(0)
     if _alarm.fired:
         return _Outcome(timeout=True)
     outcome.seconds = time.monotonic() - started
@@ -335,7 +341,7 @@ def record(
     def drop(reason: str) -> None:
         dropped[reason] = dropped.get(reason, 0) + 1
 
-    signal.setitimer(signal.ITIMER_REAL, max(1.0, min(30.0, deadline - time.monotonic())))
+    _limit(max(1.0, min(30.0, deadline - time.monotonic())))
     try:
         module = importlib.import_module(target["module"])
         namespace = dict(vars(module))
@@ -347,7 +353,7 @@ def record(
         answer["error"] = f"{type(exc).__name__}: {exc}"
         return answer
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _limit(0)
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
     calls = list(target["calls"])
     applied = 0
@@ -477,11 +483,11 @@ def _isolated(
     """Record ``target`` in a forked child, so that what its calls change in the modules they
     share (a registry, a cache) does not reach the next target's; the child is killed at the
     deadline (a call its alarm cannot stop)."""
-    signal.setitimer(signal.ITIMER_REAL, max(1.0, deadline - time.monotonic()))
+    _limit(max(1.0, deadline - time.monotonic()))
     # Imported once, before the fork: each child starts from the module as imported.
     with contextlib.suppress(BaseException):
         importlib.import_module(target["module"])
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    _limit(0)
     pid = os.fork() if hasattr(os, "fork") else 0
     if pid == 0:
 
@@ -508,11 +514,14 @@ def _isolated(
 
 def main() -> None:
     job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    with contextlib.suppress(ValueError, OSError):
+    with contextlib.suppress(ValueError, OSError, ImportError):
         # A call that asks for gigabytes gets a MemoryError, not the machine's memory.
+        import resource  # not on Windows
+
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     sys.path[:0] = job.get("paths", [])
-    signal.signal(signal.SIGALRM, _alarm)
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, _alarm)
     deadline = time.monotonic() + float(job["seconds"])
     call_seconds = float(job["call_seconds"])
     # Each target's share: one that is slow leaves time for the next.

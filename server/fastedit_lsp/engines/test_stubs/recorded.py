@@ -39,7 +39,7 @@ from .targets import _FunctionNode
 from .variants import variants
 
 #: Calls the recorder makes per function (each twice, and once per variant).
-MAX_CALLS = 60
+MAX_CALLS = 100
 #: Variants of the function the recorder runs the calls on.
 MAX_VARIANTS = 40
 #: Recorded tests per function at most.

@@ -159,7 +159,8 @@ def test_recorded_observations_become_tests_that_name_their_exceptions() -> None
             Observation("clamp(1)", 1, kills=frozenset({0})),
             Observation("clamp(1, 5, 2)", None, ("mod", "ParseError"), frozenset({1, 2})),
             Observation("clamp(1, 2, 3)", 2, kills=frozenset({3})),
-            Observation("clamp(1, 1, 1)", None, ("re", "error"), frozenset({4})),
+            Observation("clamp(1, 1, 1)", None, ("otherpkg", "Boom"), frozenset({4})),
+            Observation("clamp(2, 2, 2)", None, ("re", "error"), frozenset({6})),
             Observation("clamp(-1)", True, kills=frozenset({5})),
         ),
         variants=6,
@@ -172,7 +173,9 @@ def test_recorded_observations_become_tests_that_name_their_exceptions() -> None
     )
     assert "    assert clamp(1, 2, 3) == 2\n" in generated
     assert "    assert clamp(-1) is True\n" in generated
-    # An exception the test could not import is not pinned.
+    # An exception of a standard module is named through it; one the test could not import is
+    # not pinned.
+    assert "import re\n" in generated and "with pytest.raises(re.error):" in generated
     assert "clamp(1, 1, 1)" not in generated
     ast.parse(generated)
 

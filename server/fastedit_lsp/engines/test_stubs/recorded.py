@@ -20,6 +20,7 @@ import ast
 import copy
 import dataclasses
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -296,16 +297,24 @@ def _source(value: object) -> str | None:
     return _render(value)
 
 
-def _exception_name(ctx: _Context, exception: tuple[str, str]) -> str | None:
-    """How the test names the exception (importing it when needed); None when it cannot."""
+def _exception_name(ctx: _Context, exception: tuple[str, str], *, dry: bool = False) -> str | None:
+    """How the test names the exception (importing it when needed, unless ``dry``): a builtin,
+    one of the function's own package, or one of a public standard library module; None
+    otherwise."""
     module, name = exception
     if not name.isidentifier():
         return None
     if module == "builtins":
         return name
     if module.split(".")[0] == ctx.info.module.split(".")[0]:
-        ctx.imports.from_(module, name)
+        if not dry:
+            ctx.imports.from_(module, name)
         return name
+    public = not any(part.startswith("_") for part in module.split("."))
+    if public and module.split(".")[0] in sys.stdlib_module_names:
+        if not dry:
+            ctx.imports.plain(module)  # ``re.error``, ``json.decoder.JSONDecodeError``
+        return f"{module}.{name}"
     return None
 
 
@@ -356,6 +365,8 @@ def _recorded_tests(
             rendered = _source(obs.value)
             if rendered is None or len(rendered) > MAX_VALUE_CHARS:
                 continue
+        elif _exception_name(ctx, obs.exception, dry=True) is None:
+            continue
         usable.append(obs)
     tests: list[_Test] = []
     for obs in choose(usable):

@@ -607,3 +607,57 @@ async def test_with_tests_run_nothing_lands_when_no_generated_test_passes(
     assert record["metrics"]["edits"] == 0
     assert "that failed on the current code: test_double_example_1" in record["reason"]
     assert "def test_double" not in editor.text(_uri(tmp_path / "test_explodes.py"))
+
+
+FOLD = '''import unicodedata
+
+
+def fold(text: str) -> str:
+    """The text in lower case, without its accents."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if not kept.strip():
+        raise ValueError("nothing to fold")
+    return kept.lower()
+'''
+
+
+async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    """``tests.run`` on: the function is run (the recorder) and a few of its real outcomes
+    become tests: values the static evaluator cannot compute (Unicode tables), chosen to catch
+    one-change slips; they pass on the code, and the job says how many were added."""
+    editor = await make_editor(model=False, init_options={"tests": {"run": True}})
+    module = tmp_path / "folding.py"
+    module.write_text(FOLD)
+    editor.open(_uri(module), FOLD)
+    line = FOLD.splitlines().index("def fold(text: str) -> str:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert record["verification"]["ok"] is True, record["verification"]
+    assert "passed" in record["verification"]["details"]
+    assert "dropped" not in record["verification"]["details"]
+    added = re.search(r"(\d+) recorded tests? added", record["reason"])
+    assert added is not None, record["reason"]
+    written = editor.text(_uri(tmp_path / "test_folding.py"))
+    recorded = re.findall(r"^def (test_fold_recorded_\d+)\(", written, re.M)
+    assert len(recorded) == int(added.group(1)) >= 1
+    # One of them pins a raise the function's own guard makes; the others what it returned.
+    assert "with pytest.raises(ValueError):" in written
+    assert re.search(r"assert fold\(.+\) == ", written)
+    (tmp_path / "test_folding.py").write_text(written)
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_folding.py"],
+        cwd=tmp_path,
+        env=hermetic_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, output.decode()
+    todos = written.count('pytest.skip("TODO')
+    tests = len(re.findall(r"^def test_", written, re.M))
+    assert f"{tests - todos} passed" in output.decode()

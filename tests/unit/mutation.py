@@ -10,6 +10,7 @@ as a script: ``python tests/unit/mutation.py humanize.number inflection boltons.
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib.machinery
 import json
 import os
@@ -24,8 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from fastedit_lsp.engines import test_stubs as stubs
+from fastedit_lsp.project import recorder
 
 WORKER = Path(__file__).with_name("mutation_worker.py")
+#: The recorder's budget for one function and for a whole corpus (far above what it takes).
+RECORD_TARGET_SECONDS = 3.0
+RECORD_SECONDS = 240.0
 
 
 @dataclass
@@ -94,9 +99,10 @@ def _reader(module: str) -> Callable[[str], str | None]:
     return read
 
 
-def cases(modules: list[str]) -> list[Case]:
-    """Every top-level function (not dunder) of each module, in source order."""
-    out: list[Case] = []
+def _targets(modules: list[str]) -> list[tuple[str, str, stubs.Target, int]]:
+    """(module, its source, target, line of the def) for every top-level function (not dunder)
+    of each module, in source order."""
+    out: list[tuple[str, str, stubs.Target, int]] = []
     for module in modules:
         source = module_file(module).read_text(encoding="utf-8")
         for node in ast.parse(source).body:
@@ -106,14 +112,51 @@ def cases(modules: list[str]) -> list[Case]:
                 "overload" in ast.unparse(d) for d in node.decorator_list
             ):
                 continue  # dunders; typing stubs of an overloaded function
-            target = stubs.find_target(source, node.lineno - 1)
-            generated = stubs.generate(source, target, module, _reader(module))
-            out.append(Case(module, target.qualname, node.lineno, generated))
+            out.append((module, source, stubs.find_target(source, node.lineno - 1), node.lineno))
     return out
 
 
+def cases(modules: list[str]) -> list[Case]:
+    """The offline generator's tests (static: nothing of the package is run) for every
+    top-level function (not dunder) of each module, in source order."""
+    return [
+        Case(module, target.qualname, line, stubs.generate(source, target, module, _reader(module)))
+        for module, source, target, line in _targets(modules)
+    ]
+
+
+def recorded_cases(modules: list[str]) -> tuple[list[Case], float]:
+    """As :func:`cases`, with recorded tests: the recorder runs the functions as the server
+    does with ``tests.run`` on (``project.recorder``, one worker for all of them); and how long
+    the recording took."""
+    targets = _targets(modules)
+    plans = [
+        stubs.record_plan(source, target, module, _reader(module))
+        for module, source, target, _ in targets
+    ]
+    wanted = [p for p in plans if p is not None]
+    started = time.monotonic()
+    recordings = iter(
+        asyncio.run(
+            recorder.record(
+                wanted,
+                [],
+                target_seconds=RECORD_TARGET_SECONDS,
+                seconds=RECORD_SECONDS,
+            )
+        )
+    )
+    seconds = time.monotonic() - started
+    out: list[Case] = []
+    for (module, source, target, line), plan in zip(targets, plans, strict=True):
+        recording = next(recordings) if plan is not None else None
+        generated = stubs.generate(source, target, module, _reader(module), recording)
+        out.append(Case(module, target.qualname, line, generated))
+    return out, seconds
+
+
 def kind_of(name: str) -> str:
-    for kind in ("todo", "example", "returns", "raises", "property"):
+    for kind in ("todo", "example", "returns", "raises", "property", "recorded"):
         if f"_{kind}" in name:
             return kind
     return "other"
@@ -177,7 +220,12 @@ def measure(all_cases: list[Case], timeout: float = 600) -> Report:
 
 def _main() -> None:
     modules = sys.argv[1:]
-    all_cases = cases(modules)
+    recorded = os.environ.get("RECORDED")
+    if recorded:
+        all_cases, record_seconds = recorded_cases(modules)
+        sys.stderr.write(f"recorded in {record_seconds:.1f} s\n")
+    else:
+        all_cases = cases(modules)
     report = measure(all_cases)
     verbose = os.environ.get("VERBOSE")
     for result in report.results:

@@ -8,23 +8,36 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   type-hinted and works on keys and iterables, ftfy on text. They were chosen, and the generator
   of the time measured on them, before the generator changes that followed; nobody tuned on them
   since. Issue 15's floors are meant for this corpus: 98 % of functions' tests pass on the
-  unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind; the floor
-  asserted here is a guard against falling below that, not the goal).
+  unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind static,
+  64.9 % blind recorded; the floors asserted here are guards against falling below those, not
+  the goal).
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
   survived, so their score says what the rules do, not how the generator does on unseen code;
   both floors guard those rules.
 
+Each corpus is measured in two modes. **Static**: the offline generator as it runs by default,
+never running the package. **Recorded**: as with ``tests.run`` on, the recorder
+(``project.recorder``: the functions and their one-change variants run in a subprocess) first
+records what each function does on the generator's candidate calls, and the generator adds a few
+``test_<name>_recorded_<n>`` tests whose outcomes tell the function apart from the most
+variants. On the held-out corpus the recorded mode reaches a mutation score of 64.9 % measured
+blind (the recorder was tuned on humanize, inflection, boltons, more_itertools, pydash and toolz
+only; 38.7 % static): **issue 15's 75 % is not met**; 62 % is asserted as a guard, with the
+98 % pass floor. Tuned corpus, recorded: 90.5 % (85 % guarded).
+
 The generator is otherwise tuned with ``python tests/unit/mutation.py humanize.number inflection
-boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module).
+boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module;
+``RECORDED=1`` for the recorded mode).
 
 ``mutation.measure`` runs, in a subprocess with a time limit, each function's generated tests on
 the unchanged code (Hypothesis derandomized, 100 examples), then on simple AST mutants of the
 function (statement deletion, ``return None``, comparison and arithmetic operator swaps,
 constant changes; at most 3 of each kind per function): a mutant is killed when a test that
-passed on the unchanged code fails. The figures are printed. The issue's budget for the scoring
-run (90 s) is printed with its time, not asserted: the project asserts no wall clock in tests;
-a hang guard far above it stops a runaway.
+passed on the unchanged code fails. The figures are printed, with the recording's time. The
+issue's budget for the scoring run (90 s) is printed with its time, not asserted: the project
+asserts no wall clock in tests; a hang guard far above it stops a runaway. The recorder's calls
+are deterministic (the plan is; calls whose outcome changes between runs are dropped).
 """
 
 from __future__ import annotations
@@ -34,7 +47,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from .mutation import Report, cases, measure
+from .mutation import Report, cases, measure, recorded_cases
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class Corpus:
     mutation_floor: float
     min_functions: int
     min_mutants: int
+    #: The same with recorded tests (``tests.run``: the recorder ran the functions).
+    recorded_pass_floor: float = 0.98
+    recorded_mutation_floor: float = 0.0
 
 
 HELD_OUT = Corpus(
@@ -58,6 +74,7 @@ HELD_OUT = Corpus(
     mutation_floor=0.35,  # a guard under the blind 38.7 %; issue 15's goal is 75 %
     min_functions=50,
     min_mutants=250,
+    recorded_mutation_floor=0.62,  # a guard under the blind 64.9 %; the goal is 75 %
 )
 TUNED = Corpus(
     "tuned",
@@ -67,6 +84,7 @@ TUNED = Corpus(
     mutation_floor=0.75,
     min_functions=100,
     min_mutants=300,
+    recorded_mutation_floor=0.85,  # a guard under 90.5 %
 )
 #: Issue 15's goals, printed beside each corpus' figures.
 GOAL_PASS, GOAL_MUTATION = 0.98, 0.75
@@ -75,45 +93,72 @@ RUN_BUDGET_S = 90.0
 # A hang guard for the subprocess, above the budget (a loaded machine is slower).
 LIMIT_S = 600
 
-_reports: dict[str, Report] = {}
+_reports: dict[tuple[str, str], Report] = {}
 
 
-@pytest.fixture(scope="module", params=[HELD_OUT, TUNED], ids=lambda c: c.name)
-def corpus(request: pytest.FixtureRequest) -> tuple[Corpus, Report]:
-    spec: Corpus = request.param
-    if spec.name not in _reports:
+@pytest.fixture(
+    scope="module",
+    params=[(HELD_OUT, "static"), (HELD_OUT, "recorded"), (TUNED, "static"), (TUNED, "recorded")],
+    ids=lambda p: f"{p[0].name}-{p[1]}",
+)
+def corpus(request: pytest.FixtureRequest) -> tuple[Corpus, str, Report]:
+    spec, mode = request.param
+    if (spec.name, mode) not in _reports:
         missing = [
             m
             for m in spec.modules
             if importlib.machinery.PathFinder.find_spec(m.split(".")[0]) is None
         ]
         assert not missing, f"install the test extras (pip install -e '.[test]'): {missing}"
-        result = measure(cases(list(spec.modules)), timeout=LIMIT_S)
+        recording = ""
+        if mode == "recorded":
+            generated, seconds = recorded_cases(list(spec.modules))
+            recording = f"; recording {seconds:.1f} s"
+        else:
+            generated = cases(list(spec.modules))
+        result = measure(generated, timeout=LIMIT_S)
+        pass_floor, mutation_floor = floors(spec, mode)
         print(  # noqa: T201 (the corpus figures are the point of this test)
             "\n"
-            + result.summary(f"{spec.name} test stubs (" + ", ".join(spec.modules) + ")")
+            + result.summary(f"{spec.name} {mode} test stubs (" + ", ".join(spec.modules) + ")")
             + f"\n  issue 15's goals: pass {GOAL_PASS:.0%}, mutation score {GOAL_MUTATION:.0%}"
-            f" (guarded here: {spec.pass_floor:.0%}, {spec.mutation_floor:.0%}); scoring run "
-            f"budget {RUN_BUDGET_S:.0f} s"
+            f" (guarded here: {pass_floor:.0%}, {mutation_floor:.0%}); scoring run "
+            f"budget {RUN_BUDGET_S:.0f} s{recording}"
         )
-        _reports[spec.name] = result
-    return spec, _reports[spec.name]
+        _reports[spec.name, mode] = result
+    return spec, mode, _reports[spec.name, mode]
 
 
-def test_the_corpus_is_large_enough(corpus: tuple[Corpus, Report]) -> None:
-    spec, report = corpus
+def floors(spec: Corpus, mode: str) -> tuple[float, float]:
+    if mode == "recorded":
+        return spec.recorded_pass_floor, spec.recorded_mutation_floor
+    return spec.pass_floor, spec.mutation_floor
+
+
+def test_the_corpus_is_large_enough(corpus: tuple[Corpus, str, Report]) -> None:
+    spec, _, report = corpus
     assert report.functions >= spec.min_functions
     assert {r["module"].split(".")[0] for r in report.results} == spec.packages
     assert report.mutants >= spec.min_mutants, "too few mutants to measure with"
 
 
 def test_generated_tests_pass_on_the_code_they_characterise(
-    corpus: tuple[Corpus, Report],
+    corpus: tuple[Corpus, str, Report],
 ) -> None:
-    spec, report = corpus
-    assert report.pass_rate >= spec.pass_floor, report.summary(spec.name)
+    spec, mode, report = corpus
+    assert report.pass_rate >= floors(spec, mode)[0], report.summary(spec.name)
 
 
-def test_generated_tests_kill_mutants_of_the_code(corpus: tuple[Corpus, Report]) -> None:
-    spec, report = corpus
-    assert report.score >= spec.mutation_floor, report.summary(spec.name)
+def test_generated_tests_kill_mutants_of_the_code(corpus: tuple[Corpus, str, Report]) -> None:
+    spec, mode, report = corpus
+    assert report.score >= floors(spec, mode)[1], report.summary(spec.name)
+
+
+def test_recorded_tests_are_added_where_the_recorder_ran(
+    corpus: tuple[Corpus, str, Report],
+) -> None:
+    _, mode, report = corpus
+    if mode == "recorded":
+        assert report.tests["recorded"] >= report.functions // 2
+    else:
+        assert report.tests["recorded"] == 0

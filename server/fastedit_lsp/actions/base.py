@@ -22,6 +22,7 @@ from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
 
 if TYPE_CHECKING:
+    from ..engines.test_stubs import Recording, RecordPlan
     from .parse_check import ParseTrees
 
 #: ``{ok: true|false|null, details}`` as in the job record.
@@ -114,6 +115,9 @@ class ActionInput:
     original: str | None = None
     #: The documents' last parses, for the parse check to start from (None: parse anew).
     trees: ParseTrees | None = None
+    #: With ``tests.run`` on (the user opted in to running their code): runs the function a
+    #: test-writing job is for on a plan of calls, through the host's recorder; None: off.
+    record: Callable[[RecordPlan], Awaitable[Recording]] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,8 @@ class OfflineAnswer:
     text: str
     start: Point | None = None
     end: Point | None = None
+    #: What the job record should say of how the answer was made ("3 recorded tests...").
+    note: str = ""
 
 
 @dataclass

@@ -35,7 +35,7 @@ from .base import (
 
 # The generator loads with the first job, not with the first code action.
 if TYPE_CHECKING:
-    from ..engines.test_stubs import Target
+    from ..engines.test_stubs import Recording, RecordPlan, Target
 
 
 @dataclass(frozen=True)
@@ -277,9 +277,16 @@ def prepare(data: ActionInput) -> Draft:
         return placed(existing, appended(existing, generated))[1]
 
     async def offline() -> OfflineAnswer | None:
-        from ..engines.test_stubs import generate
+        from ..engines.test_stubs import generate, record_plan
 
-        return OfflineAnswer(insertion(generate(source, target, module, read_module)))
+        recording = None
+        plan = record_plan(source, target, module, read_module) if data.record else None
+        if data.record is not None and plan is not None:
+            recording = await data.record(plan)
+        generated = generate(source, target, module, read_module, recording)
+        return OfflineAnswer(
+            insertion(generated), note=_recorded_note(generated, recording, plan, data.record)
+        )
 
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
@@ -321,6 +328,25 @@ def prepare(data: ActionInput) -> Draft:
         rounds=2,
         no_suggestion="no suggestion",
         region=(at, at),
+    )
+
+
+def _recorded_note(
+    generated: str, recording: Recording | None, plan: RecordPlan | None, record: object
+) -> str:
+    """What the job record says of the recorded tests (nothing when ``tests.run`` is off)."""
+    if record is None:
+        return ""
+    if plan is None:
+        return "no recorded tests: the generator cannot write a call to this function"
+    if recording is None or recording.error:
+        why = recording.error if recording is not None else "nothing was recorded"
+        return f"no recorded tests: {why}"
+    added = sum("_recorded_" in name for name in test_names(generated))
+    return (
+        f"{added} recorded test{'s' if added != 1 else ''} added (the function ran on "
+        f"{len(recording.observations)} of {len(plan.calls)} planned calls and "
+        f"{recording.variants} variants)"
     )
 
 

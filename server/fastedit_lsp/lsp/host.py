@@ -22,6 +22,7 @@ from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
     from .server import FasteditServer
 
@@ -204,6 +205,15 @@ class ServerHost:
         source_path = to_fs_path(destination.source_uri) or destination.path
         root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
         return await pytest_check(destination.path, source_path, root, module_text, run=run)
+
+    async def record(self, destination: TestModule, plan: RecordPlan) -> Recording:
+        from ..project.recorder import record
+
+        source_path = to_fs_path(destination.source_uri) or destination.path
+        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        # The project's root and the module's folder first, as pytest_check runs pytest.
+        [recording] = await record([plan], [root, os.path.dirname(source_path)])
+        return recording
 
     async def run_tests(
         self, destination: TestModule, module_text: str

@@ -7,6 +7,12 @@ until what remains passes; the job says which tests were dropped. When pytest ca
 module at all (it does not import, or takes too long), no generated test is known to pass, so
 none lands.
 
+The offline generator's text already holds its recorded tests by then: with ``tests.run`` on,
+the write-tests action asks the host's recorder (``JobHost.record``, through
+``ActionInput.record``) what the function does before it generates, and the job's reason says
+how many recorded tests were added. They are run here like the others, so one that fails in
+pytest (an outcome that depends on the process it runs in) is dropped and named too.
+
 Pure asyncio: pytest is reached only through the :class:`~fastedit_lsp.pipeline.ports.JobHost`.
 """
 

@@ -17,6 +17,7 @@ from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
+    from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
 
 
@@ -113,4 +114,9 @@ class JobHost(Protocol):
     ) -> tuple[str, dict[str, str]]:
         """Run a test module with pytest, on a copy (opt-in: ``tests.run``): its summary and
         each test function's outcome (none when it could not be collected or run)."""
+        ...
+
+    async def record(self, destination: TestModule, plan: RecordPlan) -> Recording:
+        """Run the function a test-writing job is for on the plan's calls, and its variants
+        (opt-in: ``tests.run``; in a subprocess with time limits): what it observed."""
         ...

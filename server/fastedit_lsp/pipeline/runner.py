@@ -13,8 +13,8 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..actions.base import ActionError, ActionInput, Draft, Verification
 from ..actions.parse_check import ParseTrees
@@ -44,6 +44,9 @@ from .rewrite import RewriteSession
 from .route_stats import RouteStats
 from .routing import Decision, Signals, choose, count_definitions
 from .stream import ask, filtered
+
+if TYPE_CHECKING:
+    from ..engines.test_stubs import Recording, RecordPlan
 
 log = logging.getLogger(__name__)
 
@@ -564,11 +567,25 @@ class JobRunner:
             # with what the user had.
             original=job.tracker.original if region is None else None,
             trees=self.trees,
+            record=self._recorder(job),
         )
         try:
             return spec.load().prepare(data)
         except ActionError as exc:
             raise JobFailedError(str(exc)) from None
+
+    def _recorder(self, job: Job) -> Callable[[RecordPlan], Awaitable[Recording]] | None:
+        """With ``tests.run`` on, how a test-writing job runs its function (the host's
+        recorder); None otherwise: nothing of the user's code runs."""
+        destination = job.destination
+        if destination is None or not self.host.settings.tests.run:
+            return None
+        host = self.host
+
+        async def record(plan: RecordPlan) -> Recording:
+            return await host.record(destination, plan)
+
+        return record
 
     async def _offline(
         self, job: Job, document: Document, draft: Draft
@@ -578,6 +595,8 @@ class JobRunner:
             raise JobFailedError(f"{self.actions.title(job.kind)} {NEEDS_MODEL}")
         job.metrics.first_token_at = None
         answer = await draft.offline()
+        if answer is not None and answer.note:
+            job.reason += f"; {answer.note}"
         if answer is None or not answer.text:
             return None
         if answer.start is not None and answer.end is not None:
@@ -651,6 +670,8 @@ class JobRunner:
         if draft.offline is None:
             raise JobFailedError(NEEDS_MODEL)
         answer = await draft.offline()
+        if answer is not None and answer.note:
+            job.reason += f"; {answer.note}"
         if answer is None or not answer.text:
             job.reason += f"; {draft.no_suggestion}"
             return

@@ -19,6 +19,8 @@ The modules, each importing only ones above it in this list:
 - ``candidates``: candidate arguments and the search for ones that reach each ``raise``;
 - ``variants``: copies of the body with one slip each, which return tests are chosen to catch;
 - ``raises``: a ``pytest.raises`` case per reachable ``raise``;
+- ``recorded``: tests of what the function really did, when the user opted in to running it
+  (the plan of calls and variants; choosing and rendering what the recorder observed);
 - ``properties``: hypothesis ``@given`` stubs from the type hints;
 - ``classes``: whether a method's class can be built with no arguments;
 - ``generate``: :func:`generate`, the complete test module for a target;
@@ -27,17 +29,23 @@ The modules, each importing only ones above it in this list:
 
 from __future__ import annotations
 
-from .generate import generate
+from .generate import generate, record_plan
 from .merge import merge
 from .placement import module_name, test_path
+from .recorded import Observation, Recording, RecordPlan, recording_from
 from .targets import NoTargetError, Target, find_target
 
 __all__ = [
     "NoTargetError",
+    "Observation",
+    "RecordPlan",
+    "Recording",
     "Target",
     "find_target",
     "generate",
     "merge",
     "module_name",
+    "record_plan",
+    "recording_from",
     "test_path",
 ]

@@ -1,0 +1,404 @@
+"""Recorded tests: ``test_<name>_recorded_<n>`` asserts what the function really returned (or
+raised) for an input, when the user opted in to running their code (``tests.run``).
+
+Characterization as Pynguin and EvoSuite do it, split in two: this module stays pure. It plans
+the recording (:func:`_plan`: the calls to make, as the tests write them, and the function's
+one-change variants as source, from ``candidates`` and ``variants``), reads what the recorder
+observed (:func:`recording_from`), picks a handful of calls whose outcomes tell the function
+apart from the most variants (:func:`choose`, a greedy cover) and renders their tests. Running
+the calls is the project layer's (``project.recorder``): a subprocess with time limits.
+
+An outcome is kept only when it can be written as Python source that evaluates back to an equal
+value (literals, containers of them, sets) or is an exception the test can name (a builtin one,
+or one defined in the function's own package); the recorder drops calls whose outcome changed
+between two runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .candidates import (
+    _call_text,
+    _candidates,
+    _combinations,
+    _explore,
+    _is_generator,
+    _params,
+    _takes_self,
+)
+from .doctests import _Context, _examples, _is_call_to
+from .domain import mutates_module_state
+from .render import _assert, _fit, _render, _Test
+from .targets import _FunctionNode
+from .variants import variants
+
+#: Calls the recorder makes per function (each twice, and once per variant).
+MAX_CALLS = 100
+#: Variants of the function the recorder runs the calls on.
+MAX_VARIANTS = 40
+#: Recorded tests per function at most.
+MAX_RECORDED = 5
+#: Recorded tests showing distinct outcomes when none tells a variant apart.
+DISTINCT_OUTCOMES = 2
+#: What a test takes of an iterator the function returns (the recorder's ``ITEMS``).
+ITEMS = 10
+#: Longest expected value written into a test.
+MAX_VALUE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """What to run for one function: calls written as the tests write them, and variants."""
+
+    module: str
+    """The module to import (dotted)."""
+    qualname: str
+    """The function's qualified name in it (``Parser.parse``)."""
+    calls: tuple[str, ...]
+    """Call expressions (``f(1, "a")``, ``Parser().parse("x")``, ``list(gen(2))``)."""
+    variants: tuple[str, ...] = ()
+    """The function's ``def`` with one change each, without decorators, as source."""
+    imports: tuple[str, ...] = ()
+    """Import statements the calls need beside the module's own names (``import asyncio``)."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one call did, and which variants did otherwise."""
+
+    call: str
+    value: object = None
+    """What it returned (when ``exception`` is None)."""
+    exception: tuple[str, str] | None = None
+    """(module, name) of the exception it raised."""
+    kills: frozenset[int] = frozenset()
+    """The variants (indices into ``RecordPlan.variants``) whose outcome differed."""
+    wrap: str = ""
+    """The call returned an iterator: ``list``, ``value`` is all it yields; ``islice``, its
+    first :data:`ITEMS` (it yields more, maybe endlessly)."""
+
+    def expression(self) -> str:
+        """The call as the test writes it (an iterator's items taken)."""
+        if self.wrap == "list":
+            return f"list({self.call})"
+        if self.wrap == "islice":
+            return f"list(islice({self.call}, {ITEMS}))"
+        return self.call
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What the recorder observed for one function."""
+
+    observations: tuple[Observation, ...] = ()
+    variants: int = 0
+    """Variants that compiled and ran."""
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    """Calls left out, by reason (``unstable``, ``timeout``, ``unrenderable``...)."""
+    error: str = ""
+    """Why nothing was recorded (the module did not import...)."""
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+
+def _plan(ctx: _Context) -> RecordPlan | None:
+    """The calls worth recording for the context's target, and its variants; None when the
+    generator cannot write a call to it (a method of a class it cannot build, an async
+    generator, parameters of a type it does not model, a function that changes the module's
+    state)."""
+    fn = ctx.target.node
+    if isinstance(fn, ast.AsyncFunctionDef) and _is_generator(fn):
+        return None
+    if _takes_self(ctx.target) and not ctx.instantiable:
+        return None
+    if mutates_module_state(fn, set(ctx.info.names)):
+        return None  # its tests would change what the module's other tests see
+    params, varargs, kwargs = _params(fn, skip_first=_takes_self(ctx.target))
+    calls: list[str] = []
+
+    generator = isinstance(fn, ast.FunctionDef) and _is_generator(fn)
+
+    def add(values: Sequence[object]) -> None:
+        call = _call_text(ctx, params, list(values))
+        if call is not None and generator:
+            # The recorder takes what the generator yields, at most ``ITEMS`` (it may be endless).
+            call = call.removeprefix("list(").removesuffix(")")
+        if call is not None and call not in calls and len(calls) < MAX_CALLS:
+            calls.append(call)
+
+    # The docstring's own calls first: realistic arguments the evaluator may not follow.
+    for example in _examples(fn)[0]:
+        for node in ast.walk(example.tree):
+            if isinstance(node, ast.Call) and _is_call_to(node, fn.name) and _literal_args(node):
+                args = [ast.unparse(a) for a in node.args]
+                args += [f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords if k.arg]
+                call = f"{ctx.call_prefix}({', '.join(args)})"
+                if isinstance(fn, ast.AsyncFunctionDef):
+                    call = f"asyncio.run({call})"
+                if call not in calls and len(calls) < MAX_CALLS // 4:
+                    calls.append(call)
+    explored = _explore(ctx, params, (varargs, kwargs))
+    for run in explored.returns:
+        add(run.values)
+    for values in explored.raises.values():
+        add(values)
+    candidates = _candidates(fn, params, ctx.info)
+    if candidates is None:
+        # A parameter of a type the generator does not model: running is cheap, so the values
+        # it tries where there is no hint (what the function does with them is its answer).
+        plain = [dataclasses.replace(p, annotation=None) for p in params]
+        candidates = _candidates(fn, plain, ctx.info)
+    if candidates is not None:
+        # Each parameter's values in turn, the others ordinary; then combinations.
+        base = [c[0] for c in candidates]
+        for index, options in enumerate(candidates):
+            for option in options[1:]:
+                add([*base[:index], option, *base[index + 1 :]])
+        for combo in _combinations([len(c) for c in candidates], 4 * MAX_CALLS):
+            add([candidates[i][j] for i, j in enumerate(combo)])
+            if len(calls) >= MAX_CALLS:
+                break
+    if not calls:
+        return None
+    imports = ("import asyncio",) if any(c.startswith("asyncio.") for c in calls) else ()
+    return RecordPlan(
+        ctx.info.module,
+        ctx.target.qualname,
+        tuple(calls),
+        tuple(_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS)),
+        imports,
+    )
+
+
+def _literal_args(call: ast.Call) -> bool:
+    try:
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            ast.literal_eval(arg)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return all(k.arg for k in call.keywords) and not any(
+        isinstance(a, ast.Starred) for a in call.args
+    )
+
+
+def _variant_source(fn: _FunctionNode, body: list[ast.stmt]) -> str:
+    changed = copy.copy(fn)
+    changed.body = body
+    changed.decorator_list = []
+    return ast.unparse(ast.fix_missing_locations(changed))
+
+
+# -- what the recorder observed -----------------------------------------------------------------
+
+
+def decode(tagged: object) -> object:
+    """A value from the recorder's tagged form (``["int", "3"]``, ``["list", [...]]``...).
+
+    Raises :class:`ValueError` for anything else.
+    """
+    if not isinstance(tagged, list) or not tagged or not isinstance(tagged[0], str):
+        raise ValueError(f"not a recorded value: {tagged!r}")
+    tag, *rest = tagged
+    arg = rest[0] if rest else None
+    scalars = {"int": int, "float": float, "str": str}
+    if tag == "none":
+        return None
+    if tag == "bool" and isinstance(arg, bool):
+        return arg
+    if tag in scalars and isinstance(arg, str):
+        return scalars[tag](arg)
+    if tag == "bytes" and isinstance(arg, str):
+        return bytes.fromhex(arg)
+    if tag == "complex" and len(rest) == 2:
+        return complex(float(rest[0]), float(rest[1]))
+    if isinstance(arg, list):
+        if tag == "list":
+            return [decode(v) for v in arg]
+        if tag == "tuple":
+            return tuple(decode(v) for v in arg)
+        if tag in ("set", "frozenset"):
+            items = {decode(v) for v in arg}
+            return items if tag == "set" else frozenset(items)
+        if tag == "dict":
+            return {decode(k): decode(v) for k, v in arg}
+    raise ValueError(f"not a recorded value: {tagged!r}")
+
+
+def recording_from(answer: Mapping[str, object]) -> Recording:
+    """A :class:`Recording` from the recorder's JSON answer for one function; observations it
+    cannot read are left out."""
+    observations: list[Observation] = []
+    raw = answer.get("observations")
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("call"), str):
+            continue
+        kills = frozenset(k for k in item.get("kills") or [] if isinstance(k, int))
+        exc = item.get("exception")
+        wrap = item.get("wrap") if item.get("wrap") in ("list", "islice") else ""
+        assert isinstance(wrap, str)
+        try:
+            if isinstance(exc, list) and len(exc) == 2 and all(isinstance(e, str) for e in exc):
+                observations.append(Observation(item["call"], None, (exc[0], exc[1]), kills, wrap))
+            elif "value" in item:
+                value = decode(item["value"])
+                observations.append(Observation(item["call"], value, None, kills, wrap))
+        except (ValueError, TypeError, OverflowError):
+            continue
+    dropped = answer.get("dropped")
+    count = answer.get("variants")
+    error = answer.get("error")
+    return Recording(
+        tuple(observations),
+        count if isinstance(count, int) else 0,
+        {k: v for k, v in dropped.items() if isinstance(v, int)}
+        if isinstance(dropped, dict)
+        else {},
+        error if isinstance(error, str) else "",
+    )
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+
+def _source(value: object) -> str | None:
+    """Python source that evaluates to a value equal to ``value`` (sets included: ``==`` does
+    not care about their order), or None."""
+    if isinstance(value, float) and math.isnan(value):
+        return None  # NaN equals nothing
+    if isinstance(value, set | frozenset):
+        items = [_source(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        inner = ", ".join(sorted(i for i in items if i is not None))
+        if isinstance(value, frozenset):
+            return f"frozenset({{{inner}}})" if items else "frozenset()"
+        return f"{{{inner}}}" if items else "set()"
+    if isinstance(value, list | tuple):
+        parts = [_source(v) for v in value]
+        if any(p is None for p in parts):
+            return None
+        inner = ", ".join(p for p in parts if p is not None)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(parts) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        pairs = [(_source(k), _source(v)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in pairs):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    return _render(value)
+
+
+def _exception_name(ctx: _Context, exception: tuple[str, str], *, dry: bool = False) -> str | None:
+    """How the test names the exception (importing it when needed, unless ``dry``): a builtin,
+    one of the function's own package, or one of a public standard library module; None
+    otherwise."""
+    module, name = exception
+    if not name.isidentifier():
+        return None
+    if module == "builtins":
+        return name
+    if module.split(".")[0] == ctx.info.module.split(".")[0]:
+        if not dry:
+            ctx.imports.from_(module, name)
+        return name
+    public = not any(part.startswith("_") for part in module.split("."))
+    if public and module.split(".")[0] in sys.stdlib_module_names:
+        if not dry:
+            ctx.imports.plain(module)  # ``re.error``, ``json.decoder.JSONDecodeError``
+        return f"{module}.{name}"
+    return None
+
+
+def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> list[Observation]:
+    """At most ``limit`` observations: each the one that tells apart the most variants the
+    ones before it do not (the shorter test on a tie); when none tells any apart, one per
+    distinct outcome (at most :data:`DISTINCT_OUTCOMES`), to pin down what the function does."""
+    chosen: list[Observation] = []
+    killed: set[int] = set()
+    while len(chosen) < limit:
+        best: Observation | None = None
+        key = (0, 0)
+        for obs in observations:
+            gain = len(obs.kills - killed)
+            candidate = (gain, -len(obs.call) - len(repr(obs.value)))
+            if gain and (best is None or candidate > key):
+                best, key = obs, candidate
+        if best is None:
+            break
+        chosen.append(best)
+        killed |= best.kills
+    # None tells a variant apart: distinct outcomes, to pin down what the function does.
+    shown: set[str] = set()
+    most = 0 if chosen else min(limit, DISTINCT_OUTCOMES)
+    for obs in observations:
+        if len(chosen) >= most:
+            break
+        if _outcome(obs) not in shown:
+            chosen.append(obs)
+            shown.add(_outcome(obs))
+    return chosen
+
+
+def _outcome(obs: Observation) -> str:
+    return repr(obs.exception) if obs.exception else f"{type(obs.value).__name__}:{obs.value!r}"
+
+
+def _recorded_tests(
+    ctx: _Context, prefix: str, recording: Recording, shown: Iterable[str]
+) -> list[_Test]:
+    """Tests of the chosen observations (calls the other tests already make are left out)."""
+    lines = list(shown)
+    usable: list[Observation] = []
+    for obs in recording.observations:
+        if any(obs.call in line for line in lines):
+            continue
+        if obs.exception is None:
+            rendered = _source(obs.value)
+            if rendered is None or len(rendered) > MAX_VALUE_CHARS:
+                continue
+        elif _exception_name(ctx, obs.exception, dry=True) is None:
+            continue
+        usable.append(obs)
+    tests: list[_Test] = []
+    for obs in choose(usable):
+        name = f"test_{prefix}_recorded_{len(tests) + 1}"
+        call = obs.expression()
+        if obs.exception is not None:
+            exc = _exception_name(ctx, obs.exception)
+            if exc is None:
+                continue
+            body = [f"with pytest.raises({exc}):", f"    {_fit(call, base=4)}"]
+        else:
+            rendered = _source(obs.value) or ""
+            if obs.value is None or isinstance(obs.value, bool):
+                body = [_assert(call, "is", rendered)]
+            else:
+                body = [_assert(_fit(call, base=7), "==", rendered)]
+        if obs.wrap == "islice":
+            ctx.imports.from_("itertools", "islice")
+        if "asyncio." in obs.call:
+            ctx.imports.plain("asyncio")
+        tests.append(_Test(name, body, kind="recorded"))
+    return tests
+
+
+__all__ = [
+    "MAX_CALLS",
+    "MAX_RECORDED",
+    "MAX_VARIANTS",
+    "Observation",
+    "RecordPlan",
+    "Recording",
+    "choose",
+    "decode",
+    "recording_from",
+]

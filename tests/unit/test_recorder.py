@@ -1,0 +1,157 @@
+"""The recorder (``project.recorder`` and its worker): the user's function really runs, in a
+subprocess, on planned calls and on variants of itself; what it observed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fastedit_lsp.engines.test_stubs import Recording, RecordPlan
+from fastedit_lsp.project.recorder import record
+
+MODULE = textwrap.dedent("""
+    import itertools
+    import random
+
+
+    class Refused(Exception):
+        pass
+
+
+    def half(n):
+        if n < 0:
+            raise Refused("negative")
+        return n // 2
+
+
+    def spin(n):
+        while n >= 0:
+            n += 1
+        return n
+
+
+    def dice(n):
+        return random.random() * n
+
+
+    def handle(n):
+        return object()
+
+
+    def squares(n):
+        return (i * i for i in itertools.count(n))
+
+
+    def pair(n):
+        return {"n": n, "pair": (n, [n + 1])}
+
+
+    def getter(i):
+        return lambda seq: seq[i]
+""").lstrip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> str:
+    (tmp_path / "usercode.py").write_text(MODULE)
+    return str(tmp_path)
+
+
+async def _record(project: str, *plans: RecordPlan, **limits: float) -> list[Recording]:
+    return await record(list(plans), [project], **limits)
+
+
+async def test_values_are_recorded_and_variants_that_return_otherwise_are_told_apart(
+    project: str,
+) -> None:
+    plan = RecordPlan(
+        "usercode",
+        "half",
+        ("half(9)", "half(-1)", "half(0)"),
+        (
+            "def half(n):\n    if n < 0:\n        raise Refused('negative')\n    return n // 3",
+            "def half(n):\n    if n <= 0:\n        raise Refused('negative')\n    return n // 2",
+            "def half(n) -> syntax error",
+        ),
+    )
+    [recording] = await _record(project, plan)
+    assert recording.error == ""
+    assert recording.variants == 2  # the third does not compile
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call["half(9)"].value == 4 and by_call["half(9)"].kills == {0}
+    assert by_call["half(-1)"].exception == ("usercode", "Refused")
+    assert by_call["half(-1)"].kills == frozenset()
+    assert by_call["half(0)"].value == 0 and by_call["half(0)"].kills == {1}
+
+
+async def test_a_call_that_hangs_is_stopped_and_left_out(project: str) -> None:
+    plan = RecordPlan("usercode", "spin", ("spin(1)", "spin(-1)"))
+    [recording] = await _record(project, plan, call_seconds=0.2)
+    assert [(o.call, o.value) for o in recording.observations] == [("spin(-1)", -1)]
+    assert recording.dropped == {"timeout": 1}
+
+
+async def test_a_variant_that_hangs_counts_as_told_apart(project: str) -> None:
+    plan = RecordPlan(
+        "usercode",
+        "spin",
+        ("spin(-1)", "spin(-2)"),
+        ("def spin(n):\n    while n >= -5:\n        n += 1\n    return n",),
+    )
+    [recording] = await _record(project, plan, call_seconds=0.2)
+    assert [o.kills for o in recording.observations] == [{0}, frozenset()]
+
+
+async def test_an_unstable_call_is_dropped(project: str) -> None:
+    plan = RecordPlan("usercode", "dice", ("dice(6)", "dice(0)"))
+    [recording] = await _record(project, plan)
+    assert [(o.call, o.value) for o in recording.observations] == [("dice(0)", 0.0)]
+    assert recording.dropped == {"unstable": 1}
+
+
+async def test_a_result_no_source_can_write_is_dropped_and_an_iterator_is_sampled(
+    project: str,
+) -> None:
+    plans = [
+        RecordPlan("usercode", "handle", ("handle(1)",)),
+        RecordPlan("usercode", "squares", ("squares(2)",)),
+        RecordPlan("usercode", "pair", ("pair(1)",)),
+    ]
+    handle, squares, pair = await _record(project, *plans)
+    assert handle.observations == () and handle.dropped == {"unrenderable": 1}
+    [sample] = squares.observations
+    assert sample.wrap == "islice" and sample.value == [i * i for i in range(2, 12)]
+    assert pair.observations[0].value == {"n": 1, "pair": (1, [2])}
+
+
+async def test_a_module_that_does_not_import_is_an_error_not_a_crash(project: str) -> None:
+    (Path(project) / "broken.py").write_text("raise RuntimeError('at import')\n")
+    plans = [RecordPlan("broken", "f", ("f(1)",)), RecordPlan("usercode", "half", ("half(2)",))]
+    broken, half = await _record(project, *plans)
+    assert "RuntimeError: at import" in broken.error and broken.observations == ()
+    # The next function is still recorded.
+    assert half.error == "" and half.observations[0].value == 1
+
+
+async def test_calls_run_in_a_temporary_directory_not_the_project(project: str) -> None:
+    (Path(project) / "writer.py").write_text(
+        "import os\n\ndef where():\n    open('left.txt', 'w').close()\n    return 1\n"
+    )
+    [recording] = await _record(project, RecordPlan("writer", "where", ("where()",)))
+    assert recording.observations[0].value == 1
+    assert not (Path(project) / "left.txt").exists()
+
+
+async def test_a_function_the_function_returns_is_recorded_by_what_it_does(project: str) -> None:
+    plan = RecordPlan(
+        "usercode", "getter", ("getter(0)",), ("def getter(i):\n    return lambda seq: seq[i + 1]",)
+    )
+    [recording] = await _record(project, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call["getter(0)([1, 2])"].value == 1
+    assert by_call["getter(0)([1, 2])"].kills == {0}
+    assert by_call['getter(0)("a1b2")'].value == "a"
+    assert by_call["getter(0)(1)"].exception == ("builtins", "TypeError")
+    assert "getter(0)" not in by_call and recording.dropped["unrenderable"] == 1

@@ -1,0 +1,192 @@
+"""Recorded tests (``test_stubs.recorded``, pure): the plan of calls and variants, what the
+recorder's answer becomes, the greedy choice of calls that catch slips, and the tests rendered
+from them. The recorder itself (a subprocess) is tested in ``test_recorder.py``."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fastedit_lsp.engines import test_stubs as stubs
+from fastedit_lsp.engines.test_stubs import Observation, Recording, recording_from
+from fastedit_lsp.engines.test_stubs.recorded import MAX_RECORDED, _source, choose, decode
+
+SOURCE = textwrap.dedent('''
+    class ParseError(ValueError):
+        pass
+
+
+    def clamp(value: int, low: int = 0, high: int = 10) -> int:
+        """Value, kept between low and high."""
+        if low > high:
+            raise ParseError("empty range")
+        return max(low, min(value, high))
+
+
+    def counter(n: int):
+        i = 0
+        while True:
+            yield i * n
+            i += 1
+''').lstrip()
+
+
+def _target(name: str) -> stubs.Target:
+    line = next(i for i, text in enumerate(SOURCE.splitlines()) if f"def {name}(" in text)
+    return stubs.find_target(SOURCE, line)
+
+
+def test_the_plan_writes_calls_as_the_tests_do_and_the_variants_as_defs() -> None:
+    plan = stubs.record_plan(SOURCE, _target("clamp"), "mod")
+    assert plan is not None
+    assert (plan.module, plan.qualname) == ("mod", "clamp")
+    assert plan.calls[0] == "clamp(1)"  # the most ordinary arguments first
+    assert any("high=" in call for call in plan.calls)
+    assert len(set(plan.calls)) == len(plan.calls)
+    for call in plan.calls:
+        assert isinstance(ast.parse(call, mode="eval").body, ast.Call)
+    assert plan.variants
+    for variant in plan.variants:
+        (node,) = ast.parse(variant).body
+        assert isinstance(node, ast.FunctionDef) and node.name == "clamp"
+        assert not node.decorator_list
+    # One change each: none is the function itself.
+    original = ast.unparse(ast.parse(SOURCE).body[1])
+    assert original not in plan.variants
+
+
+def test_a_generator_is_called_bare_so_the_recorder_can_take_its_first_items() -> None:
+    plan = stubs.record_plan(SOURCE, _target("counter"), "mod")
+    assert plan is not None
+    assert all(call.startswith("counter(") for call in plan.calls)
+
+
+def test_nothing_is_planned_for_a_function_that_changes_the_module() -> None:
+    source = "SEEN = []\n\n\ndef remember(x: int) -> None:\n    SEEN.append(x)\n"
+    assert stubs.record_plan(source, stubs.find_target(source, 3), "mod") is None
+
+
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text()
+        | st.binary(),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.tuples(inner, inner)
+            | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+            | st.frozensets(st.integers(), max_size=3)
+        ),
+        max_leaves=8,
+    )
+)
+def test_recorded_values_render_as_source_that_evaluates_back_to_them(value: object) -> None:
+    rendered = _source(value)
+    assert rendered is not None
+    assert eval(rendered) == value
+
+
+def test_sets_render_in_a_stable_order_and_nan_not_at_all() -> None:
+    assert _source({3, 1, 2}) == "{1, 2, 3}"
+    assert _source(set()) == "set()"
+    assert _source(frozenset({"b", "a"})) == 'frozenset({"a", "b"})'
+    assert _source([1.0, float("nan")]) is None
+
+
+def test_the_recorders_tagged_values_decode_and_garbage_is_left_out() -> None:
+    tagged = ["dict", [[["str", "k"], ["tuple", [["int", "10"], ["float", "inf"], ["none"]]]]]]
+    assert decode(tagged) == {"k": (10, float("inf"), None)}
+    with pytest.raises(ValueError, match="not a recorded value"):
+        decode(["object", "x"])
+    recording = recording_from(
+        {
+            "observations": [
+                {"call": "f(1)", "value": ["int", "2"], "kills": [0, 3]},
+                {"call": "f(0)", "exception": ["builtins", "ZeroDivisionError"], "kills": [1]},
+                {"call": "f(2)", "value": ["weird"], "kills": []},
+                {"value": ["int", "1"]},
+                {"call": "f(3)", "value": ["list", [["int", "1"]]], "wrap": "islice"},
+            ],
+            "variants": 4,
+            "dropped": {"unstable": 2},
+        }
+    )
+    assert [o.call for o in recording.observations] == ["f(1)", "f(0)", "f(3)"]
+    assert recording.observations[0] == Observation("f(1)", 2, None, frozenset({0, 3}))
+    assert recording.observations[1].exception == ("builtins", "ZeroDivisionError")
+    assert recording.observations[2].expression() == "list(islice(f(3), 10))"
+    assert (recording.variants, dict(recording.dropped)) == (4, {"unstable": 2})
+
+
+def test_the_choice_covers_the_most_variants_with_the_fewest_calls() -> None:
+    observations = [
+        Observation("f(1)", 1, kills=frozenset({0})),
+        Observation("f(2)", 2, kills=frozenset({0, 1, 2})),
+        Observation("f(3)", 3, kills=frozenset({2, 3})),
+        Observation("f(4)", 4, kills=frozenset({1})),
+        Observation("f(100000)", 5, kills=frozenset({3})),
+    ]
+    chosen = choose(observations)
+    assert [o.call for o in chosen] == ["f(2)", "f(3)"]
+    # A tie goes to the shorter test.
+    tie = [
+        Observation("f(100000)", 1, kills=frozenset({0})),
+        Observation("f(1)", 1, kills=frozenset({0})),
+    ]
+    assert [o.call for o in choose(tie)] == ["f(1)"]
+
+
+def test_with_no_variant_told_apart_two_distinct_outcomes_are_pinned() -> None:
+    observations = [Observation("f(1)", 1), Observation("f(2)", 1), Observation("f(3)", 3)]
+    assert [o.call for o in choose(observations)] == ["f(1)", "f(3)"]
+
+
+def test_at_most_a_handful_of_recorded_tests() -> None:
+    observations = [Observation(f"f({i})", i, kills=frozenset({i})) for i in range(20)]
+    assert len(choose(observations)) == MAX_RECORDED
+
+
+def test_recorded_observations_become_tests_that_name_their_exceptions() -> None:
+    recording = Recording(
+        (
+            Observation("clamp(1)", 1, kills=frozenset({0})),
+            Observation("clamp(1, 5, 2)", None, ("mod", "ParseError"), frozenset({1, 2})),
+            Observation("clamp(1, 2, 3)", 2, kills=frozenset({3})),
+            Observation("clamp(1, 1, 1)", None, ("otherpkg", "Boom"), frozenset({4})),
+            Observation("clamp(2, 2, 2)", None, ("re", "error"), frozenset({6})),
+            Observation("clamp(-1)", True, kills=frozenset({5})),
+        ),
+        variants=6,
+    )
+    generated = stubs.generate(SOURCE, _target("clamp"), "mod", None, recording)
+    assert "recorded calls" in generated.splitlines()[0] + generated.splitlines()[2]
+    assert "from mod import ParseError, clamp" in generated
+    assert (
+        "def test_clamp_recorded_1() -> None:\n    with pytest.raises(ParseError):\n" in generated
+    )
+    assert "    assert clamp(1, 2, 3) == 2\n" in generated
+    assert "    assert clamp(-1) is True\n" in generated
+    # An exception of a standard module is named through it; one the test could not import is
+    # not pinned.
+    assert "import re\n" in generated and "with pytest.raises(re.error):" in generated
+    assert "clamp(1, 1, 1)" not in generated
+    ast.parse(generated)
+
+
+def test_a_call_another_test_already_makes_is_not_recorded_again() -> None:
+    plain = stubs.generate(SOURCE, _target("clamp"), "mod")
+    shown = next(
+        line.split("assert ", 1)[1].split(" ==")[0]
+        for line in plain.splitlines()
+        if line.strip().startswith("assert clamp(")
+    )
+    recording = Recording((Observation(shown, 0, kills=frozenset({0})),))
+    generated = stubs.generate(SOURCE, _target("clamp"), "mod", None, recording)
+    assert "_recorded_" not in generated

@@ -34,6 +34,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
+from fastedit_lsp.project.record_worker import function_behind
+
 PER_KIND = 3
 BASELINE_EXAMPLES = 100
 MUTANT_EXAMPLES = 20
@@ -246,31 +248,6 @@ def _mutate(fn: ast.AST, kind: str, site: tuple[int, ...]) -> ast.AST:
     return clone
 
 
-def _original(module: types.ModuleType, qualname: str) -> tuple[types.FunctionType, list[Any]]:
-    """The function object behind ``qualname`` and the caches in front of it."""
-    obj: Any = module
-    for part in qualname.split("."):
-        obj = vars(obj)[part] if isinstance(obj, type) else getattr(obj, part)
-    caches: list[Any] = []
-    for _ in range(10):
-        if isinstance(obj, property):
-            obj = obj.fget
-        elif isinstance(obj, staticmethod | classmethod):
-            obj = obj.__func__
-        elif hasattr(obj, "cache_clear"):
-            caches.append(obj)
-            obj = obj.__wrapped__
-        elif isinstance(obj, types.FunctionType) and not hasattr(obj, "__wrapped__"):
-            break
-        elif hasattr(obj, "__wrapped__"):
-            obj = obj.__wrapped__
-        else:
-            break
-    if not isinstance(obj, types.FunctionType):
-        raise TypeError(f"{qualname} is not a Python function")
-    return obj, caches
-
-
 def _compile(
     mutated: ast.AST, classes: list[str], module: types.ModuleType, name: str
 ) -> types.FunctionType:
@@ -326,7 +303,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     mutants: list[dict[str, Any]] = []
     result["mutants"] = mutants
     try:
-        original, caches = _original(module, case["qualname"])
+        original, caches = function_behind(module, case["qualname"])
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         fn, classes = _find_def(ast.parse(source), case["qualname"], case["lineno"])
     except (TypeError, LookupError, OSError, KeyError, AttributeError) as exc:

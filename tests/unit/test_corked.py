@@ -148,6 +148,15 @@ async def until(condition: Any) -> None:
     await asyncio.wait_for(poll(), 5)
 
 
+async def fetch(url: str) -> str:
+    """GET ``url`` with a new client of the server's kind; the answer's text."""
+    client = new_http_client()
+    try:
+        return (await client.get(url)).text
+    finally:
+        await client.aclose()
+
+
 async def test_the_first_request_takes_the_connection_opened_ahead() -> None:
     async with Server() as server:
         assert await corked.prepare(server.url)
@@ -169,12 +178,7 @@ async def test_a_connection_the_server_closed_meanwhile_is_replaced() -> None:
         server.writers[0].close()  # e.g. the server's idle timeout
         [(_, prepared)] = corked._prepared.values()
         await until(lambda: prepared.get_extra_info("is_readable"))  # its FIN arrived
-        client = new_http_client()
-        try:
-            answer = await client.get(server.url + "/a")
-        finally:
-            await client.aclose()
-        assert answer.text == "ok"
+        assert await fetch(server.url + "/a") == "ok"
         assert server.connections == 2
 
 
@@ -182,12 +186,7 @@ async def test_a_connection_opened_long_ago_is_not_used(monkeypatch: pytest.Monk
     async with Server() as server:
         assert await corked.prepare(server.url)
         monkeypatch.setattr(corked, "PREPARED_SECONDS", 0.0)
-        client = new_http_client()
-        try:
-            answer = await client.get(server.url + "/a")
-        finally:
-            await client.aclose()
-        assert answer.text == "ok"
+        assert await fetch(server.url + "/a") == "ok"
         assert server.connections == 2
 
 

@@ -248,8 +248,12 @@ def _exception(exc: BaseException) -> list[str] | None:
     return [cls.__module__, cls.__name__]
 
 
-def _original(module: types.ModuleType, qualname: str) -> tuple[types.FunctionType, list[Any]]:
-    """The function object behind ``qualname`` and the caches in front of it."""
+def function_behind(
+    module: types.ModuleType, qualname: str
+) -> tuple[types.FunctionType, list[Any]]:
+    """The function object behind ``qualname`` and the caches in front of it (a property's
+    getter, a static or class method's function, what ``functools`` wrappers wrap; the mutation
+    test's worker finds its targets with it too)."""
     obj: Any = module
     for part in qualname.split("."):
         obj = vars(obj)[part] if isinstance(obj, type) else getattr(obj, part)
@@ -445,7 +449,7 @@ def record(
     if not kept or not target.get("variants"):
         return answer
     try:
-        original, caches = _original(module, target["qualname"])
+        original, caches = function_behind(module, target["qualname"])
     except (TypeError, KeyError, AttributeError) as exc:
         answer["variant_error"] = f"{type(exc).__name__}: {exc}"
         return answer

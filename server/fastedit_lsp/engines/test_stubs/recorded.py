@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -269,32 +268,8 @@ def recording_from(answer: Mapping[str, object]) -> Recording:
 
 
 def _source(value: object) -> str | None:
-    """Python source that evaluates to a value equal to ``value`` (sets included: ``==`` does
-    not care about their order), or None."""
-    if isinstance(value, float) and math.isnan(value):
-        return None  # NaN equals nothing
-    if isinstance(value, set | frozenset):
-        items = [_source(v) for v in value]
-        if any(i is None for i in items):
-            return None
-        inner = ", ".join(sorted(i for i in items if i is not None))
-        if isinstance(value, frozenset):
-            return f"frozenset({{{inner}}})" if items else "frozenset()"
-        return f"{{{inner}}}" if items else "set()"
-    if isinstance(value, list | tuple):
-        parts = [_source(v) for v in value]
-        if any(p is None for p in parts):
-            return None
-        inner = ", ".join(p for p in parts if p is not None)
-        if isinstance(value, list):
-            return f"[{inner}]"
-        return f"({inner},)" if len(parts) == 1 else f"({inner})"
-    if isinstance(value, dict):
-        pairs = [(_source(k), _source(v)) for k, v in value.items()]
-        if any(k is None or v is None for k, v in pairs):
-            return None
-        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
-    return _render(value)
+    """Python source that evaluates to a value equal to ``value`` (sets included), or None."""
+    return _render(value, equality=True)
 
 
 def _exception_name(ctx: _Context, exception: tuple[str, str], *, dry: bool = False) -> str | None:

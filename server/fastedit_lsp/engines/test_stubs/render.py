@@ -46,20 +46,32 @@ def _has_set(value: object) -> bool:
     return False
 
 
-def _render(value: object) -> str | None:
+def _render(value: object, *, equality: bool = False) -> str | None:
     """Python source for a value built of literals, or None (sets: their order is not stable).
 
-    Infinities and NaN are ``float("inf")``..."""
+    Infinities and NaN are ``float("inf")``... With ``equality`` (the source is what ``==``
+    compares a result with, as a recorded test does): sets too, their items sorted (``==`` does
+    not care about their order), and no NaN (it equals nothing)."""
     if value is None or isinstance(value, bool | int):
         return repr(value)
     if isinstance(value, float):
+        if equality and math.isnan(value):
+            return None
         return repr(value) if math.isfinite(value) else f'float("{value}")'  # inf, -inf, nan
     if isinstance(value, str):
         return _quote(value)
     if isinstance(value, bytes | complex):
         return repr(value)
+    if equality and isinstance(value, set | frozenset):
+        members = [_render(v, equality=True) for v in value]
+        if any(m is None for m in members):
+            return None
+        inner = ", ".join(sorted(m for m in members if m is not None))
+        if isinstance(value, frozenset):
+            return f"frozenset({{{inner}}})" if members else "frozenset()"
+        return f"{{{inner}}}" if members else "set()"
     if isinstance(value, list | tuple):
-        items = [_render(v) for v in value]
+        items = [_render(v, equality=equality) for v in value]
         if any(i is None for i in items):
             return None
         inner = ", ".join(i for i in items if i is not None)
@@ -67,7 +79,9 @@ def _render(value: object) -> str | None:
             return f"[{inner}]"
         return f"({inner},)" if len(items) == 1 else f"({inner})"
     if isinstance(value, dict):
-        pairs = [(_render(k), _render(v)) for k, v in value.items()]
+        pairs = [
+            (_render(k, equality=equality), _render(v, equality=equality)) for k, v in value.items()
+        ]
         if any(k is None or v is None for k, v in pairs):
             return None
         return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"

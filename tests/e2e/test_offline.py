@@ -29,6 +29,22 @@ def _uri(path: Path) -> str:
     return uri
 
 
+async def pytest_passes(test_file: Path, written: str, root: Path) -> str:
+    """Write ``written`` to ``test_file`` and run pytest on it from ``root``, the project the
+    tested module is in: every test passes (pytest exits 0, at least one passed); its output."""
+    await asyncio.to_thread(test_file.write_text, written)
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=root,
+        env=hermetic_env(PYTHONPATH=str(root)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output = (await asyncio.wait_for(proc.communicate(), 120))[0].decode()
+    assert proc.returncode == 0 and " passed" in output, output
+    return output
+
+
 REGEX_DOC = """import os
 
 # regex: ISO date
@@ -185,17 +201,7 @@ async def test_tests_are_written_beside_the_module_and_pass(
     assert "clamp(5, 0, 3) == 3" in written and "clamp(-1, 0, 3) == 0" in written
     # The module itself is untouched, and the tests pass when run.
     assert editor.text(_uri(module)) == GEOMETRY
-    test_file.write_text(written)
-    result = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=hermetic_env(PYTHONPATH=str(tmp_path)),
-    )
-    assert " passed" in result.stdout and " failed" not in result.stdout, result.stdout
+    await pytest_passes(test_file, written, tmp_path)
 
 
 @pytest.mark.parametrize("existing", ["", "import pytest\n"], ids=["new-module", "existing"])
@@ -579,16 +585,7 @@ async def test_with_tests_run_a_generated_test_that_fails_on_the_code_is_dropped
     assert "def test_parse_price_example_2()" not in written
     assert "2.5" not in written  # the docstring's wrong answer; the code's 2.0 may be asserted
     # What landed passes on the code it characterises.
-    (tmp_path / "test_prices.py").write_text(written)
-    proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_prices.py"],
-        cwd=tmp_path,
-        env=hermetic_env(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    output, _ = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, output.decode()
+    await pytest_passes(tmp_path / "test_prices.py", written, tmp_path)
 
 
 async def test_with_tests_run_nothing_lands_when_no_generated_test_passes(
@@ -648,16 +645,7 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     # One of them pins a raise the function's own guard makes; the others what it returned.
     assert "with pytest.raises(ValueError):" in written
     assert re.search(r"assert fold\(.+\) == ", written)
-    (tmp_path / "test_folding.py").write_text(written)
-    proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_folding.py"],
-        cwd=tmp_path,
-        env=hermetic_env(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    output, _ = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, output.decode()
+    output = await pytest_passes(tmp_path / "test_folding.py", written, tmp_path)
     todos = written.count('pytest.skip("TODO')
     tests = len(re.findall(r"^def test_", written, re.M))
-    assert f"{tests - todos} passed" in output.decode()
+    assert f"{tests - todos} passed" in output

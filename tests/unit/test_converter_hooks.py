@@ -80,7 +80,7 @@ def test_after_the_warm_up_a_jobs_and_typings_messages_make_no_code() -> None:
     assert pending.index(types.TextEdit) < pending.index(types.WorkspaceEdit)
     slices = 0
     while pending:
-        warm_messages.prepare(server, pending, 0.002)
+        warm_messages.make_code(server, pending, 0.002)
         slices += 1
     assert slices > 1  # made in slices, not all at once
     messages = warm_messages.JOB + later

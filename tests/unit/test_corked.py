@@ -135,9 +135,9 @@ class Server:
 
 
 @pytest.fixture(autouse=True)
-async def _no_prepared_left() -> AsyncIterator[None]:
+async def _no_opened_ahead_left() -> AsyncIterator[None]:
     yield
-    await corked.discard_prepared()
+    await corked.discard_opened_ahead()
 
 
 async def until(condition: Any) -> None:
@@ -159,7 +159,7 @@ async def fetch(url: str) -> str:
 
 async def test_the_first_request_takes_the_connection_opened_ahead() -> None:
     async with Server() as server:
-        assert await corked.prepare(server.url)
+        assert await corked.open_ahead(server.url)
         await until(lambda: server.connections == 1)
         client = new_http_client()
         try:
@@ -173,10 +173,10 @@ async def test_the_first_request_takes_the_connection_opened_ahead() -> None:
 
 async def test_a_connection_the_server_closed_meanwhile_is_replaced() -> None:
     async with Server() as server:
-        assert await corked.prepare(server.url)
+        assert await corked.open_ahead(server.url)
         await until(lambda: len(server.writers) == 1)
         server.writers[0].close()  # e.g. the server's idle timeout
-        [(_, prepared)] = corked._prepared.values()
+        [(_, prepared)] = corked._opened_ahead.values()
         await until(lambda: prepared.get_extra_info("is_readable"))  # its FIN arrived
         assert await fetch(server.url + "/a") == "ok"
         assert server.connections == 2
@@ -184,8 +184,8 @@ async def test_a_connection_the_server_closed_meanwhile_is_replaced() -> None:
 
 async def test_a_connection_opened_long_ago_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     async with Server() as server:
-        assert await corked.prepare(server.url)
-        monkeypatch.setattr(corked, "PREPARED_SECONDS", 0.0)
+        assert await corked.open_ahead(server.url)
+        monkeypatch.setattr(corked, "AHEAD_SECONDS", 0.0)
         assert await fetch(server.url + "/a") == "ok"
         assert server.connections == 2
 
@@ -193,7 +193,7 @@ async def test_a_connection_opened_long_ago_is_not_used(monkeypatch: pytest.Monk
 async def test_nothing_is_opened_ahead_for_a_server_that_refuses_or_a_strange_url() -> None:
     async with Server() as server:
         url = server.url
-    assert not await corked.prepare(url)  # closed: connection refused
-    assert not await corked.prepare("ftp://127.0.0.1:21")
-    assert not await corked.prepare("not a url at all ::")
-    assert corked._prepared == {}
+    assert not await corked.open_ahead(url)  # closed: connection refused
+    assert not await corked.open_ahead("ftp://127.0.0.1:21")
+    assert not await corked.open_ahead("not a url at all ::")
+    assert corked._opened_ahead == {}

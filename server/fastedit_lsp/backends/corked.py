@@ -80,14 +80,14 @@ class CorkedStream(httpcore.AsyncNetworkStream):
         return self._stream.get_extra_info(info)
 
 
-#: A connection opened ahead (:func:`prepare`) serves the first request to its host within
+#: A connection opened ahead (:func:`open_ahead`) serves the first request to its host within
 #: this many seconds; later it is closed and a new one opened.
-PREPARED_SECONDS = 30.0
+AHEAD_SECONDS = 30.0
 #: Connections opened ahead, per (host, port): when, and the stream.
-_prepared: dict[tuple[str, int], tuple[float, httpcore.AsyncNetworkStream]] = {}
+_opened_ahead: dict[tuple[str, int], tuple[float, httpcore.AsyncNetworkStream]] = {}
 
 
-async def prepare(url: str, timeout: float = 2.0) -> bool:
+async def open_ahead(url: str, timeout: float = 2.0) -> bool:
     """Open a TCP connection to ``url``'s host ahead of the first request there (the warm-up
     does, for the profiles' model servers): that request then skips the TCP handshake, a round
     trip to a hosted provider. No byte is sent; an https request still makes its TLS handshake
@@ -99,20 +99,20 @@ async def prepare(url: str, timeout: float = 2.0) -> bool:
     if parsed.scheme not in ("http", "https") or not parsed.host:
         return False
     key = (parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
-    if key in _prepared:
+    if key in _opened_ahead:
         return True
     try:
         stream = await httpcore.AnyIOBackend().connect_tcp(*key, timeout=timeout)
     except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError):
         return False  # the first request connects (and reports) as it always did
-    _prepared[key] = (time.monotonic(), stream)
+    _opened_ahead[key] = (time.monotonic(), stream)
     return True
 
 
-async def discard_prepared() -> None:
+async def discard_opened_ahead() -> None:
     """Close the connections opened ahead that no request took (the client closes)."""
-    kept = list(_prepared.values())
-    _prepared.clear()
+    kept = list(_opened_ahead.values())
+    _opened_ahead.clear()
     for _, stream in kept:
         with contextlib.suppress(Exception):
             await stream.aclose()
@@ -120,7 +120,7 @@ async def discard_prepared() -> None:
 
 class CorkedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's default network backend, its streams wrapped in :class:`CorkedStream`; the
-    first connection to a host takes the one :func:`prepare` opened, if it is still fresh and
+    first connection to a host takes the one :func:`open_ahead` opened, if it is still fresh and
     open (not readable: the server has neither closed it nor sent anything, the test httpcore
     makes before reusing a pooled connection)."""
 
@@ -135,10 +135,10 @@ class CorkedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        kept = _prepared.pop((host, port), None)
+        kept = _opened_ahead.pop((host, port), None)
         if kept is not None:
             opened, stream = kept
-            fresh = time.monotonic() - opened < PREPARED_SECONDS
+            fresh = time.monotonic() - opened < AHEAD_SECONDS
             plain = local_address is None and not socket_options
             if fresh and plain and not stream.get_extra_info("is_readable"):
                 return CorkedStream(stream)

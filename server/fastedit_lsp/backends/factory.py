@@ -153,18 +153,18 @@ class Backends:
 
     async def close(self) -> None:
         """Close the HTTP client (a later call opens a new one)."""
-        from .corked import discard_prepared
+        from .corked import discard_opened_ahead
 
-        await discard_prepared()
+        await discard_opened_ahead()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
-    async def prepare(self, profiles: Iterable[ResolvedProfile]) -> None:
+    async def open_ahead(self, profiles: Iterable[ResolvedProfile]) -> None:
         """Open a connection to each profile's model server ahead of its first request (the
-        warm-up's; see :func:`.corked.prepare`)."""
-        from .corked import prepare
+        warm-up's; see :func:`.corked.open_ahead`)."""
+        from .corked import open_ahead
 
         for profile in profiles:
             if not profile.is_local and profile.base_url:
-                await prepare(profile.base_url)
+                await open_ahead(profile.base_url)

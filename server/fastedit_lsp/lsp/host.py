@@ -197,20 +197,24 @@ class ServerHost:
                 "it was not overwritten; run the action again"
             ) from None
 
+    def _code_paths(self, destination: TestModule) -> tuple[str, str]:
+        """The tested module's path and its project's root (its folder outside a workspace)."""
+        source_path = to_fs_path(destination.source_uri) or destination.path
+        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        return source_path, root
+
     async def check_tests(
         self, destination: TestModule, module_text: str, *, run: bool
     ) -> tuple[bool, str]:
         from ..project.pytest_check import pytest_check
 
-        source_path = to_fs_path(destination.source_uri) or destination.path
-        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        source_path, root = self._code_paths(destination)
         return await pytest_check(destination.path, source_path, root, module_text, run=run)
 
     async def record(self, destination: TestModule, plan: RecordPlan) -> Recording:
         from ..project.recorder import record
 
-        source_path = to_fs_path(destination.source_uri) or destination.path
-        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        source_path, root = self._code_paths(destination)
         # The project's root and the module's folder first, as pytest_check runs pytest.
         [recording] = await record([plan], [root, os.path.dirname(source_path)])
         return recording
@@ -220,6 +224,5 @@ class ServerHost:
     ) -> tuple[str, dict[str, str]]:
         from ..project.pytest_check import run_tests
 
-        source_path = to_fs_path(destination.source_uri) or destination.path
-        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        source_path, root = self._code_paths(destination)
         return await run_tests(destination.path, source_path, root, module_text)

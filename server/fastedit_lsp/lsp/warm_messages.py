@@ -158,7 +158,7 @@ def classes(server: FasteditServer, messages: tuple[Message, ...]) -> list[type]
     return found
 
 
-def prepare(server: FasteditServer, pending: list[type], seconds: float) -> None:
+def make_code(server: FasteditServer, pending: list[type], seconds: float) -> None:
     """Make the converter's code for the classes ``pending`` lists, first to last, removing
     each, until ``seconds`` have passed (for the warm-up's thread: one slice at a time, so that
     a message arriving waits for one slice). Every class a message could hold: for the

@@ -223,37 +223,23 @@ async def _load(server: FasteditServer, names: tuple[str, ...]) -> None:
         await server.imports.run(functools.partial(importlib.import_module, name))
 
 
-def _uses_models(server: FasteditServer) -> bool:
-    """Whether a profile calls a model (settings are read by now: ``initialized`` ran)."""
+def _model_profiles(server: FasteditServer) -> list[ResolvedProfile] | None:
+    """The fast and standard profiles that call a model (settings are read by now:
+    ``initialized`` ran); None when the settings cannot be read yet (the warm-up then prepares
+    as for a hosted model)."""
     try:
-        return any(
-            not server.config.profile(name, announce=False).is_local
-            for name in ("fast", "standard")
-        )
-    except Exception:  # settings that cannot be read yet: warm up as for a model
-        return True
+        profiles = [server.config.profile(name, announce=False) for name in ("fast", "standard")]
+    except Exception:
+        return None
+    return [profile for profile in profiles if not profile.is_local]
 
 
-def _model_profiles(server: FasteditServer) -> list[ResolvedProfile]:
-    """The fast and standard profiles (whose settings can be read)."""
-    found = []
-    for name in ("fast", "standard"):
-        with contextlib.suppress(Exception):
-            found.append(server.config.profile(name, announce=False))
-    return found
-
-
-def _uses_https(server: FasteditServer) -> bool:
-    """Whether a profile calls a model over https (its TLS context then reads its trusted
+def _uses_https(profiles: list[ResolvedProfile] | None) -> bool:
+    """Whether a model is called over https (its TLS context then reads its trusted
     certificates in the warm-up)."""
-    try:
-        for name in ("fast", "standard"):
-            profile = server.config.profile(name, announce=False)
-            if not profile.is_local and (profile.base_url or "https:").startswith("https:"):
-                return True
-    except Exception:  # settings that cannot be read: as for https
-        return True
-    return False
+    return profiles is None or any(
+        (profile.base_url or "https:").startswith("https:") for profile in profiles
+    )
 
 
 async def warm_up(server: FasteditServer) -> None:
@@ -263,10 +249,11 @@ async def warm_up(server: FasteditServer) -> None:
     started = time.perf_counter()
     try:
         await _load(server, JOB_MODULES)
-        if _uses_models(server):  # the offline engine alone needs no HTTP
+        models = _model_profiles(server)
+        if models is None or models:  # the offline engine alone needs no HTTP
             server.backends.adopt(await server.imports.run(_http_client))
             # The first job's connection, opened now (no byte sent): no TCP handshake then.
-            await server.backends.prepare(_model_profiles(server))
+            await server.backends.open_ahead(models or [])
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 
@@ -275,7 +262,7 @@ async def warm_up(server: FasteditServer) -> None:
         await server.imports.run(functools.partial(warm_messages.exchange_progress, server))
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
         await _load(server, COMPLETION_MODULES)
-        if _uses_https(server):
+        if _uses_https(models):
             await _load(server, ("certifi",))
             from ..backends import trust
 
@@ -289,18 +276,18 @@ async def warm_up(server: FasteditServer) -> None:
     # What the session will need later, once it is quiet.
     await server.imports.quiet_for(QUIET_SECONDS)
     started = time.perf_counter()
-    await _prepare(server, warm_messages.TYPING + warm_messages.LATER)
+    await _make_code(server, warm_messages.TYPING + warm_messages.LATER)
     await server.imports.run(_collect_start_up_garbage)
     server.timings.record("quietWork", time.perf_counter() - started)
 
 
-async def _prepare(server: FasteditServer, messages: tuple[Message, ...]) -> None:
+async def _make_code(server: FasteditServer, messages: tuple[Message, ...]) -> None:
     """The converter's code for ``messages``, made in slices of ``SLICE_SECONDS``."""
-    from .warm_messages import classes, prepare
+    from .warm_messages import classes, make_code
 
     pending = await server.imports.run(functools.partial(classes, server, messages))
     while pending:
-        await server.imports.run(functools.partial(prepare, server, pending, SLICE_SECONDS))
+        await server.imports.run(functools.partial(make_code, server, pending, SLICE_SECONDS))
 
 
 def _freeze_loaded() -> None:

@@ -11,9 +11,18 @@ task ends at once and the thread a moment later.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
+
+
+def user_code_env(paths: Sequence[str]) -> dict[str, str]:
+    """The environment the user's code runs in (the opt-in pytest run, the recorder): the
+    server's, without the ``*_API_KEY`` variables, ``paths`` first on ``PYTHONPATH``."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+    return env
 
 
 async def run_process(

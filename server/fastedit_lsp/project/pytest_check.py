@@ -16,7 +16,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .processes import run_process
+from .processes import run_process, user_code_env
 
 #: How long an opted-in pytest run on generated tests may take.
 PYTEST_SECONDS = 60
@@ -35,10 +35,7 @@ async def _pytest(
             command += ["--rootdir", tmp, f"--junitxml={junit}", copy]
         else:
             command += ["--collect-only", "--rootdir", tmp, copy]
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env["PYTHONPATH"] = os.pathsep.join(
-            [root, os.path.dirname(source_path), env.get("PYTHONPATH", "")]
-        )
+        env = user_code_env([root, os.path.dirname(source_path)])
         # A cancelled job kills pytest (run_process).
         code, output = await run_process(
             command, cwd=root, env=env, seconds=PYTEST_SECONDS, capture=True

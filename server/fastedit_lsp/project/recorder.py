@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..engines.test_stubs import Recording, RecordPlan, recording_from
-from .processes import run_process
+from .processes import run_process, user_code_env
 
 WORKER = Path(__file__).with_name("record_worker.py")
 #: One call of the function (or of a variant) at most.
@@ -64,8 +64,7 @@ async def record(
             "output": output,
         }
         await asyncio.to_thread(Path(job).write_text, json.dumps(data), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+        env = user_code_env(paths)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         # The worker stops itself at ``seconds``; the kill is for a call its alarm cannot stop
         # (one in C that holds the interpreter) and the import of a slow module.

@@ -15,6 +15,7 @@ from fastedit_lsp.backends.base import BackendError, StreamInfo
 from fastedit_lsp.backends.fim import FIM_KINDS, FimKind, FimRequest, fim_endpoint
 from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.ratelimit import RateLimits
+from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.tools.stub import (
     CHAT_PATH,
     COMPLETIONS_PATH,
@@ -40,6 +41,14 @@ FIM_PATHS = tuple(FIM_BODIES)
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=2.0)) as http_client:
         yield http_client
+
+
+@pytest.fixture
+async def wire() -> AsyncIterator[Wire]:
+    """The backend's own client (backends/wire.py)."""
+    opened = Wire()
+    yield opened
+    await opened.aclose()
 
 
 def url(stub: StubModelServer, path: str) -> str:
@@ -387,9 +396,9 @@ REQUEST = FimRequest(
 )
 
 
-def backend(client: httpx.AsyncClient, stub: StubModelServer) -> OpenAICompatibleBackend:
+def backend(wire: Wire, stub: StubModelServer) -> OpenAICompatibleBackend:
     return OpenAICompatibleBackend(
-        client,
+        wire,
         provider="llamacpp",
         base_url=stub.base_url,
         model="stub-fast",
@@ -403,13 +412,13 @@ def backend(client: httpx.AsyncClient, stub: StubModelServer) -> OpenAICompatibl
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_fim_stream_reads_each_stub_endpoint(
-    stub: StubModelServer, client: httpx.AsyncClient, kind: FimKind
+    stub: StubModelServer, wire: Wire, kind: FimKind
 ) -> None:
     text = "PI * r ** 2  # é👩‍💻"
     stub.script(Answer(status=503), Answer(text=text, tps=2000, split_bytes=True))
     info = StreamInfo()
 
-    deltas = [delta async for delta in backend(client, stub).fim_stream(REQUEST, kind, info)]
+    deltas = [delta async for delta in backend(wire, stub).fim_stream(REQUEST, kind, info)]
 
     assert "".join(deltas) == text
     assert info.deltas == len(split_tokens(text))
@@ -422,13 +431,13 @@ async def test_fim_stream_reads_each_stub_endpoint(
 
 
 async def test_fim_stream_gets_a_length_finish_when_the_limit_cuts_it(
-    stub: StubModelServer, client: httpx.AsyncClient
+    stub: StubModelServer, wire: Wire
 ) -> None:
     stub.script(Answer(tokens=["a"] * 10))
     info = StreamInfo()
     request = FimRequest(prefix="", suffix="", max_tokens=4)
 
-    deltas = [d async for d in backend(client, stub).fim_stream(request, "infill", info)]
+    deltas = [d async for d in backend(wire, stub).fim_stream(request, "infill", info)]
 
     assert deltas == ["a"] * 4
     assert info.finish_reason == "length"
@@ -437,12 +446,12 @@ async def test_fim_stream_gets_a_length_finish_when_the_limit_cuts_it(
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_a_404_from_a_fim_endpoint_names_the_setting_to_change(
-    stub: StubModelServer, client: httpx.AsyncClient, kind: FimKind
+    stub: StubModelServer, wire: Wire, kind: FimKind
 ) -> None:
     stub.script(Answer(status=404, error_message="Not Found"))
 
     with pytest.raises(BackendError) as caught:
-        async for _ in backend(client, stub).fim_stream(REQUEST, kind, StreamInfo()):
+        async for _ in backend(wire, stub).fim_stream(REQUEST, kind, StreamInfo()):
             pass
 
     assert caught.value.kind == "not_found"
@@ -452,10 +461,10 @@ async def test_a_404_from_a_fim_endpoint_names_the_setting_to_change(
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_closing_fim_stream_closes_the_connection_to_the_stub(
-    stub: StubModelServer, client: httpx.AsyncClient, kind: FimKind
+    stub: StubModelServer, wire: Wire, kind: FimKind
 ) -> None:
     stub.script(Answer(tokens=["first", "second"], stall_after=1))
-    stream = backend(client, stub).fim_stream(REQUEST, kind, StreamInfo())
+    stream = backend(wire, stub).fim_stream(REQUEST, kind, StreamInfo())
 
     assert await anext(stream) == "first"
     await stream.aclose()

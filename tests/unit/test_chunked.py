@@ -1,12 +1,9 @@
-"""The chunked transfer decoder: the payload whatever the reads, errors on broken framing, and an
-ending that h11 (httpx's parser, which made the connection) accepts from any point, so that a
-connection whose body was read directly goes back to the pool."""
+"""The chunked transfer decoder: the payload whatever the reads, and errors on broken framing."""
 
 from __future__ import annotations
 
 import itertools
 
-import h11
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,29 +25,6 @@ def decode(reads: list[bytes]) -> tuple[bytes, ChunkedDecoder]:
 def cut(wire: bytes, points: list[int]) -> list[bytes]:
     bounds = [0, *sorted(p % (len(wire) + 1) for p in points), len(wire)]
     return [wire[a:b] for a, b in itertools.pairwise(bounds)]
-
-
-def h11_reading_a_body() -> h11.Connection:
-    """A client connection that has sent its request and read a chunked response's headers."""
-    conn = h11.Connection(h11.CLIENT)
-    conn.send(
-        h11.Request(method="POST", target="/", headers=[("host", "x"), ("content-length", "0")])
-    )
-    conn.send(h11.EndOfMessage())
-    conn.receive_data(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-    assert isinstance(conn.next_event(), h11.Response)
-    return conn
-
-
-def h11_ends(conn: h11.Connection, data: bytes) -> bool:
-    if data:
-        conn.receive_data(data)
-    while True:
-        event = conn.next_event()
-        if isinstance(event, h11.EndOfMessage):
-            return conn.their_state is h11.DONE
-        if not isinstance(event, h11.Data):
-            return False
 
 
 chunk_lists = st.lists(st.binary(min_size=0, max_size=40), max_size=8)
@@ -104,29 +78,3 @@ def test_a_size_line_without_end_is_bounded() -> None:
     with pytest.raises(ChunkedError, match="exceeds"):
         for _ in range(MAX_LINE_BYTES // 100 + 2):
             decoder.feed(b"1" * 100)
-
-
-@given(
-    chunks=chunk_lists,
-    where=st.integers(min_value=0),
-    ext=st.booleans(),
-)
-def test_h11_accepts_the_ending_from_any_point(chunks: list[bytes], where: int, ext: bool) -> None:
-    """h11 holds the bytes that came with the headers; the rest is read directly. Whatever that
-    first part is, the ending computed after it completes the body for h11."""
-    wire = encode(chunks, ext=ext, trailer=ext)
-    head = wire[: where % (len(wire) + 1)]
-    decoder = ChunkedDecoder()
-    decoder.feed(head)
-    ending = decoder.ending()
-    assert ending is not None
-    conn = h11_reading_a_body()
-    if head:
-        conn.receive_data(head)
-    assert h11_ends(conn, ending)
-
-
-def test_no_ending_is_invented_for_a_huge_chunk() -> None:
-    decoder = ChunkedDecoder()
-    decoder.feed(b"ffffffff\r\nab")
-    assert decoder.ending() is None

@@ -1,5 +1,6 @@
 """Fill-in-the-middle on the wire: bodies (golden), URLs, chunks, and ``fim_stream`` through
-``httpx.MockTransport`` for each dialect, plus the chat FIM prompt (golden). No sockets.
+a scripted server over a socket (``loopback_http``) for each dialect, plus the chat FIM prompt
+(golden).
 
 Regenerate the goldens after an intended change with
 ``FASTEDIT_UPDATE_GOLDEN=1 pytest tests/unit/test_fim_wire.py`` and read the diff.
@@ -33,8 +34,10 @@ from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.presets import PRESETS, Preset
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.sse import ChatChunk
+from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.prompting import prompts
 
+from .loopback_http import LoopbackHTTP
 from .test_backend_openai import TrackedStream
 
 DATA = Path(__file__).parent.parent / "data"
@@ -270,7 +273,7 @@ def test_the_chat_fim_prompt_without_snippets_shows_only_the_file() -> None:
     )
 
 
-# --- fim_stream through httpx.MockTransport -------------------------------------------------------
+# --- fim_stream over a socket to a scripted server (loopback_http) -------------------------------
 
 
 def event(payload: dict[str, Any] | str) -> bytes:
@@ -328,7 +331,8 @@ class Endpoint:
 @dataclass
 class Harness:
     endpoint: Endpoint
-    client: httpx.AsyncClient
+    http: LoopbackHTTP
+    wire: Wire
     limits: RateLimits = field(default_factory=RateLimits)
     clock: FakeClock = field(default_factory=FakeClock)
     backoffs: list[int] = field(default_factory=list)
@@ -347,7 +351,7 @@ class Harness:
             "profile": "fast",
         }
         options.update(overrides)
-        return OpenAICompatibleBackend(self.client, **options)
+        return OpenAICompatibleBackend(self.wire, **options)
 
     def _backoff(self, attempt: int) -> float:
         self.backoffs.append(attempt)
@@ -365,17 +369,19 @@ def status(code: int, body: Any = None) -> Callable[[], httpx.Response]:
 
 @pytest.fixture
 async def make() -> AsyncIterator[Callable[..., Harness]]:
-    clients: list[httpx.AsyncClient] = []
+    wires: list[Wire] = []
 
-    def factory(*responses: Callable[[], httpx.Response]) -> Harness:
-        endpoint = Endpoint(list(responses))
-        client = httpx.AsyncClient(transport=httpx.MockTransport(endpoint))
-        clients.append(client)
-        return Harness(endpoint, client)
+    async with LoopbackHTTP(lambda request: httpx.Response(500)) as http:
 
-    yield factory
-    for client in clients:
-        await client.aclose()
+        def factory(*responses: Callable[[], httpx.Response]) -> Harness:
+            endpoint = Endpoint(list(responses))
+            http.handler = endpoint
+            wires.append(Wire(opener=http.opener))
+            return Harness(endpoint, http, wires[-1])
+
+        yield factory
+        for wire in wires:
+            await wire.aclose()
 
 
 async def collect(
@@ -574,7 +580,8 @@ async def test_closing_the_fim_stream_closes_the_http_response_at_once(
     stream = h.backend().fim_stream(REQUEST, kind, StreamInfo())
     assert await anext(stream) == "first"
     await stream.aclose()
-    assert body.closed
+    await h.http.wait_hung_up()  # the connection closed: the server stopped sending
+    assert body.cancelled
 
 
 async def test_cancelling_the_fim_consumer_closes_the_http_response(
@@ -593,5 +600,5 @@ async def test_cancelling_the_fim_consumer_closes_the_http_response(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    await h.http.wait_hung_up()
     assert body.cancelled
-    assert body.closed

@@ -3,9 +3,7 @@
 Pure: no httpx, no I/O. :class:`ChunkedDecoder` turns the reads of a chunked body into its
 payload however the reads split it (inside a size line, inside a chunk, between CR and LF),
 whole reads at a time: a read holding a hundred one-token chunks costs one call, not a hundred
-events. It also says what would end the body validly from the point reached so far
-(:meth:`ChunkedDecoder.ending`), which is how the HTTP library that made the connection is told
-that the body it did not read has ended (see :mod:`.direct_body`).
+events (the model streams' client, :mod:`.wire`, reads their bodies with it).
 
 Line ends are CRLF as the RFC says; a bare LF is accepted too, as most HTTP parsers do. Bad
 framing raises :class:`ChunkedError`: a body whose framing is broken cannot be trusted.
@@ -17,9 +15,6 @@ import re
 
 #: A size line (or a trailer line) longer than this is not HTTP: a runaway or hostile server.
 MAX_LINE_BYTES = 4096
-#: An ending that would have to invent more bytes than this is not offered (the connection is
-#: then closed rather than reused).
-MAX_ENDING_BYTES = 1 << 20
 
 # chunk-size [ chunk-ext ] (extensions are ignored, as the RFC allows). Sixteen hex digits are
 # more than any real chunk; more would only make a huge number.
@@ -107,39 +102,6 @@ class ChunkedDecoder:
                 break
         self._state = state
         return b"".join(out) if len(out) != 1 else out[0]
-
-    def ending(self) -> bytes | None:
-        """Bytes that, after what was fed so far, end the body validly: what finishes the
-        current line or chunk (filler for its missing data), then an empty last chunk and
-        trailer section. None when that would take more than :data:`MAX_ENDING_BYTES`."""
-        state, line = self._state, bytes(self._line)
-        if state == _DONE:
-            return b""
-        if state == _DATA_END:
-            return (b"\n" if self._cr else b"\r\n") + b"0\r\n\r\n"
-        if state == _DATA:
-            if self._left > MAX_ENDING_BYTES:
-                return None
-            return b"-" * self._left + b"\r\n0\r\n\r\n"
-        close = (b"\n" if line.endswith(b"\r") else b"\r\n") if line else b""
-        if state == _TRAILER:
-            # A line that is only a CR so far is the blank line ending the section; a field
-            # cut inside its name gets the colon a field line needs.
-            if line == b"\r":
-                return b"\n"
-            colon = b":" if line and b":" not in line and not line.endswith(b"\r") else b""
-            return colon + close + b"\r\n"
-        if not line:
-            return b"0\r\n\r\n"
-        try:
-            size = _chunk_size(line)
-        except ChunkedError:
-            return None
-        if size > MAX_ENDING_BYTES:
-            return None
-        if not size:
-            return close + b"\r\n"
-        return close + b"-" * size + b"\r\n0\r\n\r\n"
 
     def _keep(self, part: bytes) -> None:
         self._line += part

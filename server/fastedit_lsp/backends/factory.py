@@ -1,8 +1,9 @@
-"""The server's model backends: one HTTP client, the rate limits, the breakers, the model list.
+"""The server's model backends: one wire, the rate limits, the breakers, the model list.
 
-The only owner of httpx state. httpx is imported on first use (~90 ms, after the ``initialize``
-reply); a backend is made per job or completion around the one shared client, so connections
-are pooled and kept alive between calls.
+The only owner of connections: the model streams' (:class:`~.wire.Wire`) and httpx's, which
+lists models (made at its first use). Both are imported on first use (after the ``initialize``
+reply); a backend is made per job or completion around the one shared wire, so connections are
+kept alive between calls.
 """
 
 from __future__ import annotations
@@ -19,34 +20,23 @@ if TYPE_CHECKING:
     from .breaker import CircuitBreakers
     from .openai import OpenAICompatibleBackend
     from .ratelimit import RateLimits
+    from .wire import Wire
 
 
 def new_http_client() -> httpx.AsyncClient:
-    """The server's HTTP client. Safe to call from a thread (the warm-up does): it touches no
-    event loop. Its TLS context reads its trusted certificates at the first https handshake
+    """The HTTP client of everything but the model streams (the model list). Its TLS context
+    is the wire's, reading its trusted certificates at the first https handshake
     (:mod:`.trust`)."""
     import httpx
 
-    from .corked import transport
+    from .trust import shared
 
-    limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
     return httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, connect=5.0),
-        limits=limits,
+        limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
         trust_env=False,
-        transport=transport(limits),
+        verify=shared(),
     )
-
-
-def warm_up_http() -> httpx.AsyncClient:
-    """Import what the first request imports lazily (httpcore's anyio backend, anyio's asyncio
-    backend: ~60 ms) and make the HTTP client; for the warm-up's thread."""
-    import anyio._backends._asyncio  # noqa: F401
-    import httpcore._backends.anyio  # noqa: F401
-
-    from . import openai  # noqa: F401
-
-    return new_http_client()
 
 
 class Backends:
@@ -56,6 +46,7 @@ class Backends:
         #: Where "using model X (first listed)" goes (the client's log).
         self._log = log
         self._http: httpx.AsyncClient | None = None
+        self._wire: Wire | None = None
         self._rate_limits: RateLimits | None = None
         self._breakers: CircuitBreakers | None = None
         #: Model ids discovered from /v1/models, per ``profile:baseUrl`` and per profile.
@@ -63,15 +54,19 @@ class Backends:
 
     @property
     def http(self) -> httpx.AsyncClient:
-        """The one HTTP client (created on first use, or by the warm-up)."""
+        """The HTTP client of the model list (created on first use)."""
         if self._http is None:
             self._http = new_http_client()
         return self._http
 
-    def adopt(self, client: httpx.AsyncClient) -> None:
-        """Take the client the warm-up made (off the event loop), unless one exists already."""
-        if self._http is None:
-            self._http = client
+    @property
+    def wire(self) -> Wire:
+        """The model streams' connections (created on first use)."""
+        if self._wire is None:
+            from .wire import Wire
+
+            self._wire = Wire()
+        return self._wire
 
     @property
     def breakers(self) -> CircuitBreakers:
@@ -117,7 +112,7 @@ class Backends:
             self.discovered[profile.name] = model
             self._log(f"profiles.{profile.name}: using model {model} (first listed)")
         return OpenAICompatibleBackend(
-            self.http,
+            self.wire,
             provider=profile.provider,
             base_url=profile.base_url,
             model=model,
@@ -145,26 +140,21 @@ class Backends:
         return self._breakers.snapshot(now) if self._breakers is not None else []
 
     def connections(self) -> dict[str, int]:
-        """The HTTP pool's connections: open, and of those, idle (kept alive for the next job)."""
-        pool = getattr(getattr(self._http, "_transport", None), "_pool", None)
-        connections = list(getattr(pool, "connections", []))
-        open_ = [c for c in connections if not c.is_closed()]
-        return {"open": len(open_), "idle": sum(1 for c in open_ if c.is_idle())}
+        """The model streams' connections: open, and of those, idle (kept for the next job)."""
+        return self._wire.connections() if self._wire is not None else {"open": 0, "idle": 0}
 
     async def close(self) -> None:
-        """Close the HTTP client (a later call opens a new one)."""
-        from .corked import discard_opened_ahead
-
-        await discard_opened_ahead()
+        """Close every connection (a later call opens new ones)."""
+        if self._wire is not None:
+            await self._wire.aclose()
+            self._wire = None
         if self._http is not None:
             await self._http.aclose()
             self._http = None
 
     async def open_ahead(self, profiles: Iterable[ResolvedProfile]) -> None:
         """Open a connection to each profile's model server ahead of its first request (the
-        warm-up's; see :func:`.corked.open_ahead`)."""
-        from .corked import open_ahead
-
+        warm-up's; see :meth:`.wire.Wire.open_ahead`)."""
         for profile in profiles:
             if not profile.is_local and profile.base_url:
-                await open_ahead(profile.base_url)
+                await self.wire.open_ahead(profile.base_url)

@@ -1,7 +1,8 @@
 """OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
-the server's one shared ``httpx.AsyncClient`` (never a client per call). The same streaming loop
+the server's one :class:`~.wire.Wire` (its own HTTP/1.1 path; never a client per call; the model
+list, :func:`list_models`, over the shared ``httpx.AsyncClient``). The same streaming loop
 serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
 and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
 error messages, closing. Building the body and turning a status or exception into a
@@ -30,11 +31,11 @@ import httpx
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
-from .direct_body import body_bytes
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
 from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
+from .wire import Response, Wire
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
@@ -78,6 +79,11 @@ def build_chat_body(
     if reasoning_effort or is_reasoning_model(model):
         body["reasoning_effort"] = reasoning_effort or "low"
     return body
+
+
+def json_body(body: dict[str, Any]) -> bytes:
+    """A request body's bytes: compact UTF-8 JSON, exactly as httpx encodes ``json=``."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def jittered_backoff(attempt: int) -> float:
@@ -278,7 +284,7 @@ def error_details(body: bytes, content_type: str) -> tuple[str, str]:
     return error_text(text), ""
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
+async def read_capped(response: httpx.Response | Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body; a body that fails to arrive counts as empty."""
     buf = bytearray()
     try:
@@ -309,6 +315,12 @@ async def _drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -
     # Failing here loses only the connection's reuse: the answer is complete.
     with contextlib.suppress(TimeoutError, httpx.HTTPError):
         await asyncio.wait_for(read(), seconds)
+
+
+def _once(info: StreamInfo) -> Callable[[], None] | None:
+    """``info.sent``, taken: a retried request does not call it again."""
+    sent, info.sent = info.sent, None
+    return sent
 
 
 def _closed_by_cancel() -> bool:
@@ -343,7 +355,7 @@ class OpenAICompatibleBackend:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        wire: Wire,
         *,
         provider: Provider,
         base_url: str,
@@ -362,13 +374,13 @@ class OpenAICompatibleBackend:
         self.provider: str = provider
         self.model: str = model
         self.base_url = base_url.rstrip("/")
-        self._client = client
+        self._wire = wire
         self._preset = PRESETS[provider]
         self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
         # Read timeout = the longest silence between two reads, which is what a stalled model is.
-        self._timeout = httpx.Timeout(self._timeout_s, connect=min(self._timeout_s, 5.0))
+        self._connect_timeout_s = min(self._timeout_s, 5.0)
         self._rate_limits = rate_limits
         self._rate_key = rate_key(base_url, model)
         self._retries = retries
@@ -431,13 +443,20 @@ class OpenAICompatibleBackend:
     ) -> AsyncGenerator[str, None]:
         self._target.check_base_url()
         headers = self._target.headers("text/event-stream")
+        headers["Content-Type"] = "application/json"
         try:
-            async with self._client.stream(
-                "POST", call.url, json=call.body, headers=headers, timeout=self._timeout
+            async with self._wire.stream(
+                "POST",
+                call.url,
+                headers=list(headers.items()),
+                body=json_body(call.body),
+                connect_timeout=self._connect_timeout_s,
+                read_timeout=self._timeout_s,
+                sent=_once(info),
             ) as response:
                 await self._check_response(response, call, attempt)
                 parser, state = SSEParser(), _StreamState()
-                chunks = body_bytes(response, self._timeout_s)
+                chunks = response.aiter_bytes()
                 while not state.done:
                     if info.pace is not None and info.deltas:
                         await info.pace()
@@ -463,7 +482,7 @@ class OpenAICompatibleBackend:
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
             ) from exc
 
-    async def _check_response(self, response: httpx.Response, call: _Call, attempt: int) -> None:
+    async def _check_response(self, response: Response, call: _Call, attempt: int) -> None:
         # The status comes first: an error body is JSON or text, never an event stream.
         if not response.is_success:
             raise await self._status_error(response, call, attempt)
@@ -481,9 +500,7 @@ class OpenAICompatibleBackend:
         self._rate_limits.record_success(self._rate_key, self._clock())
         self._rate_limits.record_headroom(self._rate_key, response.headers)
 
-    async def _status_error(
-        self, response: httpx.Response, call: _Call, attempt: int
-    ) -> BackendError:
+    async def _status_error(self, response: Response, call: _Call, attempt: int) -> BackendError:
         body = await read_capped(response, ERROR_BODY_LIMIT)
         message, labels = error_details(body, response.headers.get("content-type", ""))
         kind = status_kind(response.status_code, labels)

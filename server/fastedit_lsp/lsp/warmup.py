@@ -198,12 +198,6 @@ class ImportGate:
             return True, load()
 
 
-def _http_client() -> Any:
-    from ..backends.factory import warm_up_http
-
-    return warm_up_http()
-
-
 def server_busy(server: FasteditServer) -> bool:
     """Whether a job runs, a request waits for its answer or a task other than the gate's own
     runs (read from a worker thread: ``list`` copies at once)."""
@@ -251,7 +245,6 @@ async def warm_up(server: FasteditServer) -> None:
         await _load(server, JOB_MODULES)
         models = _model_profiles(server)
         if models is None or models:  # the offline engine alone needs no HTTP
-            server.backends.adopt(await server.imports.run(_http_client))
             # The first job's connection, opened now (no byte sent): no TCP handshake then.
             await server.backends.open_ahead(models or [])
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))

@@ -69,9 +69,11 @@ class _Announcer:
     Told at once, a status at the start, another with the route and model, and the progress
     request were built and written before the model request (about 0.5 ms, more when the
     editor's process woke up to read them on a 2-core machine). Now the status with the route
-    goes before the request (editors learn the job's model from it); the progress, which the
-    editor only shows, follows the first edit, or goes out while the model is still silent
-    after ``ANNOUNCE_AFTER_SECONDS`` (a hosted model's first token takes 50 ms or more).
+    goes out as soon as the request is written (``StreamInfo.sent``: editors learn the job's
+    model from it, and it is written while the model works), before any edit; the progress,
+    which the editor only shows, follows the first edit, or goes out while the model is still
+    silent after ``ANNOUNCE_AFTER_SECONDS`` (a hosted model's first token takes 50 ms or more;
+    a request that never went out, the status with it).
     """
 
     def __init__(self, host: JobHost, job: Job) -> None:
@@ -88,6 +90,11 @@ class _Announcer:
         """Send the job's status (its route is chosen)."""
         self._status_sent = True
         self._host.status(self._job)
+
+    def sent(self) -> None:
+        """The model request is written: the status, unless the timer sent it already."""
+        if not self._status_sent:
+            self.status()
 
     def flush(self) -> None:
         """Announce the job now, if not yet: its status unless sent, its progress."""
@@ -403,8 +410,12 @@ class JobRunner:
             ):
                 draft.request = dataclasses.replace(draft.request, prediction=job.tracker.base)
             source = self._model_source(backend, draft, job, info)
-        if (announcer := self._announcers.get(job.id)) is not None:
-            announcer.status()  # the route and model, before the request
+        announcer = self._announcers.get(job.id)
+        if announcer is not None and backend is not None:
+            # The route and model, once the request is written: while the model works.
+            info.sent = announcer.sent
+        elif announcer is not None:
+            announcer.status()
         else:
             host.status(job)
         ran: Verification = {}  # tests.run: what pytest said of the generated tests

@@ -117,10 +117,13 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
     from ..backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
     from ..backends.openai import OpenAICompatibleBackend, list_models
     from ..backends.ratelimit import RateLimits
+    from ..backends.trust import shared
+    from ..backends.wire import Wire
 
     assert profile.base_url is not None
     lines: list[str] = []
-    async with httpx.AsyncClient(trust_env=False) as client:
+    wire = Wire()
+    async with httpx.AsyncClient(trust_env=False, verify=shared()) as client:
         started = time.monotonic()
         try:
             models = await list_models(
@@ -141,7 +144,7 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
         if profile.model and models and profile.model not in models:
             lines.append(f"warning: {profile.model} is not in the list above")
         backend = OpenAICompatibleBackend(
-            client,
+            wire,
             provider=profile.provider,
             base_url=profile.base_url,
             model=model,
@@ -167,6 +170,8 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
                 pass
         except BackendError as exc:
             return [*lines, f"stream: failed: {exc}"], False
+        finally:
+            await wire.aclose()
         ended = time.monotonic()
     tokens = info.completion_tokens or info.deltas
     if info.first_delta_at is None or not tokens:

@@ -1,20 +1,19 @@
-"""The model stream's body read straight from the connection (backends/direct_body.py), against
-the loopback stub over a real socket: the text exactly, the connection back in the pool after
-the body's end, and every failure as httpx's own read gave it (closed at once on cancel, cut
-short, stalled, badly framed)."""
+"""The model streams' own HTTP client (backends/wire.py) against the loopback stub over a real
+socket: the text exactly however the stub chunks it, the connection kept for the next answer
+after the body's end, and every failure worded as the backend words httpx's (closed at once on
+cancel, cut short, stalled, badly framed)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
 
 from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
-from fastedit_lsp.backends.direct_body import body_bytes, reads_directly
 from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.ratelimit import RateLimits
+from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 
 TEXT = "def area(r):\n    return 3.14159 * r ** 2  # héllo 漢字 🙂\n"
@@ -22,13 +21,14 @@ REQUEST = ChatRequest(messages=(ChatMessage("user", "area"),), max_tokens=4096)
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(10.0)) as http_client:
-        yield http_client
+async def client() -> AsyncIterator[Wire]:
+    wire = Wire()
+    yield wire
+    await wire.aclose()
 
 
 def backend(
-    client: httpx.AsyncClient, stub: StubModelServer, timeout_ms: int = 10_000
+    client: Wire, stub: StubModelServer, timeout_ms: int = 10_000
 ) -> OpenAICompatibleBackend:
     return OpenAICompatibleBackend(
         client,
@@ -43,23 +43,11 @@ def backend(
 
 
 async def answer(
-    client: httpx.AsyncClient, stub: StubModelServer, **overrides: object
+    client: Wire, stub: StubModelServer, **overrides: object
 ) -> tuple[str, StreamInfo]:
     info = StreamInfo()
     texts = [text async for text in backend(client, stub, **overrides).stream(REQUEST, info)]  # type: ignore[arg-type]
     return "".join(texts), info
-
-
-async def test_the_stub_stream_is_read_directly(
-    client: httpx.AsyncClient, stub: StubModelServer
-) -> None:
-    """Without this the tests below would pass on httpx's own read and prove nothing."""
-    stub.script(Answer(text=TEXT, chunk_per_event=True))
-    body = {"model": "stub-fast", "stream": True, "messages": []}
-    async with client.stream("POST", f"{stub.base_url}/chat/completions", json=body) as response:
-        assert reads_directly(response)
-        raw = b"".join([chunk async for chunk in body_bytes(response, 10.0)])
-    assert raw.startswith(b"data: {") and raw.endswith(b"data: [DONE]\n\n")
 
 
 @pytest.mark.parametrize(
@@ -72,7 +60,7 @@ async def test_the_stub_stream_is_read_directly(
     ],
 )
 async def test_the_text_arrives_exactly_and_the_connection_is_reused(
-    client: httpx.AsyncClient, stub: StubModelServer, shape: dict[str, object]
+    client: Wire, stub: StubModelServer, shape: dict[str, object]
 ) -> None:
     for _ in range(3):
         stub.script(Answer(text=TEXT, token_size=2, **shape))  # type: ignore[arg-type]
@@ -82,12 +70,13 @@ async def test_the_text_arrives_exactly_and_the_connection_is_reused(
         assert info.finish_reason == "stop"
     records = [r for r in stub.requests if r.path.endswith("/chat/completions")]
     assert all(r.completed and not r.client_closed for r in records)
-    # h11 was told where each body ended: one connection for the three answers.
+    # Each body was read to its end: one connection for the three answers.
     assert len({r.connection for r in records}) == 1
+    assert client.connections() == {"open": 1, "idle": 1}
 
 
 async def test_closing_the_stream_mid_body_closes_the_connection_at_once(
-    client: httpx.AsyncClient, stub: StubModelServer
+    client: Wire, stub: StubModelServer
 ) -> None:
     stub.script(Answer(text="x" * 4000, token_size=1, tps=500, chunk_per_event=True))
     info = StreamInfo()
@@ -104,7 +93,7 @@ async def test_closing_the_stream_mid_body_closes_the_connection_at_once(
 
 
 async def test_a_body_cut_short_says_the_answer_is_incomplete(
-    client: httpx.AsyncClient, stub: StubModelServer
+    client: Wire, stub: StubModelServer
 ) -> None:
     stub.script(Answer(text=TEXT, drop_after=3, chunk_per_event=True))
     info = StreamInfo()
@@ -118,7 +107,7 @@ async def test_a_body_cut_short_says_the_answer_is_incomplete(
 
 
 async def test_a_stalled_body_times_out_after_timeout_ms(
-    client: httpx.AsyncClient, stub: StubModelServer
+    client: Wire, stub: StubModelServer
 ) -> None:
     stub.script(Answer(text=TEXT, stall_after=2, chunk_per_event=True))
     with pytest.raises(BackendError) as caught:
@@ -131,9 +120,9 @@ async def test_a_stalled_body_times_out_after_timeout_ms(
 
 
 async def test_bad_chunk_framing_is_a_dropped_connection(
-    client: httpx.AsyncClient, stub: StubModelServer
+    client: Wire, stub: StubModelServer
 ) -> None:
-    """A raw server whose chunk sizes are not hex: the read fails as h11 would have failed it."""
+    """A raw server whose chunk sizes are not hex: the answer cannot be trusted."""
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
@@ -142,7 +131,6 @@ async def test_bad_chunk_framing_is_a_dropped_connection(
             b"transfer-encoding: chunked\r\n\r\n"
         )
         await writer.drain()
-        await asyncio.sleep(0.05)  # the body apart from the headers: read directly
         writer.write(b"zz\r\ndata: {}\n\n\r\n")
         await writer.drain()
         await reader.read()

@@ -317,6 +317,38 @@ async def test_a_body_larger_than_the_read_pause_arrives_whole(
     assert data == big
 
 
+async def test_a_body_is_watched_only_while_a_read_waits_and_an_idle_connection_always(
+    serve: Callable[..., Awaitable[RawServer]], client: Wire
+) -> None:
+    """A paced reader (the stream reads as the editor takes edits) is not woken for every chunk
+    the server flushes: between its reads the socket is not watched, and what arrives waits in
+    the kernel. Back in the pool the connection is watched again, so that its closing is seen."""
+    go = asyncio.Event()
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        while await SERVERS[-1].request(reader):
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n")
+            await writer.drain()
+            await go.wait()
+            writer.write(b"1\r\nb\r\n1\r\nc\r\n0\r\n\r\n")
+            await writer.drain()
+
+    server = await serve(script)
+    async with client.stream(
+        "POST", server.url, headers=[], body=b"", connect_timeout=2, read_timeout=2
+    ) as response:
+        body = response.aiter_bytes()
+        assert await anext(body) == b"a"
+        (connection,) = client._active
+        go.set()
+        rest = await anext(body)  # this read waited for the server
+        assert not connection.transport.is_reading()  # it has what it waited for: not watched
+        rest += b"".join([part async for part in body])
+        assert rest == b"bc"
+        assert response.reusable
+    assert connection.transport.is_reading()  # idle in the pool: watched
+
+
 @pytest.mark.parametrize(
     ("response", "match"),
     [

@@ -224,9 +224,8 @@ class _Socket(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._chunks.append(data)
         self._size += len(data)
-        if self._size > PAUSE_BYTES and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
+        if self._size > PAUSE_BYTES:
+            self._pause()
         self._wake()
 
     def eof_received(self) -> bool | None:
@@ -255,10 +254,17 @@ class _Socket(asyncio.Protocol):
             self._chunks.insert(0, data)
             self._size += len(data)
 
-    async def read(self, timeout: float | None) -> bytes:
+    async def read(self, timeout: float | None, *, pause: bool = False) -> bytes:
         """The bytes received so far, waiting up to ``timeout`` seconds of silence for some;
-        ``b""`` at the end; raises ``httpx.ReadTimeout``, ``httpx.ReadError``."""
+        ``b""`` at the end; raises ``httpx.ReadTimeout``, ``httpx.ReadError``.
+
+        With ``pause``, the socket is watched only while a read waits: a consumer that reads
+        at its own pace (a model stream paced to the editor's edits, 60 reads a second) then
+        wakes the event loop once per read, not once per chunk the server flushes (1,000 a
+        second at 1,000 tok/s); what arrives meanwhile waits in the kernel's buffer.
+        """
         if not self._chunks and not self._eof:
+            self._resume()
             loop = asyncio.get_running_loop()
             self._waiter = waiter = loop.create_future()
             timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
@@ -268,6 +274,8 @@ class _Socket(asyncio.Protocol):
                 self._waiter = None
                 if timer is not None:
                     timer.cancel()
+            if pause:
+                self._pause()
             if not self._chunks and not self._eof:
                 raise httpx.ReadTimeout("timed out")
         if self._chunks:
@@ -275,13 +283,26 @@ class _Socket(asyncio.Protocol):
             data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             chunks.clear()
             self._size = 0
-            if self._paused and self.transport is not None:
-                self._paused = False
-                self.transport.resume_reading()
+            if not pause:
+                self._resume()
             return data
         if self._error is not None:
             raise httpx.ReadError(str(self._error) or type(self._error).__name__)
         return b""
+
+    def watch(self) -> None:
+        """Watch the socket again (a connection back in the pool: its closing is then seen)."""
+        self._resume()
+
+    def _pause(self) -> None:
+        if not self._paused and self.transport is not None and not self.transport.is_closing():
+            self._paused = True
+            self.transport.pause_reading()
+
+    def _resume(self) -> None:
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -519,6 +540,7 @@ class Wire:
             connection.close()
             return
         connection.idle_since = time.monotonic()
+        connection.socket.watch()
         kept = self._idle.setdefault(connection.origin, [])
         kept.append(connection)
         if len(kept) > MAX_IDLE_PER_ORIGIN:
@@ -680,7 +702,7 @@ class _Body:
         while not self.done:
             data, self._pending = self._pending, b""
             if not data:
-                data = await self._socket.read(self._timeout)
+                data = await self._socket.read(self._timeout, pause=True)
             if not data:
                 return self._ended()
             payload = self._frame(data)

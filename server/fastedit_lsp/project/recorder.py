@@ -54,6 +54,7 @@ async def record(
                     "calls": list(p.calls),
                     "variants": list(p.variants),
                     "imports": list(p.imports),
+                    "templates": list(p.templates),
                 }
                 for p in plans
             ],

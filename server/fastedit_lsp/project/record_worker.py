@@ -8,9 +8,10 @@ the user's environment beside their code.
 ``JOB.json``: ``targets`` (each ``module``, ``qualname``, ``calls``, ``variants``, ``imports``,
 ``templates``),
 ``paths`` put first on ``sys.path``, ``call_seconds`` (the limit of one call), ``seconds`` (of the
-whole job), ``target_seconds`` (of one target) and ``output``. For each target it appends JSON
-lines to ``output``, its answer so far, once its calls are recorded and after each variant; the
-last is its answer (a job killed for time keeps what it finished):
+whole job), ``target_seconds`` (of one target), ``output`` and ``progress`` (a file that says
+which target it records and how many of its variants it went through, ``[index, tried]``). For
+each target it appends JSON lines to ``output``, its answer so far, once its calls are recorded
+and after each variant; the last is its answer (a job killed for time keeps what it finished):
 
 - ``observations``: per kept call, ``value`` (tagged: ``["int", "3"]``, ``["list", [...]]``...,
   only when decoding it gives back an equal value) or ``exception`` (``[module, name]``, only when
@@ -19,7 +20,8 @@ last is its answer (a job killed for time keeps what it finished):
   (another message counts);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record);
-- ``variants``: how many variants compiled and ran; ``error``: why nothing was recorded.
+- ``variants``: how many variants compiled and ran; ``tried``, how many it went through (the
+  progress); ``error``: why nothing was recorded.
 
 A template is a call with :data:`MARKER` for a text argument: it is made with texts the
 function's own module-level values match or hold (``SAMPLES``: texts a compiled regular
@@ -687,6 +689,7 @@ def record(
     for number, source in enumerate(target["variants"]):
         if time.monotonic() > deadline:
             break
+        answer["tried"] = number + 1
         variant = _compile_variant(source, target["qualname"], module)
         if variant is None or variant.__code__.co_freevars != saved[0].co_freevars:
             continue
@@ -712,7 +715,12 @@ def record(
 
 
 def _isolated(
-    target: dict[str, Any], call_seconds: float, deadline: float, out: Path, index: int
+    target: dict[str, Any],
+    call_seconds: float,
+    deadline: float,
+    out: Path,
+    index: int,
+    progress: Path | None = None,
 ) -> None:
     """Record ``target`` in a forked child, so that what its calls change in the modules they
     share (a registry, a cache) does not reach the next target's; the child is killed at the
@@ -730,6 +738,8 @@ def _isolated(
             # answer.
             with out.open("a", encoding="utf-8") as file:
                 file.write(json.dumps({**answer, "index": index}) + "\n")
+            if progress is not None:
+                progress.write_text(json.dumps([index, answer.get("tried", 0)]), encoding="utf-8")
 
         emit(record(target, call_seconds, deadline, emit))
         if hasattr(os, "fork"):
@@ -762,10 +772,12 @@ def main() -> None:
     each = float(job.get("target_seconds") or job["seconds"])
     out = Path(job["output"])
     out.touch()
+    progress = Path(job["progress"]) if job.get("progress") else None
     for index, target in enumerate(job["targets"]):
         if time.monotonic() > deadline:
             break
-        _isolated(target, call_seconds, min(deadline, time.monotonic() + each), out, index)
+        until = min(deadline, time.monotonic() + each)
+        _isolated(target, call_seconds, until, out, index, progress)
 
 
 if __name__ == "__main__":

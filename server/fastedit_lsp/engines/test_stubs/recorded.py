@@ -50,6 +50,8 @@ MAX_RECORDED = 8
 DISTINCT_OUTCOMES = 2
 #: What a test takes of an iterator the function returns (the recorder's ``ITEMS``).
 ITEMS = 10
+#: How a test looks at what a call returned (:attr:`Observation.wrap`).
+WRAPS = ("list", "islice", "parts", "vars", "repr")
 #: Longest expected value written into a test.
 MAX_VALUE_CHARS = 300
 #: The text a template's call passes where the recorder puts its own (``record_worker.MARKER``).
@@ -90,8 +92,10 @@ class Observation:
     kills: frozenset[int] = frozenset()
     """The variants (indices into ``RecordPlan.variants``) whose outcome differed."""
     wrap: str = ""
-    """The call returned an iterator: ``list``, ``value`` is all it yields; ``islice``, its
-    first :data:`ITEMS` (it yields more, maybe endlessly)."""
+    """How the test looks at what the call returned. An iterator: ``list``, ``value`` is all
+    it yields; ``islice``, its first :data:`ITEMS` (it yields more, maybe endlessly). Iterators
+    side by side: ``parts``, what each yields. A value with no literal form: ``vars``, its
+    attributes; ``repr``, the text its own ``__repr__`` gives."""
     message: str | None = None
     """The exception's whole message, when the recorder found it stable."""
 
@@ -101,6 +105,10 @@ class Observation:
             return f"list({self.call})"
         if self.wrap == "islice":
             return f"list(islice({self.call}, {ITEMS}))"
+        if self.wrap == "parts":
+            return f"[list(part) for part in {self.call}]"
+        if self.wrap in ("vars", "repr"):
+            return f"{self.wrap}({self.call})"
         return self.call
 
 
@@ -315,7 +323,7 @@ def recording_from(answer: Mapping[str, object]) -> Recording:
             continue
         kills = frozenset(k for k in item.get("kills") or [] if isinstance(k, int))
         exc = item.get("exception")
-        wrap = item.get("wrap") if item.get("wrap") in ("list", "islice") else ""
+        wrap = item.get("wrap") if item.get("wrap") in WRAPS else ""
         assert isinstance(wrap, str)
         try:
             if isinstance(exc, list) and len(exc) == 2 and all(isinstance(e, str) for e in exc):

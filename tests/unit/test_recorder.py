@@ -3,6 +3,7 @@ subprocess, on planned calls and on variants of itself; what it observed."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -155,3 +156,133 @@ async def test_a_function_the_function_returns_is_recorded_by_what_it_does(proje
     assert by_call['getter(0)("a1b2")'].value == "a"
     assert by_call["getter(0)(1)"].exception == ("builtins", "TypeError")
     assert "getter(0)" not in by_call and recording.dropped["unrenderable"] == 1
+
+
+EXTRA = textwrap.dedent("""
+    import re
+
+    RANGE = re.compile(r"(\\d+)-(\\d+)|~(\\d+)")
+
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+
+    class Money:
+        __slots__ = ("cents",)
+
+        def __init__(self, cents):
+            self.cents = cents
+
+        def __repr__(self):
+            return f"Money({self.cents})"
+
+
+    def span(text):
+        found = RANGE.search(text)
+        if found is None:
+            raise ValueError(f"no range in {text!r}")
+        if found.group(3):
+            return int(found.group(3))
+        return int(found.group(2)) - int(found.group(1))
+
+
+    def point(n):
+        return Point(n, n + 1)
+
+
+    def money(n):
+        return Money(n * 100)
+
+
+    def halves(items):
+        return iter(items[: len(items) // 2]), iter(items[len(items) // 2 :])
+
+
+    def step(n, down=False):
+        if n < 0:
+            raise ValueError("negative")
+        return n - 1 if down else n + 1
+""").lstrip()
+
+
+@pytest.fixture
+def extra(project: str) -> str:
+    (Path(project) / "extra.py").write_text(EXTRA)
+    return project
+
+
+async def test_a_template_is_made_with_texts_the_functions_own_regex_matches(extra: str) -> None:
+    """``span`` reads a module-level compiled pattern: no text in its body shows what it
+    matches, the recorder finds texts for each of its branches."""
+    plan = RecordPlan("extra", "span", ('span("a")',), templates=('span("__fastedit_text__")',))
+    [recording] = await _record(extra, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call['span("a")'].exception == ("builtins", "ValueError")
+    values = {o.call: o.value for o in recording.observations if o.exception is None}
+    assert values['span("1-1")'] == 0 and values['span("~1")'] == 1
+    # Each text inside a longer one too (what the function finds in it).
+    assert values['span("a 1-1 b")'] == 0
+    assert "__fastedit_text__" not in "".join(by_call)
+
+
+def test_pattern_texts_are_matched_by_their_pattern() -> None:
+    from fastedit_lsp.project.record_worker import pattern_texts
+
+    for source in (r"\x1b\[[0-9;]*[A-Za-z]", r"^\s*(foo|bar)$", r"([a-z])\1", r"[^\W\d_]+"):
+        pattern = re.compile(source)
+        texts = pattern_texts(pattern)
+        assert texts and all(pattern.search(t) for t in texts), (source, texts)
+    assert pattern_texts(re.compile(r"^\s*(foo|bar)$")) == [" foo", " bar"]
+
+
+async def test_an_exceptions_message_is_recorded_and_another_message_tells_a_variant_apart(
+    extra: str,
+) -> None:
+    plan = RecordPlan(
+        "extra",
+        "step",
+        ("step(-1)",),
+        (
+            "def step(n, down=False):\n    if n < 0:\n        raise ValueError('negative_')\n"
+            "    return n + 1",
+            "def step(n, down=False):\n    if n < 0:\n        raise ValueError('negative')\n"
+            "    return n + 2",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    [raised] = recording.observations
+    assert raised.exception == ("builtins", "ValueError") and raised.message == "negative"
+    assert raised.kills == {0}
+
+
+async def test_a_value_with_no_literal_form_is_seen_through_its_attributes_or_its_repr(
+    extra: str,
+) -> None:
+    plans = [
+        RecordPlan("extra", "point", ("point(1)",), ("def point(n):\n    return Point(n, n)",)),
+        RecordPlan("extra", "money", ("money(2)",), ("def money(n):\n    return Money(n * 10)",)),
+        RecordPlan("extra", "halves", ("halves([1, 2, 3])",)),
+    ]
+    point, money, halves = await _record(extra, *plans)
+    [seen] = point.observations
+    assert (seen.wrap, seen.value, seen.kills) == ("vars", {"x": 1, "y": 2}, {0})
+    assert seen.expression() == "vars(point(1))"
+    [seen] = money.observations
+    assert (seen.wrap, seen.value, seen.kills) == ("repr", "Money(200)", {0})
+    [seen] = halves.observations
+    assert (seen.wrap, seen.value) == ("parts", [[1], [2, 3]])
+    assert seen.expression() == "[list(part) for part in halves([1, 2, 3])]"
+
+
+async def test_progress_is_told_the_variants_the_worker_went_through(extra: str) -> None:
+    variants = tuple(f"def step(n, down=False):\n    return n + {i}" for i in range(2, 40))
+    plan = RecordPlan("extra", "step", ("step(1)", "step(2, True)"), variants)
+    told: list[tuple[int, int]] = []
+    [recording] = await record(
+        [plan], [extra], progress=lambda index, done: told.append((index, done))
+    )
+    assert recording.variants == len(variants)
+    assert told == sorted(told) and all(i == 0 for i, _ in told)
+    assert told[-1] == (0, len(variants))

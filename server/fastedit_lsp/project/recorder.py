@@ -109,10 +109,13 @@ async def _follow(
     progress: Callable[[int, int], None],
 ) -> None:
     """Tell ``progress`` what the worker's progress file says (the target, the variants it
-    ran) whenever that changes, until the worker ends."""
+    ran) whenever that changes, until the worker ends (and once after)."""
     told: object = None
-    while not running.done():
-        await asyncio.wait([running], timeout=POLL_SECONDS)
+    ended = False
+    while not ended:
+        ended = running.done()
+        if not ended:
+            await asyncio.wait([running], timeout=POLL_SECONDS)
         try:
             index, tried = json.loads(await asyncio.to_thread(_read, path))
         except (ValueError, TypeError):

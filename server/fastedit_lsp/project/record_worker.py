@@ -31,7 +31,8 @@ values no static reading of its body finds (they are built when the module is im
 A call that returns a function is followed by calls of that function on a few ``PROBES``
 (``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
 ``ITEMS``; ``wrap`` says how), iterators side by side what each yields (``parts``), and a value
-with no literal form a view of it: its attributes (``vars``) or its own ``repr`` (``repr``).
+with no literal form a view of it: its attributes (``vars``), its own ``repr`` (``repr``) or,
+for a compiled regular expression, its source (``pattern``).
 Each call is made twice, from its source (fresh arguments each time), and once more after the
 others (in the other order): a call whose outcome changed is left out. A variant
 replaces the function's ``__code__``, so every reference to the function (a recursive call, a
@@ -54,7 +55,7 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,10 +206,12 @@ class _Outcome:
 ITEMS = 10
 #: What a function the target returns is applied to (``getter(1)([1, 2])``), for at most
 #: ``MAX_APPLIED`` of its calls.
-PROBES = ("[1, 2]", '"a1b2"', "1", '{"a": 1}', '("b", "a")')
-MAX_APPLIED = 4
+PROBES = ("[1, 2]", '"a1b2"', "1", '{"a": 1}', '("b", "a")', '"A b-10.5"', "[3, 1, 2]", "-2.5")
+MAX_APPLIED = 20
 #: Calls of one target that may run out of time before the rest are not tried.
 MAX_TIMEOUTS = 3
+#: How often the answer so far is written while the calls are recorded (seconds).
+EMIT_SECONDS = 0.5
 #: Calls slower than this are recorded but not replayed on every variant.
 VARIANT_CALL_SECONDS = 0.05
 
@@ -243,8 +246,8 @@ def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
                 value = items
             elif (
                 isinstance(value, tuple | list)
-                and value
-                and all(isinstance(v, Iterator) for v in value)
+                and any(isinstance(v, Iterator) for v in value)
+                and all(isinstance(v, Iterable) for v in value)
             ):
                 # Iterators side by side (``partition``): what each yields, when it ends soon
                 # (an exception on the way is what the test sees too).
@@ -396,6 +399,10 @@ def _vars(value: object) -> object:
     return dict(vars(value))
 
 
+def _pattern_of(value: object) -> object:
+    return value.pattern if isinstance(value, re.Pattern) else None
+
+
 def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | None:
     """For a value with no literal form: how a test can look at it (``vars``: its attributes,
     when they have one; ``repr``: its own ``__repr__``'s text, when that shows no address, no
@@ -403,6 +410,8 @@ def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | 
     tagged form."""
     if isinstance(value, types.ModuleType) or _is_function(value):
         return None
+    if isinstance(value, re.Pattern):
+        return "pattern", _pattern_of, encode(value.pattern) or ["none"]
     with contextlib.suppress(Exception):
         if not isinstance(value, type) and hasattr(value, "__dict__") and vars(value):
             tagged = encode(_vars(value))
@@ -444,20 +453,32 @@ def _names(code: types.CodeType) -> list[str]:
     return names
 
 
-def _used_values(function: types.FunctionType) -> list[object]:
+def _used_values(
+    function: types.FunctionType, depth: int = 0, seen: set[int] | None = None
+) -> list[object]:
     """The module-level values the function uses: its globals, and the attributes it reads
-    of the modules among them (``chardata.LIGATURES``), in a stable order."""
+    of the modules among them (``chardata.LIGATURES``), in a stable order; then those of the
+    functions of its own package it calls (two calls deep)."""
+    seen = seen if seen is not None else {id(function)}
     names = sorted(set(_names(function.__code__)))
     found: list[object] = []
+    called: list[types.FunctionType] = []
     space = function.__globals__
+    top = str(space.get("__name__", "")).split(".")[0]
     modules = [v for n in names if isinstance(v := space.get(n), types.ModuleType)]
     for name in names:
-        if name in space and not isinstance(space[name], types.ModuleType):
-            found.append(space[name])
-        for module in modules:
-            value = getattr(module, name, None)
-            if value is not None and not callable(value) and not isinstance(value, type):
+        values = [space[name]] if name in space else []
+        values += [getattr(m, name) for m in modules if hasattr(m, name)]
+        for value in values:
+            if isinstance(value, types.FunctionType):
+                if value.__module__.split(".")[0] == top and id(value) not in seen:
+                    seen.add(id(value))
+                    called.append(value)
+            elif not isinstance(value, types.ModuleType | type) and not callable(value):
                 found.append(value)
+    if depth < 2:
+        for callee in called:
+            found += _used_values(callee, depth + 1, seen)
     return found
 
 
@@ -641,10 +662,17 @@ def record(
     planned = set(calls)
     calls += [c for c in _template_calls(target, module) if c not in planned]
     applied = 0
+    emitted = time.monotonic()
+    spent: dict[int, float] = {}
     for call in calls:
         if time.monotonic() > deadline:
             drop("time")
             continue
+        if time.monotonic() - emitted > EMIT_SECONDS:
+            # What is recorded so far, should a call its alarm cannot stop come next.
+            answer["observations"] = [obs for obs, _, _ in kept]
+            emit(answer)
+            emitted = time.monotonic()
         try:
             code = compile(call, "<recorded>", "eval")
         except SyntaxError:
@@ -727,6 +755,7 @@ def record(
 
         if first.seconds <= VARIANT_CALL_SECONDS:
             obs["fast"] = True
+            spent[id(obs)] = first.seconds
         kept.append((obs, code, differs))
     # Once more, in the other order: a call whose outcome depends on what the others changed
     # (a registry they add to) would not pass as a test either.
@@ -753,16 +782,21 @@ def record(
     emit(answer)
     if not kept or not target.get("variants"):
         return answer
+    kept = _affordable(kept, spent, len(target["variants"]), deadline - time.monotonic())
     try:
         original, caches = function_behind(module, target["qualname"])
     except (TypeError, KeyError, AttributeError) as exc:
         answer["variant_error"] = f"{type(exc).__name__}: {exc}"
         return answer
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
-    for number, source in enumerate(target["variants"]):
+    variants = list(target["variants"])
+    # Spread over the body, should the time run out before the last.
+    order = [i for start in range(4) for i in range(start, len(variants), 4)]
+    for tried, number in enumerate(order, 1):
+        source = variants[number]
         if time.monotonic() > deadline:
             break
-        answer["tried"] = number + 1
+        answer["tried"] = tried
         variant = _compile_variant(source, target["qualname"], module)
         if variant is None or variant.__code__.co_freevars != saved[0].co_freevars:
             continue
@@ -785,6 +819,26 @@ def record(
                 cache.cache_clear()
         emit(answer)
     return answer
+
+
+def _affordable(
+    kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]],
+    spent: dict[int, float],
+    variants: int,
+    seconds: float,
+) -> list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]]:
+    """The calls to replay on every variant within ``seconds``: all when there is time, else
+    as many as fit, one per distinct outcome first."""
+    each = sum(spent.get(id(obs), 0.0) for obs, _, _ in kept) or 1e-6
+    if each * variants <= seconds * 0.8:
+        return kept
+    fit = max(1, int(len(kept) * seconds * 0.8 / (each * variants)))
+    first: dict[str, int] = {}
+    for index, (obs, _, _) in enumerate(kept):
+        first.setdefault(json.dumps([obs.get("value"), obs.get("exception")]), index)
+    lead = sorted(first.values())
+    ranked = lead + [i for i in range(len(kept)) if i not in set(lead)]
+    return [kept[i] for i in sorted(ranked[:fit])]
 
 
 def _isolated(

@@ -51,7 +51,7 @@ DISTINCT_OUTCOMES = 2
 #: What a test takes of an iterator the function returns (the recorder's ``ITEMS``).
 ITEMS = 10
 #: How a test looks at what a call returned (:attr:`Observation.wrap`).
-WRAPS = ("list", "islice", "parts", "vars", "repr")
+WRAPS = ("list", "islice", "parts", "vars", "repr", "pattern")
 #: Longest expected value written into a test.
 MAX_VALUE_CHARS = 300
 #: The text a template's call passes where the recorder puts its own (``record_worker.MARKER``).
@@ -95,7 +95,8 @@ class Observation:
     """How the test looks at what the call returned. An iterator: ``list``, ``value`` is all
     it yields; ``islice``, its first :data:`ITEMS` (it yields more, maybe endlessly). Iterators
     side by side: ``parts``, what each yields. A value with no literal form: ``vars``, its
-    attributes; ``repr``, the text its own ``__repr__`` gives."""
+    attributes; ``repr``, the text its own ``__repr__`` gives; ``pattern``, a compiled regular
+    expression's source."""
     message: str | None = None
     """The exception's whole message, when the recorder found it stable."""
 
@@ -109,6 +110,8 @@ class Observation:
             return f"[list(part) for part in {self.call}]"
         if self.wrap in ("vars", "repr"):
             return f"{self.wrap}({self.call})"
+        if self.wrap == "pattern":
+            return f"{self.call}.pattern"
         return self.call
 
 

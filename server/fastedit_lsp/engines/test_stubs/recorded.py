@@ -247,18 +247,31 @@ def _plan(ctx: _Context) -> RecordPlan | None:
 #: that are not whole, very large and very small numbers.
 _TEXTS: list[object] = ["1.5", "-1", "inf", "A b", "é", "a\nb", "\t", "0x1f", "1e3"]
 _NUMBERS: list[object] = [0.5, -2.5, 1e-9, 1e9, 10**20, -(10**20)]
+#: Sequences of several items, out of order, with repeats: what sorting, grouping and
+#: splitting code treats otherwise than one item or none.
+_TEXT_ITEMS: list[object] = [["b", "a10", "a2", "A1", "a2"], ["1.5", "-1", "10", ""], ["a b", "é"]]
+_NUMBER_ITEMS: list[object] = [[3, 1, 2, 2], [-1.5, 0, 10], [0, 0]]
 _EXTRAS: dict[str | None, list[object]] = {
-    None: [b"a", b"", 1.5, *_TEXTS[:6], 10**20, ("a", 1)],
+    None: [b"a", b"", 1.5, *_TEXTS[:6], 10**20, ("a", 1), [3, 1, 2, 2], ["b", "a10", "a2"]],
     "str": _TEXTS,
     "float": _NUMBERS,
     "int": [-2, 255, 256, 1000, 10**20, -(10**20)],
 }
+_SEQUENCES = {"list", "List", "Sequence", "Iterable", "Collection", "MutableSequence"}
 
 
 def _extra(param: _Param) -> list[object]:
     if param.kind == "varargs":
         return []
-    base = _annotation_base(param.annotation)[0]
+    base, args = _annotation_base(param.annotation)
+    if base in _SEQUENCES:
+        # Several items of the hinted type (texts, numbers; of any type: both).
+        item = _annotation_base(args[0])[0] if args else None
+        if item == "str":
+            return _TEXT_ITEMS
+        if item in ("int", "float"):
+            return _NUMBER_ITEMS
+        return [*_TEXT_ITEMS[:1], *_NUMBER_ITEMS[:1]] if item in (None, "Any", "object") else []
     return _EXTRAS.get(None if base in ("Any", "object") else base, [])
 
 

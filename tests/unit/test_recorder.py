@@ -286,3 +286,33 @@ async def test_progress_is_told_the_variants_the_worker_went_through(extra: str)
     assert recording.variants == len(variants)
     assert told == sorted(told) and all(i == 0 for i, _ in told)
     assert told[-1] == (0, len(variants))
+
+
+def test_neighbours_take_an_argument_from_another_call_of_the_same_shape() -> None:
+    from fastedit_lsp.project.record_worker import neighbours
+
+    found = neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)
+    assert {"f(2, 'a')", "f(1, 'b')", "f(1, 'ab')", "f(2, 'ba')"} <= set(found)
+    # Only calls of the same shape meet; none of the given calls comes back.
+    assert not {"f(1, 'a')", "f(2, 'b')", "g(3)"} & set(found)
+    assert all(c.startswith("f(") and "x=" not in c for c in found)
+    assert found == neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)  # stable
+    assert len(neighbours([f"f({i}, {i})" for i in range(30)], 7)) == 7
+
+
+async def test_the_search_finds_a_call_that_tells_apart_a_variant_no_planned_call_did(
+    extra: str,
+) -> None:
+    (Path(extra) / "gate.py").write_text(
+        "def both(a, b):\n    if a > 5 and b > 5:\n        return 1\n    return 0\n"
+    )
+    plan = RecordPlan(
+        "gate",
+        "both",
+        ("both(9, 0)", "both(0, 9)"),
+        ("def both(a, b):\n    if a > 5 and b > 5:\n        return 2\n    return 0",),
+    )
+    [recording] = await _record(extra, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call["both(9, 0)"].kills == frozenset() == by_call["both(0, 9)"].kills
+    assert by_call["both(9, 9)"].value == 1 and by_call["both(9, 9)"].kills == {0}

@@ -49,6 +49,7 @@ import itertools
 import json
 import math
 import os
+import random
 import re
 import signal
 import sys
@@ -626,6 +627,66 @@ def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[st
     return [t.replace(MARKER, s, 1) for t in templates for s in shown[:SAMPLES]]
 
 
+def _observe(
+    call: str, code: types.CodeType, namespace: dict[str, Any], call_seconds: float
+) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
+    """One call, made twice: what a test can assert of it and how a variant fails that (None
+    when its outcome has no form a test can write), with its first outcome; or why it is
+    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``)."""
+    first = _call(code, namespace, call_seconds)
+    second = first if first.timeout else _call(code, namespace, call_seconds)
+    if first.timeout or second.timeout:
+        return "timeout"
+    if first.error is not None:
+        if isinstance(first.error, _NOT_RECORDED):
+            return "crash"
+        if (
+            second.error is None
+            or type(second.error) is not type(first.error)
+            or second.wrap != first.wrap
+        ):
+            return "unstable"
+        name = _exception(first.error)
+        if name is None:
+            return "unnamed"
+        obs: dict[str, Any] = {"call": call, "exception": name, "wrap": first.wrap, "kills": []}
+        message = _message(first.error)
+        if message is not None and message == _message(second.error):
+            obs["message"] = message
+        return obs, _raises_otherwise(type(first.error), first.wrap, obs.get("message")), first
+    tagged = encode(first.value)
+    view: Callable[[object], object] | None = None
+    seen_as = ""
+    if tagged is None and first.wrap == "" and not _is_function(first.value):
+        # No literal form: a view of it, the same for both runs.
+        found = _view(first.value)
+        if found is not None:
+            seen_as, view, tagged = found
+            try:
+                if second.error is not None or view(second.value) != decode(tagged):
+                    tagged = None
+            except Exception:
+                tagged = None
+    if tagged is None or (view is None and _has_nan(first.value)):
+        return None, None, first
+    try:
+        expected = decode(tagged)
+        same = view is not None or (
+            second.error is None
+            and second.wrap == first.wrap
+            and encode(second.value) == tagged
+            and matches(first.value, expected)
+            and matches(second.value, expected)
+        )
+    except Exception:
+        same = False
+    if not same:
+        return "unstable"
+    shown = seen_as if view is not None else first.wrap
+    obs = {"call": call, "value": tagged, "wrap": shown, "kills": []}
+    return obs, _returns_otherwise(expected, first.wrap, view), first
+
+
 def record(
     target: dict[str, Any],
     call_seconds: float,
@@ -681,78 +742,18 @@ def record(
         if dropped.get("timeout", 0) >= MAX_TIMEOUTS:
             drop("timeout")  # the others would likely hang too: the time goes to the variants
             continue
-        first = _call(code, namespace, call_seconds)
-        second = first if first.timeout else _call(code, namespace, call_seconds)
-        if first.timeout or second.timeout:
-            drop("timeout")
+        observed = _observe(call, code, namespace, call_seconds)
+        if isinstance(observed, str):
+            drop(observed)
             continue
-        if first.error is not None:
-            if isinstance(first.error, _NOT_RECORDED):
-                drop("crash")
-                continue
-            if (
-                second.error is None
-                or type(second.error) is not type(first.error)
-                or second.wrap != first.wrap
-            ):
-                drop("unstable")
-                continue
-            name = _exception(first.error)
-            if name is None:
-                drop("unnamed")
-                continue
-            expected_type = type(first.error)
-            obs: dict[str, Any] = {
-                "call": call,
-                "exception": name,
-                "wrap": first.wrap,
-                "kills": [],
-            }
-            message = _message(first.error)
-            if message is not None and message == _message(second.error):
-                obs["message"] = message
-            differs = _raises_otherwise(expected_type, first.wrap, obs.get("message"))
-
-        else:
-            tagged = encode(first.value)
-            if tagged is None and _is_function(first.value) and applied < MAX_APPLIED:
-                # A function made by the function: what it does to a few values says what it is.
-                calls += [f"{call}({probe})" for probe in PROBES]
-                applied += 1
-            view: Callable[[object], object] | None = None
-            seen_as = ""
-            if tagged is None and first.wrap == "" and not _is_function(first.value):
-                # No literal form: a view of it, the same for both runs.
-                found = _view(first.value)
-                if found is not None:
-                    seen_as, view, tagged = found
-                    try:
-                        if view(second.value) != decode(tagged):
-                            tagged = None
-                    except Exception:
-                        tagged = None
-            if tagged is None or (view is None and _has_nan(first.value)):
-                drop("unrenderable")
-                continue
-            try:
-                expected = decode(tagged)
-                same = view is not None or (
-                    second.error is None
-                    and second.wrap == first.wrap
-                    and encode(second.value) == tagged
-                    and matches(first.value, expected)
-                    and matches(second.value, expected)
-                )
-            except Exception:
-                same = False
-            if not same:
-                drop("unstable")
-                continue
-            shown = seen_as if view is not None else first.wrap
-            obs = {"call": call, "value": tagged, "wrap": shown, "kills": []}
-
-            differs = _returns_otherwise(expected, first.wrap, view)
-
+        obs, differs, first = observed
+        if _is_function(first.value) and applied < MAX_APPLIED:
+            # A function made by the function: what it does to a few values says what it is.
+            calls += [f"{call}({probe})" for probe in PROBES]
+            applied += 1
+        if obs is None or differs is None:
+            drop("unrenderable")
+            continue
         if first.seconds <= VARIANT_CALL_SECONDS:
             obs["fast"] = True
             spent[id(obs)] = first.seconds
@@ -790,6 +791,7 @@ def record(
         return answer
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
     variants = list(target["variants"])
+    compiled: list[tuple[int, types.FunctionType]] = []
     # Spread over the body, should the time run out before the last.
     order = [i for start in range(4) for i in range(start, len(variants), 4)]
     for tried, number in enumerate(order, 1):
@@ -801,6 +803,7 @@ def record(
         if variant is None or variant.__code__.co_freevars != saved[0].co_freevars:
             continue
         answer["variants"] += 1
+        compiled.append((number, variant))
         original.__code__ = variant.__code__
         original.__defaults__ = variant.__defaults__
         original.__kwdefaults__ = variant.__kwdefaults__
@@ -818,7 +821,114 @@ def record(
             for cache in caches:
                 cache.cache_clear()
         emit(answer)
+    _search(answer, kept, compiled, original, caches, namespace, call_seconds, deadline)
+    emit(answer)
     return answer
+
+
+#: New calls the search tries at most, for the variants no planned call told apart.
+MAX_SEARCHED = 300
+
+
+def _search(
+    answer: dict[str, Any],
+    kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]],
+    compiled: list[tuple[int, types.FunctionType]],
+    original: types.FunctionType,
+    caches: list[Any],
+    namespace: dict[str, Any],
+    call_seconds: float,
+    deadline: float,
+) -> None:
+    """Kill-guided search, in the time left: calls made of the kept ones' arguments
+    (:func:`neighbours`), each run on the variants no call told apart yet; one that tells
+    some apart is kept (its ``kills`` are among those only), once it proved stable."""
+    killed = {n for obs, _, _ in kept for n in obs["kills"]}
+    left = [(n, v) for n, v in compiled if n not in killed]
+    if not left or time.monotonic() > deadline:
+        return
+    saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
+    for call in neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED):
+        if not left or time.monotonic() > deadline:
+            break
+        try:
+            code = compile(call, "<recorded>", "eval")
+        except SyntaxError:
+            continue
+        observed = _observe(call, code, namespace, call_seconds)
+        if isinstance(observed, str):
+            continue
+        obs, differs, first = observed
+        if obs is None or differs is None or first.seconds > VARIANT_CALL_SECONDS:
+            continue
+        kills: list[int] = []
+        for number, variant in left:
+            original.__code__ = variant.__code__
+            original.__defaults__ = variant.__defaults__
+            original.__kwdefaults__ = variant.__kwdefaults__
+            try:
+                for cache in caches:
+                    cache.cache_clear()
+                if differs(_call(code, namespace, call_seconds)):
+                    kills.append(number)
+            finally:
+                original.__code__, original.__defaults__, original.__kwdefaults__ = saved
+                for cache in caches:
+                    cache.cache_clear()
+        # Kept only if three more runs agree (as the planned calls' five do).
+        if kills and not any(differs(_call(code, namespace, call_seconds)) for _ in range(3)):
+            obs["kills"] = kills
+            answer["observations"].append(obs)
+            answer["searched"] = answer.get("searched", 0) + 1
+            left = [(n, v) for n, v in left if n not in kills]
+
+
+def neighbours(calls: list[str], most: int) -> list[str]:
+    """New calls made of the given ones: one argument of a call replaced by the one another
+    call of the same shape passes at its place, and two texts joined where both pass text
+    there; in a fixed pseudo-random order (spread over all the pairs), at most ``most``."""
+    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
+    for call in calls:
+        try:
+            node = ast.parse(call, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
+            key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
+            shapes.setdefault(key, []).append(node)
+    pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
+    random.Random(0).shuffle(pairs)
+    out: dict[str, None] = {}
+    known = set(calls)
+    for first, second in pairs:
+        values = [*first.args, *(k.value for k in first.keywords)]
+        others = [*second.args, *(k.value for k in second.keywords)]
+        for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
+            options = [theirs]
+            if (
+                isinstance(mine, ast.Constant)
+                and isinstance(theirs, ast.Constant)
+                and isinstance(mine.value, str)
+                and isinstance(theirs.value, str)
+                and mine.value != theirs.value
+            ):
+                options.append(ast.Constant(mine.value + theirs.value))
+            for option in options:
+                changed = [*values[:index], option, *values[index + 1 :]]
+                node = ast.Call(
+                    first.func,
+                    changed[: len(first.args)],
+                    [
+                        ast.keyword(k.arg, v)
+                        for k, v in zip(first.keywords, changed[len(first.args) :], strict=True)
+                    ],
+                )
+                text = ast.unparse(node)
+                if text not in known:
+                    out[text] = None
+        if len(out) >= most:
+            break
+    return list(out)[:most]
 
 
 def _affordable(

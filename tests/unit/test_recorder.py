@@ -228,7 +228,7 @@ async def test_a_template_is_made_with_texts_the_functions_own_regex_matches(ext
 
 
 def test_pattern_texts_are_matched_by_their_pattern() -> None:
-    from fastedit_lsp.project.record_worker import pattern_texts
+    from fastedit_lsp.project.record_texts import pattern_texts
 
     for source in (r"\x1b\[[0-9;]*[A-Za-z]", r"^\s*(foo|bar)$", r"([a-z])\1", r"[^\W\d_]+"):
         pattern = re.compile(source)

@@ -3,6 +3,8 @@ subprocess, on planned calls and on variants of itself; what it observed."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -316,3 +318,44 @@ async def test_the_search_finds_a_call_that_tells_apart_a_variant_no_planned_cal
     by_call = {o.call: o for o in recording.observations}
     assert by_call["both(9, 0)"].kills == frozenset() == by_call["both(0, 9)"].kills
     assert by_call["both(9, 9)"].value == 1 and by_call["both(9, 9)"].kills == {0}
+
+
+async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    """The job is cancelled while the recorder follows the worker's progress: the worker and
+    the child running the user's code are killed, not left to their time limits."""
+    pid_file = tmp_path / "pid.txt"
+    (tmp_path / "hang.py").write_text(
+        "import os\nimport time\n\n\ndef f(n):\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(0.5)\n    return n\n"
+    )
+    plan = RecordPlan("hang", "f", tuple(f"f({i})" for i in range(50)))
+    task = asyncio.ensure_future(record([plan], [str(tmp_path)], progress=lambda i, k: None))
+    while not pid_file.exists():  # the user's code runs
+        await asyncio.wait([task], timeout=0.05)
+        assert not task.done()
+    pid = int(pid_file.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):  # gone at once, or the worker's limits would take seconds
+        if not _runs(pid):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        pytest.fail(f"process {pid} still runs")
+
+
+def _runs(pid: int) -> bool:
+    """The process exists and is not a zombie (killed, not yet reaped by whoever adopted it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return not Path("/proc").is_dir()  # gone meanwhile (or no /proc: it exists)
+    return state not in ("Z", "X")

@@ -359,3 +359,17 @@ def _runs(pid: int) -> bool:
     except OSError:
         return not Path("/proc").is_dir()  # gone meanwhile (or no /proc: it exists)
     return state not in ("Z", "X")
+
+
+async def test_a_huge_result_is_left_out_not_written_into_the_answer(tmp_path: Path) -> None:
+    """A text of millions of characters (or an int Python will not write) is no test's
+    expected value; written whole into the answer it would exhaust the worker's memory and
+    lose the function's other observations."""
+    (tmp_path / "big.py").write_text("def big(n):\n    return 'x' * n if n > 0 else 10 ** -n\n")
+    calls = ("big(1)", "big(30000000)", "big(-50000)", "big(-2)")
+    [recording] = await _record(str(tmp_path), RecordPlan("big", "big", calls))
+    assert [(o.call, o.value) for o in recording.observations] == [
+        ("big(1)", "x"),
+        ("big(-2)", 100),
+    ]
+    assert recording.dropped == {"unrenderable": 2}

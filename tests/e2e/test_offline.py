@@ -642,10 +642,54 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     written = editor.text(_uri(tmp_path / "test_folding.py"))
     recorded = re.findall(r"^def (test_fold_recorded_\d+)\(", written, re.M)
     assert len(recorded) == int(added.group(1)) >= 1
-    # One of them pins a raise the function's own guard makes; the others what it returned.
-    assert "with pytest.raises(ValueError):" in written
+    # One of them pins a raise the function's own guard makes, its whole message too; the
+    # others what it returned.
+    assert 'with pytest.raises(ValueError, match="^nothing to fold$"):' in written
     assert re.search(r"assert fold\(.+\) == ", written)
     output = await pytest_passes(tmp_path / "test_folding.py", written, tmp_path)
     todos = written.count('pytest.skip("TODO')
     tests = len(re.findall(r"^def test_", written, re.M))
     assert f"{tests - todos} passed" in output
+
+
+SLOW = '''import time
+
+
+def slow_double(n: int) -> int:
+    """Twice n, after a pause (what a function that takes its time does)."""
+    time.sleep(0.01)
+    if n < 0:
+        raise ValueError("negative")
+    return n * 2
+'''
+
+
+async def test_with_tests_run_the_progress_says_which_function_is_being_recorded(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    """Recording takes up to the recorder's limit per function (its calls, then its variants):
+    the job's progress says so meanwhile ("recording slow_double (k/n)", n the variants), and
+    no longer once the tests are written. The function pauses 10 ms per call, so that the
+    recording lasts a few polls of the worker's progress."""
+    editor = await make_editor(model=False, init_options={"tests": {"run": True}})
+    module = tmp_path / "slow.py"
+    module.write_text(SLOW)
+    editor.open(_uri(module), SLOW)
+    line = SLOW.splitlines().index("def slow_double(n: int) -> int:")
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert re.search(r"\d+ recorded tests? added", record["reason"]), record["reason"]
+    token = f"fastedit-{record['jobId']}"
+    messages = [
+        getattr(report, "message", None) or ""
+        for report in editor.client.progress_reports.get(token, [])
+    ]
+    counted = [m for m in messages if re.search(r"recording slow_double \(\d+/\d+\)", m)]
+    assert counted, messages
+    # The variants it went through grow as it goes, up to the plan's.
+    done = [tuple(map(int, re.findall(r"\((\d+)/(\d+)\)", m)[-1])) for m in counted]
+    assert all(k <= n for k, n in done) and done == sorted(done), done
+    # The end says what the job did, not what it was busy with.
+    assert "recording" not in messages[-1], messages

@@ -3,6 +3,9 @@ subprocess, on planned calls and on variants of itself; what it observed."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -155,3 +158,218 @@ async def test_a_function_the_function_returns_is_recorded_by_what_it_does(proje
     assert by_call['getter(0)("a1b2")'].value == "a"
     assert by_call["getter(0)(1)"].exception == ("builtins", "TypeError")
     assert "getter(0)" not in by_call and recording.dropped["unrenderable"] == 1
+
+
+EXTRA = textwrap.dedent("""
+    import re
+
+    RANGE = re.compile(r"(\\d+)-(\\d+)|~(\\d+)")
+
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+
+    class Money:
+        __slots__ = ("cents",)
+
+        def __init__(self, cents):
+            self.cents = cents
+
+        def __repr__(self):
+            return f"Money({self.cents})"
+
+
+    def span(text):
+        found = RANGE.search(text)
+        if found is None:
+            raise ValueError(f"no range in {text!r}")
+        if found.group(3):
+            return int(found.group(3))
+        return int(found.group(2)) - int(found.group(1))
+
+
+    def point(n):
+        return Point(n, n + 1)
+
+
+    def money(n):
+        return Money(n * 100)
+
+
+    def halves(items):
+        return iter(items[: len(items) // 2]), iter(items[len(items) // 2 :])
+
+
+    def step(n, down=False):
+        if n < 0:
+            raise ValueError("negative")
+        return n - 1 if down else n + 1
+""").lstrip()
+
+
+@pytest.fixture
+def extra(project: str) -> str:
+    (Path(project) / "extra.py").write_text(EXTRA)
+    return project
+
+
+async def test_a_template_is_made_with_texts_the_functions_own_regex_matches(extra: str) -> None:
+    """``span`` reads a module-level compiled pattern: no text in its body shows what it
+    matches, the recorder finds texts for each of its branches."""
+    plan = RecordPlan("extra", "span", ('span("a")',), templates=('span("__fastedit_text__")',))
+    [recording] = await _record(extra, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call['span("a")'].exception == ("builtins", "ValueError")
+    values = {o.call: o.value for o in recording.observations if o.exception is None}
+    assert values['span("1-1")'] == 0 and values['span("~1")'] == 1
+    # Each text inside a longer one too (what the function finds in it).
+    assert values['span("a 1-1 b")'] == 0
+    assert "__fastedit_text__" not in "".join(by_call)
+
+
+def test_pattern_texts_are_matched_by_their_pattern() -> None:
+    from fastedit_lsp.project.record_texts import pattern_texts
+
+    for source in (r"\x1b\[[0-9;]*[A-Za-z]", r"^\s*(foo|bar)$", r"([a-z])\1", r"[^\W\d_]+"):
+        pattern = re.compile(source)
+        texts = pattern_texts(pattern)
+        assert texts and all(pattern.search(t) for t in texts), (source, texts)
+    assert pattern_texts(re.compile(r"^\s*(foo|bar)$")) == [" foo", " bar"]
+
+
+async def test_an_exceptions_message_is_recorded_and_another_message_tells_a_variant_apart(
+    extra: str,
+) -> None:
+    plan = RecordPlan(
+        "extra",
+        "step",
+        ("step(-1)",),
+        (
+            "def step(n, down=False):\n    if n < 0:\n        raise ValueError('negative_')\n"
+            "    return n + 1",
+            "def step(n, down=False):\n    if n < 0:\n        raise ValueError('negative')\n"
+            "    return n + 2",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    [raised] = recording.observations
+    assert raised.exception == ("builtins", "ValueError") and raised.message == "negative"
+    assert raised.kills == {0}
+
+
+async def test_a_value_with_no_literal_form_is_seen_through_its_attributes_or_its_repr(
+    extra: str,
+) -> None:
+    plans = [
+        RecordPlan("extra", "point", ("point(1)",), ("def point(n):\n    return Point(n, n)",)),
+        RecordPlan("extra", "money", ("money(2)",), ("def money(n):\n    return Money(n * 10)",)),
+        RecordPlan("extra", "halves", ("halves([1, 2, 3])",)),
+    ]
+    point, money, halves = await _record(extra, *plans)
+    [seen] = point.observations
+    assert (seen.wrap, seen.value, seen.kills) == ("vars", {"x": 1, "y": 2}, {0})
+    assert seen.expression() == "vars(point(1))"
+    [seen] = money.observations
+    assert (seen.wrap, seen.value, seen.kills) == ("repr", "Money(200)", {0})
+    [seen] = halves.observations
+    assert (seen.wrap, seen.value) == ("parts", [[1], [2, 3]])
+    assert seen.expression() == "[list(part) for part in halves([1, 2, 3])]"
+
+
+async def test_progress_is_told_the_variants_the_worker_went_through(extra: str) -> None:
+    variants = tuple(f"def step(n, down=False):\n    return n + {i}" for i in range(2, 40))
+    plan = RecordPlan("extra", "step", ("step(1)", "step(2, True)"), variants)
+    told: list[tuple[int, int]] = []
+    [recording] = await record(
+        [plan], [extra], progress=lambda index, done: told.append((index, done))
+    )
+    assert recording.variants == len(variants)
+    assert told == sorted(told) and all(i == 0 for i, _ in told)
+    assert told[-1] == (0, len(variants))
+
+
+def test_neighbours_take_an_argument_from_another_call_of_the_same_shape() -> None:
+    from fastedit_lsp.project.record_worker import neighbours
+
+    found = neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)
+    assert {"f(2, 'a')", "f(1, 'b')", "f(1, 'ab')", "f(2, 'ba')"} <= set(found)
+    # Only calls of the same shape meet; none of the given calls comes back.
+    assert not {"f(1, 'a')", "f(2, 'b')", "g(3)"} & set(found)
+    assert all(c.startswith("f(") and "x=" not in c for c in found)
+    assert found == neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)  # stable
+    assert len(neighbours([f"f({i}, {i})" for i in range(30)], 7)) == 7
+
+
+async def test_the_search_finds_a_call_that_tells_apart_a_variant_no_planned_call_did(
+    extra: str,
+) -> None:
+    (Path(extra) / "gate.py").write_text(
+        "def both(a, b):\n    if a > 5 and b > 5:\n        return 1\n    return 0\n"
+    )
+    plan = RecordPlan(
+        "gate",
+        "both",
+        ("both(9, 0)", "both(0, 9)"),
+        ("def both(a, b):\n    if a > 5 and b > 5:\n        return 2\n    return 0",),
+    )
+    [recording] = await _record(extra, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call["both(9, 0)"].kills == frozenset() == by_call["both(0, 9)"].kills
+    assert by_call["both(9, 9)"].value == 1 and by_call["both(9, 9)"].kills == {0}
+
+
+async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    """The job is cancelled while the recorder follows the worker's progress: the worker and
+    the child running the user's code are killed, not left to their time limits."""
+    pid_file = tmp_path / "pid.txt"
+    (tmp_path / "hang.py").write_text(
+        "import os\nimport time\n\n\ndef f(n):\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(0.5)\n    return n\n"
+    )
+    plan = RecordPlan("hang", "f", tuple(f"f({i})" for i in range(50)))
+    task = asyncio.ensure_future(record([plan], [str(tmp_path)], progress=lambda i, k: None))
+    while not pid_file.exists():  # the user's code runs
+        await asyncio.wait([task], timeout=0.05)
+        assert not task.done()
+    pid = int(pid_file.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):  # gone at once, or the worker's limits would take seconds
+        if not _runs(pid):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        pytest.fail(f"process {pid} still runs")
+
+
+def _runs(pid: int) -> bool:
+    """The process exists and is not a zombie (killed, not yet reaped by whoever adopted it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return not Path("/proc").is_dir()  # gone meanwhile (or no /proc: it exists)
+    return state not in ("Z", "X")
+
+
+async def test_a_huge_result_is_left_out_not_written_into_the_answer(tmp_path: Path) -> None:
+    """A text of millions of characters (or an int Python will not write) is no test's
+    expected value; written whole into the answer it would exhaust the worker's memory and
+    lose the function's other observations."""
+    (tmp_path / "big.py").write_text("def big(n):\n    return 'x' * n if n > 0 else 10 ** -n\n")
+    calls = ("big(1)", "big(30000000)", "big(-50000)", "big(-2)")
+    [recording] = await _record(str(tmp_path), RecordPlan("big", "big", calls))
+    assert [(o.call, o.value) for o in recording.observations] == [
+        ("big(1)", "x"),
+        ("big(-2)", 100),
+    ]
+    assert recording.dropped == {"unrenderable": 2}

@@ -9,7 +9,7 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   of the time measured on them, before the generator changes that followed; nobody tuned on them
   since. Issue 15's floors are meant for this corpus: 98 % of functions' tests pass on the
   unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind static,
-  64.9 % blind recorded; the floors asserted here are guards against falling below those, not
+  70.5 % blind recorded; the floors asserted here are guards against falling below those, not
   the goal).
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
@@ -21,10 +21,18 @@ never running the package. **Recorded**: as with ``tests.run`` on, the recorder
 (``project.recorder``: the functions and their one-change variants run in a subprocess) first
 records what each function does on the generator's candidate calls, and the generator adds a few
 ``test_<name>_recorded_<n>`` tests whose outcomes tell the function apart from the most
-variants. On the held-out corpus the recorded mode reaches a mutation score of 64.9 % measured
+variants. On the held-out corpus the recorded mode reaches a mutation score of 70.5 % measured
 blind (the recorder was tuned on humanize, inflection, boltons, more_itertools, pydash and toolz
-only; 38.7 % static): **issue 15's 75 % is not met**; 62 % is asserted as a guard, with the
-98 % pass floor. Tuned corpus, recorded: 90.5 % (85 % guarded).
+only; 38.7 % static): **issue 15's 75 % is not met**; 67 % is asserted as a guard, with the
+98 % pass floor. Tuned corpus, recorded: 94.4 % (91 % guarded).
+
+The held-out recorded figure's history, each one measured blind with this test (the generator
+tuned in between on the tuning modules only, never on which held-out mutants survived): 64.9 %
+(the first recorder); 68.5 % (a plan of more varied calls, values of other shapes by hint,
+texts the function's module-level regexes and tables give, exception messages matched whole,
+views of values with no literal form: 200 calls, 80 variants, 8 recorded tests at most); 70.5 %
+(a kill-guided search for the variants no planned call told apart, probes of the functions a
+function makes, texts from the functions it calls). Scoring run 4.2 s, recording 6.0 s.
 
 The generator is otherwise tuned with ``python tests/unit/mutation.py humanize.number inflection
 boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module;
@@ -74,7 +82,7 @@ HELD_OUT = Corpus(
     mutation_floor=0.35,  # a guard under the blind 38.7 %; issue 15's goal is 75 %
     min_functions=50,
     min_mutants=250,
-    recorded_mutation_floor=0.62,  # a guard under the blind 64.9 %; the goal is 75 %
+    recorded_mutation_floor=0.67,  # a guard under the blind 70.5 % (under load, less search)
 )
 TUNED = Corpus(
     "tuned",
@@ -84,7 +92,7 @@ TUNED = Corpus(
     mutation_floor=0.75,
     min_functions=100,
     min_mutants=300,
-    recorded_mutation_floor=0.85,  # a guard under 90.5 %
+    recorded_mutation_floor=0.91,  # a guard under 94.4 %
 )
 #: Issue 15's goals, printed beside each corpus' figures.
 GOAL_PASS, GOAL_MUTATION = 0.98, 0.75

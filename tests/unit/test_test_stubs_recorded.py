@@ -5,6 +5,7 @@ from them. The recorder itself (a subprocess) is tested in ``test_recorder.py``.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import pytest
@@ -13,7 +14,13 @@ from hypothesis import strategies as st
 
 from fastedit_lsp.engines import test_stubs as stubs
 from fastedit_lsp.engines.test_stubs import Observation, Recording, recording_from
-from fastedit_lsp.engines.test_stubs.recorded import MAX_RECORDED, _source, choose, decode
+from fastedit_lsp.engines.test_stubs.recorded import (
+    MAX_RECORDED,
+    TEXT,
+    _source,
+    choose,
+    decode,
+)
 
 SOURCE = textwrap.dedent('''
     class ParseError(ValueError):
@@ -190,3 +197,67 @@ def test_a_call_another_test_already_makes_is_not_recorded_again() -> None:
     recording = Recording((Observation(shown, 0, kills=frozenset({0})),))
     generated = stubs.generate(SOURCE, _target("clamp"), "mod", None, recording)
     assert "_recorded_" not in generated
+
+
+TEXTS = textwrap.dedent('''
+    import re
+
+    WORD = re.compile(r"[a-z]+")
+
+
+    def words(text: str, limit: int = 3) -> list[str]:
+        """The first words of the text."""
+        return WORD.findall(text)[:limit]
+''').lstrip()
+
+
+def test_a_text_parameter_gets_a_template_the_recorder_fills_and_values_of_other_shapes() -> None:
+    target = stubs.find_target(
+        TEXTS, TEXTS.splitlines().index("def words(text: str, limit: int = 3) -> list[str]:")
+    )
+    plan = stubs.record_plan(TEXTS, target, "mod")
+    assert plan is not None
+    assert plan.templates == (f'words("{TEXT}")',)
+    # Beyond the static search's candidates: text of numbers, accents, line breaks; numbers
+    # far from the code's own.
+    assert {'words("1.5")', 'words("é")', 'words("a\\nb")'} <= set(plan.calls)
+    assert 'words("a", 256)' in plan.calls
+    # Both parameters get values of their own before the calls run out.
+    assert len({c for c in plan.calls if c.startswith('words("a", ')}) >= 5
+
+
+def test_a_recorded_exceptions_message_is_matched_whole() -> None:
+    message = "bad (x) at 1.5? [no]"
+    recording = Recording(
+        (Observation("clamp(1, 7, 3)", None, ("mod", "ParseError"), frozenset({1}), "", message),)
+    )
+    generated = stubs.generate(SOURCE, _target("clamp"), "mod", None, recording)
+    recorded = generated.split("def test_clamp_recorded_1() -> None:\n", 1)[1]
+    line = recorded.splitlines()[0]
+    assert line.startswith("    with pytest.raises(ParseError, match=")
+    pattern = eval(line.split("match=", 1)[1].removesuffix("):"))
+    assert re.search(pattern, message)
+    # Only the whole message: a slip that adds to it (or another message) fails the test.
+    assert not re.search(pattern, "XX" + message) and not re.search(pattern, message + "_")
+
+
+def test_views_of_values_with_no_literal_form_are_read_and_written() -> None:
+    recording = recording_from(
+        {
+            "observations": [
+                {"call": "f(1)", "value": ["dict", [[["str", "x"], ["int", "1"]]]], "wrap": "vars"},
+                {"call": "f(2)", "value": ["str", "Money(2)"], "wrap": "repr"},
+                {"call": "f(3)", "value": ["list", [["list", []]]], "wrap": "parts"},
+                {"call": "f(4)", "exception": ["builtins", "KeyError"], "message": "'k'"},
+                {"call": "f(5)", "value": ["int", "1"], "wrap": "eval"},
+            ]
+        }
+    )
+    assert [o.expression() for o in recording.observations] == [
+        "vars(f(1))",
+        "repr(f(2))",
+        "[list(part) for part in f(3)]",
+        "f(4)",
+        "f(5)",  # a view it does not know: the value itself
+    ]
+    assert recording.observations[3].message == "'k'"

@@ -203,6 +203,9 @@ class Job:
     added_line: str | None = None
     #: A rewrite's hunks are highlighted for review (setting ``review: hunks``).
     review: bool = False
+    #: What the job is busy with before it edits, for its progress ("recording fold
+    #: (12/40)"); empty otherwise.
+    activity: str = ""
 
     @property
     def is_finished(self) -> bool:
@@ -256,13 +259,15 @@ class Job:
 
 def speed_line(job: Job) -> str:
     """What progress shows: "⚡ fast · <model> · 1,840 tok/s · first token 120 ms", or
-    "○ local · offline · 12 ms" for the offline engine."""
+    "○ local · offline · 12 ms" for the offline engine; then what the job is busy with, if
+    anything ("recording fold (12/40)")."""
     offline = job.route == LOCAL
     metrics = job.metrics.record(offline=offline)
     icon = {"fast": "⚡ ", "standard": "◆ ", LOCAL: "○ "}.get(job.route, "")
     # The offline engine's model is "offline": its figures say so once.
     parts = [f"{icon}{job.route or 'routing'}", "" if offline else job.model or "…"]
     parts.append(figures_text(metrics, offline=offline))
+    parts.append(job.activity)
     return " · ".join(p for p in parts if p)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -93,6 +93,9 @@ class ServerHost:
 
     async def begin(self, job: Job) -> None:
         await self._server.client.begin_progress(job, self._server.spawn)
+
+    def report(self, job: Job) -> None:
+        self._server.client.report_progress(job)
 
     def end(self, job: Job) -> None:
         client = self._server.client
@@ -211,12 +214,21 @@ class ServerHost:
         source_path, root = self._code_paths(destination)
         return await pytest_check(destination.path, source_path, root, module_text, run=run)
 
-    async def record(self, destination: TestModule, plan: RecordPlan) -> Recording:
+    async def record(
+        self,
+        destination: TestModule,
+        plan: RecordPlan,
+        progress: Callable[[int], None] | None = None,
+    ) -> Recording:
         from ..project.recorder import record
 
         source_path, root = self._code_paths(destination)
         # The project's root and the module's folder first, as pytest_check runs pytest.
-        [recording] = await record([plan], [root, os.path.dirname(source_path)])
+        [recording] = await record(
+            [plan],
+            [root, os.path.dirname(source_path)],
+            progress=None if progress is None else lambda _index, done: progress(done),
+        )
         return recording
 
     async def run_tests(

@@ -8,7 +8,7 @@ and cancellation are tested in milliseconds, without a process or a socket.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from ..backends.base import Backend
@@ -88,6 +88,10 @@ class JobHost(Protocol):
         """Show the job's progress (the pipeline runs this beside the job)."""
         ...
 
+    def report(self, job: Job) -> None:
+        """Report the job's progress now (what it is busy with changed)."""
+        ...
+
     def end(self, job: Job) -> None:
         """End the job's progress; show a failure."""
         ...
@@ -116,7 +120,13 @@ class JobHost(Protocol):
         each test function's outcome (none when it could not be collected or run)."""
         ...
 
-    async def record(self, destination: TestModule, plan: RecordPlan) -> Recording:
+    async def record(
+        self,
+        destination: TestModule,
+        plan: RecordPlan,
+        progress: Callable[[int], None] | None = None,
+    ) -> Recording:
         """Run the function a test-writing job is for on the plan's calls, and its variants
-        (opt-in: ``tests.run``; in a subprocess with time limits): what it observed."""
+        (opt-in: ``tests.run``; in a subprocess with time limits): what it observed.
+        ``progress`` is told how many variants have run, as they do."""
         ...

@@ -594,7 +594,20 @@ class JobRunner:
         host = self.host
 
         async def record(plan: RecordPlan) -> Recording:
-            return await host.record(destination, plan)
+            # Up to the recorder's limit per function (seconds): the progress says so.
+            name = plan.qualname
+            total = len(plan.variants)
+
+            def progress(done: int) -> None:
+                job.activity = f"recording {name} ({done}/{total})"
+                host.report(job)
+
+            job.activity = f"recording {name}"
+            host.report(job)
+            try:
+                return await host.record(destination, plan, progress)
+            finally:
+                job.activity = ""
 
         return record
 

@@ -5,23 +5,39 @@ in a subprocess whose ``sys.path`` starts with the project (as pytest sees it) a
 directory is a temporary one; never imported by the server. Standard library only: it runs in
 the user's environment beside their code.
 
-``JOB.json``: ``targets`` (each ``module``, ``qualname``, ``calls``, ``variants``, ``imports``),
+``JOB.json``: ``targets`` (each ``module``, ``qualname``, ``calls``, ``variants``, ``imports``,
+``templates``),
 ``paths`` put first on ``sys.path``, ``call_seconds`` (the limit of one call), ``seconds`` (of the
-whole job), ``target_seconds`` (of one target) and ``output``. For each target it appends JSON
-lines to ``output``, its answer so far, once its calls are recorded and after each variant; the
-last is its answer (a job killed for time keeps what it finished):
+whole job), ``target_seconds`` (of one target), ``output`` and ``progress`` (a file that says
+which target it records and how many of its variants it went through, ``[index, tried]``). For
+each target it appends JSON lines to ``output``, its answer so far, once its calls are recorded
+and after each variant; the last is its answer (a job killed for time keeps what it finished):
 
 - ``observations``: per kept call, ``value`` (tagged: ``["int", "3"]``, ``["list", [...]]``...,
   only when decoding it gives back an equal value) or ``exception`` (``[module, name]``, only when
-  the name finds the class there), and ``kills``, the variants whose outcome differed;
+  the name finds the class there; ``message``, its message when short, the same in both runs and
+  free of what changes between processes), and ``kills``, the variants whose outcome differed
+  (another message counts);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record);
-- ``variants``: how many variants compiled and ran; ``error``: why nothing was recorded.
+- ``variants``: how many variants compiled and ran; ``tried``, how many it went through (the
+  progress); ``error``: why nothing was recorded.
+
+A template is a call with ``record_texts.MARKER`` for a text argument: it is made with texts the
+function's own module-level values match or hold (``record_texts``: texts a compiled regular
+expression it uses matches, the keys of a table it translates with, strings it keeps in a set),
+values no static reading of its body finds (they are built when the module is imported).
+
+After the variants, a kill-guided search (:func:`neighbours`) tries, in the time left, calls
+made of the kept calls' arguments on the variants no call told apart yet.
 
 A call that returns a function is followed by calls of that function on a few ``PROBES``
 (``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
-``ITEMS``). Each call is made twice, from its source (fresh arguments each time), and once more
-after the others (in the other order): a call whose outcome changed is left out. A variant
+``ITEMS``; ``wrap`` says how), iterators side by side what each yields (``parts``), and a value
+with no literal form a view of it: its attributes (``vars``), its own ``repr`` (``repr``) or,
+for a compiled regular expression, its source (``pattern``).
+Each call is made twice, from its source (fresh arguments each time), and once more after the
+others (in the other order): a call whose outcome changed is left out. A variant
 replaces the function's ``__code__``, so every reference to the function (a recursive call, a
 wrapper) runs it, and is restored before the next. Each target is recorded in a forked child.
 """
@@ -36,19 +52,29 @@ import itertools
 import json
 import math
 import os
+import random
+import re
 import signal
 import sys
+import tempfile
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+try:
+    from . import record_texts  # imported with the package (the tests)
+except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
+    import record_texts  # type: ignore[no-redef, import-not-found]
 
 MEMORY_LIMIT = 2 * 1024**3
 #: Outcomes no test should pin: they depend on the machine, not on the function.
 _NOT_RECORDED = (MemoryError, RecursionError, KeyboardInterrupt, SystemExit, GeneratorExit)
 _MAX_DEPTH = 12
 _MAX_ITEMS = 200
+#: A text longer than this is no test's expected value (and would swell the answer).
+_MAX_CHARS = 2000
 
 
 class _Timeout(BaseException):
@@ -90,15 +116,16 @@ def encode(value: object, depth: int = 0) -> list[Any] | None:
     if isinstance(value, bool):
         return ["bool", bool(value)]
     if isinstance(value, int):
-        return ["int", str(int(value))]
+        # Python writes no int of more than 4,300 digits (and no test should).
+        return ["int", str(int(value))] if value.bit_length() <= 4 * _MAX_CHARS else None
     if isinstance(value, float):
         return ["float", repr(float(value))]
     if isinstance(value, complex):
         return ["complex", repr(value.real), repr(value.imag)]
     if isinstance(value, str):
-        return ["str", str(value)]
+        return ["str", str(value)] if len(value) <= _MAX_CHARS else None
     if isinstance(value, bytes):
-        return ["bytes", bytes(value).hex()]
+        return ["bytes", bytes(value).hex()] if len(value) <= _MAX_CHARS else None
     tag = next(
         (
             t
@@ -191,10 +218,12 @@ class _Outcome:
 ITEMS = 10
 #: What a function the target returns is applied to (``getter(1)([1, 2])``), for at most
 #: ``MAX_APPLIED`` of its calls.
-PROBES = ("[1, 2]", '"a1b2"', "1", '{"a": 1}', '("b", "a")')
-MAX_APPLIED = 4
+PROBES = ("[1, 2]", '"a1b2"', "1", '{"a": 1}', '("b", "a")', '"A b-10.5"', "[3, 1, 2]", "-2.5")
+MAX_APPLIED = 20
 #: Calls of one target that may run out of time before the rest are not tried.
 MAX_TIMEOUTS = 3
+#: How often the answer so far is written while the calls are recorded (seconds).
+EMIT_SECONDS = 0.5
 #: Calls slower than this are recorded but not replayed on every variant.
 VARIANT_CALL_SECONDS = 0.05
 
@@ -227,6 +256,19 @@ def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
                 if len(items) > ITEMS:
                     wrap, items = "islice", items[:ITEMS]
                 value = items
+            elif (
+                isinstance(value, tuple | list)
+                and any(isinstance(v, Iterator) for v in value)
+                and all(isinstance(v, Iterable) for v in value)
+            ):
+                # Iterators side by side (``partition``): what each yields, when it ends soon
+                # (an exception on the way is what the test sees too).
+                wrap = "parts"
+                parts = [list(itertools.islice(v, ITEMS + 1)) for v in value]
+                if all(len(p) <= ITEMS for p in parts):
+                    value = parts
+                else:
+                    wrap = ""
             return _Outcome(value, wrap=wrap)
     except BaseException as exc:  # the function's answer
         if isinstance(exc, KeyboardInterrupt | _Timeout):
@@ -305,26 +347,174 @@ def _compile_variant(
     return obj if isinstance(obj, types.FunctionType) else None
 
 
-def _raises_otherwise(cls: type[BaseException], wrap: str) -> Callable[[_Outcome], bool]:
-    """Whether an outcome fails ``with pytest.raises(cls)`` around the call."""
+def _raises_otherwise(
+    cls: type[BaseException], wrap: str, message: str | None = None
+) -> Callable[[_Outcome], bool]:
+    """Whether an outcome fails ``with pytest.raises(cls)`` around the call (with
+    ``match`` the whole ``message``, when there is one)."""
 
     def differs(got: _Outcome) -> bool:
         return (
-            got.timeout or got.error is None or not isinstance(got.error, cls) or got.wrap != wrap
+            got.timeout
+            or got.error is None
+            or not isinstance(got.error, cls)
+            or got.wrap != wrap
+            or (message is not None and str(got.error) != message)
         )
 
     return differs
 
 
-def _returns_otherwise(want: object, wrap: str) -> Callable[[_Outcome], bool]:
-    """Whether an outcome fails the assertion that the call returns ``want``."""
+#: Longest exception message a test matches.
+MESSAGE_CHARS = 120
+
+
+def _message(exc: BaseException | None) -> str | None:
+    """The exception's message, when a test can match it whole in any process: short, on one
+    line, without notes, and with nothing that differs from one run of Python to the next (an
+    address, a set's order, a temporary folder)."""
+    if exc is None or getattr(exc, "__notes__", None):
+        return None
+    try:
+        text = str(exc)
+    except Exception:
+        return None
+    if not text or len(text) > MESSAGE_CHARS or not text.isprintable():
+        return None
+    if re.search(r"0x[0-9a-fA-F]{6,}|[{}]| at 0x|object at", text):
+        return None
+    if os.getcwd() in text or tempfile.gettempdir() in text:
+        return None
+    return text
+
+
+def _returns_otherwise(
+    want: object, wrap: str, view: Callable[[object], object] | None = None
+) -> Callable[[_Outcome], bool]:
+    """Whether an outcome fails the assertion that the call returns ``want`` (that ``view``
+    of what it returns is ``want``)."""
 
     def differs(got: _Outcome) -> bool:
-        return (
-            got.timeout or got.error is not None or got.wrap != wrap or not matches(got.value, want)
-        )
+        if got.timeout or got.error is not None:
+            return True
+        if view is None:
+            return got.wrap != wrap or not matches(got.value, want)
+        try:
+            return got.wrap != "" or not matches(view(got.value), want)
+        except Exception:
+            return True
 
     return differs
+
+
+def _vars(value: object) -> object:
+    return dict(vars(value))
+
+
+def _pattern_of(value: object) -> object:
+    return value.pattern if isinstance(value, re.Pattern) else None
+
+
+def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | None:
+    """For a value with no literal form: how a test can look at it (``vars``: its attributes,
+    when they have one; ``repr``: its own ``__repr__``'s text, when that shows no address, no
+    set and no mapping, which may differ from one run of Python to the next), that view and its
+    tagged form."""
+    if isinstance(value, types.ModuleType) or _is_function(value):
+        return None
+    if isinstance(value, re.Pattern):
+        return "pattern", _pattern_of, encode(value.pattern) or ["none"]
+    with contextlib.suppress(Exception):
+        if not isinstance(value, type) and hasattr(value, "__dict__") and vars(value):
+            tagged = encode(_vars(value))
+            if tagged is not None and not _has_nan(_vars(value)):
+                return "vars", _vars, tagged
+    if type(value).__repr__ is object.__repr__:
+        return None
+    try:
+        text = repr(value)
+    except Exception:
+        return None
+    if len(text) > 300 or re.search(r"0x[0-9a-fA-F]{6,}| at 0x|[{}]|set\(", text):
+        return None
+    return "repr", repr, ["str", text]
+
+
+def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[str]:
+    """The target's templates made with the texts its module-level values give."""
+    marker = record_texts.MARKER
+    templates = [t for t in target.get("templates", []) if marker in t][: record_texts.TEMPLATES]
+    if not templates:
+        return []
+    try:
+        function, _ = function_behind(module, target["qualname"])
+        texts = record_texts.texts(function)
+    except Exception:
+        return []
+    # Each text alone, and inside others (what the function finds in a longer text).
+    quote = record_texts.quote
+    shown = [quote(t) for t in texts] + [quote(f"a {t} b") for t in texts]
+    return [t.replace(marker, s, 1) for t in templates for s in shown[: record_texts.SAMPLES]]
+
+
+def _observe(
+    call: str, code: types.CodeType, namespace: dict[str, Any], call_seconds: float
+) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
+    """One call, made twice: what a test can assert of it and how a variant fails that (None
+    when its outcome has no form a test can write), with its first outcome; or why it is
+    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``)."""
+    first = _call(code, namespace, call_seconds)
+    second = first if first.timeout else _call(code, namespace, call_seconds)
+    if first.timeout or second.timeout:
+        return "timeout"
+    if first.error is not None:
+        if isinstance(first.error, _NOT_RECORDED):
+            return "crash"
+        if (
+            second.error is None
+            or type(second.error) is not type(first.error)
+            or second.wrap != first.wrap
+        ):
+            return "unstable"
+        name = _exception(first.error)
+        if name is None:
+            return "unnamed"
+        obs: dict[str, Any] = {"call": call, "exception": name, "wrap": first.wrap, "kills": []}
+        message = _message(first.error)
+        if message is not None and message == _message(second.error):
+            obs["message"] = message
+        return obs, _raises_otherwise(type(first.error), first.wrap, obs.get("message")), first
+    tagged = encode(first.value)
+    view: Callable[[object], object] | None = None
+    seen_as = ""
+    if tagged is None and first.wrap == "" and not _is_function(first.value):
+        # No literal form: a view of it, the same for both runs.
+        found = _view(first.value)
+        if found is not None:
+            seen_as, view, tagged = found
+            try:
+                if second.error is not None or view(second.value) != decode(tagged):
+                    tagged = None
+            except Exception:
+                tagged = None
+    if tagged is None or (view is None and _has_nan(first.value)):
+        return None, None, first
+    try:
+        expected = decode(tagged)
+        same = view is not None or (
+            second.error is None
+            and second.wrap == first.wrap
+            and encode(second.value) == tagged
+            and matches(first.value, expected)
+            and matches(second.value, expected)
+        )
+    except Exception:
+        same = False
+    if not same:
+        return "unstable"
+    shown = seen_as if view is not None else first.wrap
+    obs = {"call": call, "value": tagged, "wrap": shown, "kills": []}
+    return obs, _returns_otherwise(expected, first.wrap, view), first
 
 
 def record(
@@ -360,11 +550,20 @@ def record(
         _limit(0)
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
     calls = list(target["calls"])
+    planned = set(calls)
+    calls += [c for c in _template_calls(target, module) if c not in planned]
     applied = 0
+    emitted = time.monotonic()
+    spent: dict[int, float] = {}
     for call in calls:
         if time.monotonic() > deadline:
             drop("time")
             continue
+        if time.monotonic() - emitted > EMIT_SECONDS:
+            # What is recorded so far, should a call its alarm cannot stop come next.
+            answer["observations"] = [obs for obs, _, _ in kept]
+            emit(answer)
+            emitted = time.monotonic()
         try:
             code = compile(call, "<recorded>", "eval")
         except SyntaxError:
@@ -373,65 +572,21 @@ def record(
         if dropped.get("timeout", 0) >= MAX_TIMEOUTS:
             drop("timeout")  # the others would likely hang too: the time goes to the variants
             continue
-        first = _call(code, namespace, call_seconds)
-        second = first if first.timeout else _call(code, namespace, call_seconds)
-        if first.timeout or second.timeout:
-            drop("timeout")
+        observed = _observe(call, code, namespace, call_seconds)
+        if isinstance(observed, str):
+            drop(observed)
             continue
-        if first.error is not None:
-            if isinstance(first.error, _NOT_RECORDED):
-                drop("crash")
-                continue
-            if (
-                second.error is None
-                or type(second.error) is not type(first.error)
-                or second.wrap != first.wrap
-            ):
-                drop("unstable")
-                continue
-            name = _exception(first.error)
-            if name is None:
-                drop("unnamed")
-                continue
-            expected_type = type(first.error)
-            obs: dict[str, Any] = {
-                "call": call,
-                "exception": name,
-                "wrap": first.wrap,
-                "kills": [],
-            }
-
-            differs = _raises_otherwise(expected_type, first.wrap)
-
-        else:
-            tagged = encode(first.value)
-            if tagged is None and _is_function(first.value) and applied < MAX_APPLIED:
-                # A function made by the function: what it does to a few values says what it is.
-                calls += [f"{call}({probe})" for probe in PROBES]
-                applied += 1
-            if tagged is None or _has_nan(first.value):
-                drop("unrenderable")
-                continue
-            try:
-                expected = decode(tagged)
-                same = (
-                    second.error is None
-                    and second.wrap == first.wrap
-                    and encode(second.value) == tagged
-                    and matches(first.value, expected)
-                    and matches(second.value, expected)
-                )
-            except Exception:
-                same = False
-            if not same:
-                drop("unstable")
-                continue
-            obs = {"call": call, "value": tagged, "wrap": first.wrap, "kills": []}
-
-            differs = _returns_otherwise(expected, first.wrap)
-
+        obs, differs, first = observed
+        if _is_function(first.value) and applied < MAX_APPLIED:
+            # A function made by the function: what it does to a few values says what it is.
+            calls += [f"{call}({probe})" for probe in PROBES]
+            applied += 1
+        if obs is None or differs is None:
+            drop("unrenderable")
+            continue
         if first.seconds <= VARIANT_CALL_SECONDS:
             obs["fast"] = True
+            spent[id(obs)] = first.seconds
         kept.append((obs, code, differs))
     # Once more, in the other order: a call whose outcome depends on what the others changed
     # (a registry they add to) would not pass as a test either.
@@ -440,6 +595,16 @@ def record(
         for obs, code, differs in reversed(kept)
         if differs(_call(code, namespace, call_seconds))
     }
+    # A fast call, twice more: an outcome drawn at random from a few agrees by chance less
+    # often with five runs than with three.
+    for _ in range(2):
+        again |= {
+            id(obs)
+            for obs, code, differs in kept
+            if "fast" in obs
+            and id(obs) not in again
+            and differs(_call(code, namespace, call_seconds))
+        }
     for _ in again:
         drop("unstable")
     kept = [k for k in kept if id(k[0]) not in again]
@@ -448,19 +613,27 @@ def record(
     emit(answer)
     if not kept or not target.get("variants"):
         return answer
+    kept = _affordable(kept, spent, len(target["variants"]), deadline - time.monotonic())
     try:
         original, caches = function_behind(module, target["qualname"])
     except (TypeError, KeyError, AttributeError) as exc:
         answer["variant_error"] = f"{type(exc).__name__}: {exc}"
         return answer
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
-    for number, source in enumerate(target["variants"]):
+    variants = list(target["variants"])
+    compiled: list[tuple[int, types.FunctionType]] = []
+    # Spread over the body, should the time run out before the last.
+    order = [i for start in range(4) for i in range(start, len(variants), 4)]
+    for tried, number in enumerate(order, 1):
+        source = variants[number]
         if time.monotonic() > deadline:
             break
+        answer["tried"] = tried
         variant = _compile_variant(source, target["qualname"], module)
         if variant is None or variant.__code__.co_freevars != saved[0].co_freevars:
             continue
         answer["variants"] += 1
+        compiled.append((number, variant))
         original.__code__ = variant.__code__
         original.__defaults__ = variant.__defaults__
         original.__kwdefaults__ = variant.__kwdefaults__
@@ -478,11 +651,143 @@ def record(
             for cache in caches:
                 cache.cache_clear()
         emit(answer)
+    _search(answer, kept, compiled, original, caches, namespace, call_seconds, deadline)
+    emit(answer)
     return answer
 
 
+#: New calls the search tries at most, for the variants no planned call told apart.
+MAX_SEARCHED = 300
+
+
+def _search(
+    answer: dict[str, Any],
+    kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]],
+    compiled: list[tuple[int, types.FunctionType]],
+    original: types.FunctionType,
+    caches: list[Any],
+    namespace: dict[str, Any],
+    call_seconds: float,
+    deadline: float,
+) -> None:
+    """Kill-guided search, in the time left: calls made of the kept ones' arguments
+    (:func:`neighbours`), each run on the variants no call told apart yet; one that tells
+    some apart is kept (its ``kills`` are among those only), once it proved stable."""
+    killed = {n for obs, _, _ in kept for n in obs["kills"]}
+    left = [(n, v) for n, v in compiled if n not in killed]
+    if not left or time.monotonic() > deadline:
+        return
+    saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
+    for call in neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED):
+        if not left or time.monotonic() > deadline:
+            break
+        try:
+            code = compile(call, "<recorded>", "eval")
+        except SyntaxError:
+            continue
+        observed = _observe(call, code, namespace, call_seconds)
+        if isinstance(observed, str):
+            continue
+        obs, differs, first = observed
+        if obs is None or differs is None or first.seconds > VARIANT_CALL_SECONDS:
+            continue
+        kills: list[int] = []
+        for number, variant in left:
+            original.__code__ = variant.__code__
+            original.__defaults__ = variant.__defaults__
+            original.__kwdefaults__ = variant.__kwdefaults__
+            try:
+                for cache in caches:
+                    cache.cache_clear()
+                if differs(_call(code, namespace, call_seconds)):
+                    kills.append(number)
+            finally:
+                original.__code__, original.__defaults__, original.__kwdefaults__ = saved
+                for cache in caches:
+                    cache.cache_clear()
+        # Kept only if three more runs agree (as the planned calls' five do).
+        if kills and not any(differs(_call(code, namespace, call_seconds)) for _ in range(3)):
+            obs["kills"] = kills
+            answer["observations"].append(obs)
+            answer["searched"] = answer.get("searched", 0) + 1
+            left = [(n, v) for n, v in left if n not in kills]
+
+
+def neighbours(calls: list[str], most: int) -> list[str]:
+    """New calls made of the given ones: one argument of a call replaced by the one another
+    call of the same shape passes at its place, and two texts joined where both pass text
+    there; in a fixed pseudo-random order (spread over all the pairs), at most ``most``."""
+    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
+    for call in calls:
+        try:
+            node = ast.parse(call, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
+            key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
+            shapes.setdefault(key, []).append(node)
+    pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
+    random.Random(0).shuffle(pairs)
+    out: dict[str, None] = {}
+    known = set(calls)
+    for first, second in pairs:
+        values = [*first.args, *(k.value for k in first.keywords)]
+        others = [*second.args, *(k.value for k in second.keywords)]
+        for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
+            options = [theirs]
+            if (
+                isinstance(mine, ast.Constant)
+                and isinstance(theirs, ast.Constant)
+                and isinstance(mine.value, str)
+                and isinstance(theirs.value, str)
+                and mine.value != theirs.value
+            ):
+                options.append(ast.Constant(mine.value + theirs.value))
+            for option in options:
+                changed = [*values[:index], option, *values[index + 1 :]]
+                node = ast.Call(
+                    first.func,
+                    changed[: len(first.args)],
+                    [
+                        ast.keyword(k.arg, v)
+                        for k, v in zip(first.keywords, changed[len(first.args) :], strict=True)
+                    ],
+                )
+                text = ast.unparse(node)
+                if text not in known:
+                    out[text] = None
+        if len(out) >= most:
+            break
+    return list(out)[:most]
+
+
+def _affordable(
+    kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]],
+    spent: dict[int, float],
+    variants: int,
+    seconds: float,
+) -> list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]]:
+    """The calls to replay on every variant within ``seconds``: all when there is time, else
+    as many as fit, one per distinct outcome first."""
+    each = sum(spent.get(id(obs), 0.0) for obs, _, _ in kept) or 1e-6
+    if each * variants <= seconds * 0.8:
+        return kept
+    fit = max(1, int(len(kept) * seconds * 0.8 / (each * variants)))
+    first: dict[str, int] = {}
+    for index, (obs, _, _) in enumerate(kept):
+        first.setdefault(json.dumps([obs.get("value"), obs.get("exception")]), index)
+    lead = sorted(first.values())
+    ranked = lead + [i for i in range(len(kept)) if i not in set(lead)]
+    return [kept[i] for i in sorted(ranked[:fit])]
+
+
 def _isolated(
-    target: dict[str, Any], call_seconds: float, deadline: float, out: Path, index: int
+    target: dict[str, Any],
+    call_seconds: float,
+    deadline: float,
+    out: Path,
+    index: int,
+    progress: Path | None = None,
 ) -> None:
     """Record ``target`` in a forked child, so that what its calls change in the modules they
     share (a registry, a cache) does not reach the next target's; the child is killed at the
@@ -500,6 +805,8 @@ def _isolated(
             # answer.
             with out.open("a", encoding="utf-8") as file:
                 file.write(json.dumps({**answer, "index": index}) + "\n")
+            if progress is not None:
+                progress.write_text(json.dumps([index, answer.get("tried", 0)]), encoding="utf-8")
 
         emit(record(target, call_seconds, deadline, emit))
         if hasattr(os, "fork"):
@@ -532,10 +839,12 @@ def main() -> None:
     each = float(job.get("target_seconds") or job["seconds"])
     out = Path(job["output"])
     out.touch()
+    progress = Path(job["progress"]) if job.get("progress") else None
     for index, target in enumerate(job["targets"]):
         if time.monotonic() > deadline:
             break
-        _isolated(target, call_seconds, min(deadline, time.monotonic() + each), out, index)
+        until = min(deadline, time.monotonic() + each)
+        _isolated(target, call_seconds, until, out, index, progress)
 
 
 if __name__ == "__main__":

@@ -20,36 +20,44 @@ import ast
 import copy
 import dataclasses
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .candidates import (
+    _annotation_base,
     _call_text,
     _candidates,
     _combinations,
     _explore,
     _is_generator,
+    _Param,
     _params,
     _takes_self,
 )
 from .doctests import _Context, _examples, _is_call_to
 from .domain import mutates_module_state
-from .render import _assert, _fit, _render, _Test
+from .render import _assert, _escape, _fit, _pattern, _render, _Test
 from .targets import _FunctionNode
 from .variants import variants
 
 #: Calls the recorder makes per function (each twice, and once per variant).
-MAX_CALLS = 100
+MAX_CALLS = 200
 #: Variants of the function the recorder runs the calls on.
-MAX_VARIANTS = 40
+MAX_VARIANTS = 80
 #: Recorded tests per function at most.
-MAX_RECORDED = 5
+MAX_RECORDED = 8
 #: Recorded tests showing distinct outcomes when none tells a variant apart.
 DISTINCT_OUTCOMES = 2
 #: What a test takes of an iterator the function returns (the recorder's ``ITEMS``).
 ITEMS = 10
+#: How a test looks at what a call returned (:attr:`Observation.wrap`).
+WRAPS = ("list", "islice", "parts", "vars", "repr", "pattern")
 #: Longest expected value written into a test.
 MAX_VALUE_CHARS = 300
+#: The text a template's call passes where the recorder puts its own (``record_worker.MARKER``).
+TEXT = "__fastedit_text__"
+#: Templates per function (text parameters) at most.
+MAX_TEMPLATES = 3
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,10 @@ class RecordPlan:
     """The function's ``def`` with one change each, without decorators, as source."""
     imports: tuple[str, ...] = ()
     """Import statements the calls need beside the module's own names (``import asyncio``)."""
+    templates: tuple[str, ...] = ()
+    """Calls with :data:`TEXT` (as a literal) for one text argument: the recorder makes them
+    with texts the function's module-level values match or hold (its compiled regular
+    expressions, its tables), which no reading of its source finds."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +92,13 @@ class Observation:
     kills: frozenset[int] = frozenset()
     """The variants (indices into ``RecordPlan.variants``) whose outcome differed."""
     wrap: str = ""
-    """The call returned an iterator: ``list``, ``value`` is all it yields; ``islice``, its
-    first :data:`ITEMS` (it yields more, maybe endlessly)."""
+    """How the test looks at what the call returned. An iterator: ``list``, ``value`` is all
+    it yields; ``islice``, its first :data:`ITEMS` (it yields more, maybe endlessly). Iterators
+    side by side: ``parts``, what each yields. A value with no literal form: ``vars``, its
+    attributes; ``repr``, the text its own ``__repr__`` gives; ``pattern``, a compiled regular
+    expression's source."""
+    message: str | None = None
+    """The exception's whole message, when the recorder found it stable."""
 
     def expression(self) -> str:
         """The call as the test writes it (an iterator's items taken)."""
@@ -89,6 +106,12 @@ class Observation:
             return f"list({self.call})"
         if self.wrap == "islice":
             return f"list(islice({self.call}, {ITEMS}))"
+        if self.wrap == "parts":
+            return f"[list(part) for part in {self.call}]"
+        if self.wrap in ("vars", "repr"):
+            return f"{self.wrap}({self.call})"
+        if self.wrap == "pattern":
+            return f"{self.call}.pattern"
         return self.call
 
 
@@ -125,11 +148,15 @@ def _plan(ctx: _Context) -> RecordPlan | None:
 
     generator = isinstance(fn, ast.FunctionDef) and _is_generator(fn)
 
-    def add(values: Sequence[object]) -> None:
+    def text(values: Sequence[object]) -> str | None:
         call = _call_text(ctx, params, list(values))
         if call is not None and generator:
             # The recorder takes what the generator yields, at most ``ITEMS`` (it may be endless).
             call = call.removeprefix("list(").removesuffix(")")
+        return call
+
+    def add(values: Sequence[object]) -> None:
+        call = text(values)
         if call is not None and call not in calls and len(calls) < MAX_CALLS:
             calls.append(call)
 
@@ -145,8 +172,16 @@ def _plan(ctx: _Context) -> RecordPlan | None:
                 if call not in calls and len(calls) < MAX_CALLS // 4:
                     calls.append(call)
     explored = _explore(ctx, params, (varargs, kwargs))
+    # The evaluator's runs that go through statements no run before them did, then (below)
+    # the rest: many runs may differ only in a value the function passes through.
+    covered: set[int] = set()
+    rest: list[Sequence[object]] = []
     for run in explored.returns:
-        add(run.values)
+        if run.covered <= covered:
+            rest.append(run.values)
+        else:
+            covered |= run.covered
+            add(run.values)
     for values in explored.raises.values():
         add(values)
     candidates = _candidates(fn, params, ctx.info)
@@ -155,18 +190,47 @@ def _plan(ctx: _Context) -> RecordPlan | None:
         # it tries where there is no hint (what the function does with them is its answer).
         plain = [dataclasses.replace(p, annotation=None) for p in params]
         candidates = _candidates(fn, plain, ctx.info)
+    sweeps: list[Sequence[object]] = []
+    combos: Iterable[Sequence[object]] = ()
     if candidates is not None:
-        # Each parameter's values in turn, the others ordinary; then combinations.
+        # One parameter's value changed, the others ordinary: each parameter in turn, so
+        # that every one has a few of its values tried when the calls run out.
         base = [c[0] for c in candidates]
-        for index, options in enumerate(candidates):
-            for option in options[1:]:
-                add([*base[:index], option, *base[index + 1 :]])
-        for combo in _combinations([len(c) for c in candidates], 4 * MAX_CALLS):
-            add([candidates[i][j] for i, j in enumerate(combo)])
-            if len(calls) >= MAX_CALLS:
-                break
+        # Then values of other shapes a run may take other paths with (text of numbers,
+        # bytes, accents...), where the hint allows them.
+        candidates = [
+            [*options, *(v for v in _extra(param) if v not in options)]
+            for param, options in zip(params, candidates, strict=True)
+        ]
+        for rank in range(1, max(len(c) for c in candidates) if candidates else 1):
+            for index, options in enumerate(candidates):
+                if rank < len(options):
+                    sweeps.append([*base[:index], options[rank], *base[index + 1 :]])
+        found = candidates
+        combos = (
+            [found[i][j] for i, j in enumerate(combo)]
+            for combo in _combinations([len(c) for c in found], 4 * MAX_CALLS)
+        )
+    # Each source in turn (one at a time, the evaluator's other runs, combinations): what
+    # one source lacks (other values of the first parameter...), another has.
+    sources: list[Iterator[Sequence[object]]] = [iter(sweeps), iter(rest), iter(combos)]
+    while sources and len(calls) < MAX_CALLS:
+        for source in list(sources):
+            picked = next(source, None)
+            if picked is None:
+                sources.remove(source)
+            else:
+                add(picked)
     if not calls:
         return None
+    templates: list[str] = []
+    if candidates is not None:
+        # A parameter the function may be given text: the recorder fills it in.
+        base = [c[0] for c in candidates]
+        for index, options in enumerate(candidates):
+            template = text([*base[:index], TEXT, *base[index + 1 :]])
+            if any(isinstance(o, str) for o in options) and template is not None:
+                templates.append(template)
     imports = ("import asyncio",) if any(c.startswith("asyncio.") for c in calls) else ()
     return RecordPlan(
         ctx.info.module,
@@ -174,7 +238,41 @@ def _plan(ctx: _Context) -> RecordPlan | None:
         tuple(calls),
         tuple(_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS)),
         imports,
+        tuple(templates[:MAX_TEMPLATES]),
     )
+
+
+#: Values of other shapes the recorder tries, by the parameter's hint (the static search's
+#: candidates come first): numbers written as text, bytes, non-ASCII and blank text, floats
+#: that are not whole, very large and very small numbers.
+_TEXTS: list[object] = ["1.5", "-1", "inf", "A b", "é", "a\nb", "\t", "0x1f", "1e3"]
+_NUMBERS: list[object] = [0.5, -2.5, 1e-9, 1e9, 10**20, -(10**20)]
+#: Sequences of several items, out of order, with repeats: what sorting, grouping and
+#: splitting code treats otherwise than one item or none.
+_TEXT_ITEMS: list[object] = [["b", "a10", "a2", "A1", "a2"], ["1.5", "-1", "10", ""], ["a b", "é"]]
+_NUMBER_ITEMS: list[object] = [[3, 1, 2, 2], [-1.5, 0, 10], [0, 0]]
+_EXTRAS: dict[str | None, list[object]] = {
+    None: [b"a", b"", 1.5, *_TEXTS[:6], 10**20, ("a", 1), [3, 1, 2, 2], ["b", "a10", "a2"]],
+    "str": _TEXTS,
+    "float": _NUMBERS,
+    "int": [-2, 255, 256, 1000, 10**20, -(10**20)],
+}
+_SEQUENCES = {"list", "List", "Sequence", "Iterable", "Collection", "MutableSequence"}
+
+
+def _extra(param: _Param) -> list[object]:
+    if param.kind == "varargs":
+        return []
+    base, args = _annotation_base(param.annotation)
+    if base in _SEQUENCES:
+        # Several items of the hinted type (texts, numbers; of any type: both).
+        item = _annotation_base(args[0])[0] if args else None
+        if item == "str":
+            return _TEXT_ITEMS
+        if item in ("int", "float"):
+            return _NUMBER_ITEMS
+        return [*_TEXT_ITEMS[:1], *_NUMBER_ITEMS[:1]] if item in (None, "Any", "object") else []
+    return _EXTRAS.get(None if base in ("Any", "object") else base, [])
 
 
 def _literal_args(call: ast.Call) -> bool:
@@ -241,11 +339,21 @@ def recording_from(answer: Mapping[str, object]) -> Recording:
             continue
         kills = frozenset(k for k in item.get("kills") or [] if isinstance(k, int))
         exc = item.get("exception")
-        wrap = item.get("wrap") if item.get("wrap") in ("list", "islice") else ""
+        wrap = item.get("wrap") if item.get("wrap") in WRAPS else ""
         assert isinstance(wrap, str)
         try:
             if isinstance(exc, list) and len(exc) == 2 and all(isinstance(e, str) for e in exc):
-                observations.append(Observation(item["call"], None, (exc[0], exc[1]), kills, wrap))
+                message = item.get("message")
+                observations.append(
+                    Observation(
+                        item["call"],
+                        None,
+                        (exc[0], exc[1]),
+                        kills,
+                        wrap,
+                        message if isinstance(message, str) else None,
+                    )
+                )
             elif "value" in item:
                 value = decode(item["value"])
                 observations.append(Observation(item["call"], value, None, kills, wrap))
@@ -324,7 +432,9 @@ def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> li
 
 
 def _outcome(obs: Observation) -> str:
-    return repr(obs.exception) if obs.exception else f"{type(obs.value).__name__}:{obs.value!r}"
+    if obs.exception:
+        return f"{obs.exception!r}:{obs.message!r}"
+    return f"{type(obs.value).__name__}:{obs.value!r}"
 
 
 def _recorded_tests(
@@ -351,7 +461,12 @@ def _recorded_tests(
             exc = _exception_name(ctx, obs.exception)
             if exc is None:
                 continue
-            body = [f"with pytest.raises({exc}):", f"    {_fit(call, base=4)}"]
+            raises = f"pytest.raises({exc})"
+            if obs.message is not None:
+                # The whole message: a slip in it (or another raise of the same class) fails.
+                pattern = _pattern("^" + _escape(obs.message) + "$")
+                raises = _fit(f"pytest.raises({exc}, match={pattern})", base=5)
+            body = [f"with {raises}:", f"    {_fit(call, base=4)}"]
         else:
             rendered = _source(obs.value) or ""
             if obs.value is None or isinstance(obs.value, bool):

@@ -184,6 +184,18 @@ def answering(*responses: bytes) -> Script:
     return script
 
 
+def answering_once(response: bytes) -> Script:
+    """One request per connection, answered with ``response``; then the server closes it."""
+
+    async def once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await SERVERS[-1].request(reader)
+        writer.write(response)
+        await writer.drain()
+        writer.close()
+
+    return once
+
+
 SERVERS: list[RawServer] = []
 
 
@@ -257,13 +269,7 @@ async def test_a_kept_alive_connection_serves_the_next_requests(
 async def test_a_connection_is_not_reused_when_its_answer_says_so_or_is_odd(
     serve: Callable[..., Awaitable[RawServer]], client: Wire, response: bytes, body: bytes
 ) -> None:
-    async def once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
-        await SERVERS[-1].request(reader)
-        writer.write(response)
-        await writer.drain()
-        writer.close()
-
-    server = await serve(once)
+    server = await serve(answering_once(response))
     for _ in range(2):
         status, _, data, reusable = await fetch(client, server.url)
         assert (status, data, reusable) == (200, body, False)
@@ -364,13 +370,7 @@ async def test_a_body_is_watched_only_while_a_read_waits_and_an_idle_connection_
 async def test_a_broken_answer_raises_httpxs_error(
     serve: Callable[..., Awaitable[RawServer]], client: Wire, response: bytes, match: str
 ) -> None:
-    async def once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
-        await SERVERS[-1].request(reader)
-        writer.write(response)
-        await writer.drain()
-        writer.close()
-
-    server = await serve(once)
+    server = await serve(answering_once(response))
     with pytest.raises((httpx.RemoteProtocolError, httpx.DecodingError), match=match):
         await fetch(client, server.url)
     assert client.connections() == {"open": 0, "idle": 0}

@@ -184,6 +184,15 @@ def answering(*responses: bytes) -> Script:
     return script
 
 
+async def answer_ok_until_closed(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Answer every further request on the connection with ``CHUNKED_OK``."""
+    while await SERVERS[-1].request(reader):
+        writer.write(CHUNKED_OK)
+        await writer.drain()
+
+
 def answering_once(response: bytes) -> Script:
     """One request per connection, answered with ``response``; then the server closes it."""
 
@@ -389,9 +398,7 @@ async def test_a_server_that_closes_the_kept_connection_as_the_request_goes_out_
         if n == 1:  # the first connection: read the second request, close without answering
             await SERVERS[-1].request(reader)
             return
-        while await SERVERS[-1].request(reader):
-            writer.write(CHUNKED_OK)
-            await writer.drain()
+        await answer_ok_until_closed(reader, writer)
 
     server = await serve(script)
     assert (await fetch(client, server.url))[2] == b"ok"
@@ -407,9 +414,7 @@ async def test_a_connection_opened_ahead_and_closed_as_the_request_goes_out_is_a
         if n == 1:  # the connection opened ahead: it reads the request and closes
             await SERVERS[-1].request(reader)
             return
-        while await SERVERS[-1].request(reader):
-            writer.write(CHUNKED_OK)
-            await writer.drain()
+        await answer_ok_until_closed(reader, writer)
 
     server = await serve(script)
     assert await client.open_ahead(server.url)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import itertools
 import logging
 import sys
 import threading
@@ -399,13 +400,18 @@ class PatchedLanguageServer(LanguageServer):
         )
 
 
+_request_ids = itertools.count(1)
+
+
 def send_request(
     server: LanguageServer, method: str, params: Any
 ) -> tuple[str, asyncio.Future[Any]]:
-    """Send a request to the client: its id and the future of its reply."""
-    import uuid
+    """Send a request to the client: its id and the future of its reply.
 
-    msg_id = str(uuid.uuid4())
+    Ids count up (pygls makes a ``uuid4`` for each, a read of the system's random source);
+    the prefix keeps them apart from the client's own request ids, filed in the same table.
+    """
+    msg_id = f"fastedit-{next(_request_ids)}"
     future = server.protocol.send_request(method, params, msg_id=msg_id)
     return msg_id, asyncio.wrap_future(future)
 

@@ -337,7 +337,12 @@ def test_stdin_that_is_a_file_is_read_too(tmp_path: Path) -> None:
             timeout=60,
         )
     assert out.returncode == 0, out.stderr
-    assert b'"name": "fastedit-lsp"' in out.stdout
+    reader = asyncio.StreamReader()
+    reader.feed_data(out.stdout)
+    reader.feed_eof()
+    reply = asyncio.run(read_message(reader))
+    assert reply["id"] == 1
+    assert reply["result"]["serverInfo"]["name"] == "fastedit-lsp"
 
 
 @pytest.mark.parametrize("round_", range(6))

@@ -171,6 +171,15 @@ GARBAGE: list[tuple[str, bytes | dict[str, Any], int | None]] = [
         0,
     ),
     (
+        "a request id beyond 64 bits (answered with the same id)",
+        {
+            "id": 123456789012345678901234567890,
+            "method": "workspace/executeCommand",
+            "params": {"command": "fastedit.status"},
+        },
+        0,
+    ),
+    (
         "$/cancelRequest for an id never sent",
         {"method": "$/cancelRequest", "params": {"id": 7}},
         None,

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import json_codec
 from .base import BackendError
 
 #: A line longer than this without a line end is not an event stream (or is a runaway server);
@@ -268,7 +269,7 @@ def parse_infill_chunk(data: str) -> ChatChunk:
 
 def _json_object(data: str) -> dict[str, Any]:
     try:
-        obj = json.loads(data)
+        obj = json_codec.loads(data)
     except ValueError:
         raise BackendError("protocol", f"an event is not JSON: {_snippet(data)}") from None
     if not isinstance(obj, dict):

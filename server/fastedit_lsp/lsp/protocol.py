@@ -32,6 +32,7 @@ import contextvars
 import inspect
 import itertools
 import logging
+import re
 import sys
 import threading
 import time
@@ -58,6 +59,7 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
+from ..core import json_codec
 from . import warmup
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
 _PYGLS_LOG = logging.getLogger("pygls.server")
+#: pygls' logger for what its protocol sends (``_send_data``).
+_PYGLS_PROTOCOL_LOG = logging.getLogger("pygls.protocol.json_rpc")
 #: A request the server marks as already answered (or not worth answering): pygls ignores it.
 _HANDLED = "handled"
 
@@ -109,6 +113,8 @@ class FasteditProtocol(LanguageServerProtocol):
         self._plain_commands: dict[Callable[..., Any], bool] = {}
         #: ``shutdown`` arrived (its handler may still be closing jobs): requests are refused.
         self._shutting_down = False
+        #: Writes still draining (the TCP transport's; stdio writes at once).
+        self._writes: set[asyncio.Future[Any]] = set()
 
     def requests_pending(self, ignore: Container[object] = ()) -> bool:
         """Whether a request, the client's or the server's, waits for its answer (a request
@@ -141,6 +147,47 @@ class FasteditProtocol(LanguageServerProtocol):
             future.add_done_callback(
                 lambda done: futures.pop(msg_id, None) if futures.get(msg_id) is done else None
             )
+
+    def structure_parsed(self, data: Any) -> Any:
+        """A parsed body as messages: a JSON object is structured as a message, each object of
+        a batch too; anything else is handed on as it is (:meth:`handle_message` refuses it)."""
+        if isinstance(data, dict):
+            return self.structure_message(data)
+        if isinstance(data, list):
+            return [
+                self.structure_message(item) if isinstance(item, dict) else item for item in data
+            ]
+        return data
+
+    def _send_data(self, data: Any) -> None:
+        """pygls' ``_send_data``, the body written by :mod:`~fastedit_lsp.core.json_codec`
+        (compact UTF-8; pygls wrote ASCII with spaces), its length counted in bytes."""
+        if not data:
+            return
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        try:
+            body = json_codec.dumps(data, self._serialize_message)
+            if _PYGLS_PROTOCOL_LOG.isEnabledFor(logging.INFO):
+                _PYGLS_PROTOCOL_LOG.info("Sending data: %s", body.decode())
+            if self._include_headers:
+                head = (
+                    f"Content-Length: {len(body)}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                )
+                body = head.encode() + body
+            written = self.writer.write(body)
+            if inspect.isawaitable(written):  # the TCP transport's writer drains
+                task = asyncio.ensure_future(written)
+                self._writes.add(task)
+                task.add_done_callback(self._writes.discard)
+        except BrokenPipeError:
+            _PYGLS_PROTOCOL_LOG.exception("Error sending data. BrokenPipeError", exc_info=True)
+            raise
+        except Exception as error:
+            _PYGLS_PROTOCOL_LOG.exception("Error sending data", exc_info=True)
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def structure_message(self, data: Any) -> Any:
         """pygls drops a request whose params do not fit its type, leaving the client waiting
@@ -386,18 +433,53 @@ class PatchedLanguageServer(LanguageServer):
             self.shutdown()  # type: ignore[no-untyped-call]
 
     async def _serve_stdio(self, stdin: BinaryIO, stop: threading.Event) -> None:
-        from pygls.io_ import StdinAsyncReader, run_async
+        from pygls.io_ import StdinAsyncReader
 
         from .stdio import pipe_reader
 
         reader = await pipe_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
-        await run_async(
-            stop_event=stop,
-            reader=reader,
-            protocol=self.protocol,
-            logger=_PYGLS_LOG,
-            error_handler=self.report_server_error,
-        )
+        protocol = self.protocol
+        assert isinstance(protocol, FasteditProtocol)
+        await read_messages(reader, protocol, stop, self.report_server_error)
+
+
+#: A header line that gives the body's length (pygls' pattern: anything else is skipped).
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+
+async def read_messages(
+    reader: Any,
+    protocol: FasteditProtocol,
+    stop: threading.Event,
+    report: Callable[[Exception, type[JsonRpcException]], Any],
+) -> None:
+    """pygls' message loop (``pygls.io_.run_async``: the same headers, the same errors), each
+    body parsed by :mod:`~fastedit_lsp.core.json_codec` and structured once as a whole message.
+
+    pygls parsed with ``json.loads(body, object_hook=structure_message)``: a Python call for
+    every object in the message (a ``didChange`` has eight), each only to find that it was not
+    a message. Here the message itself is structured, and each message of a batch.
+    """
+    length = 0
+    while not stop.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        if not length:
+            match = _CONTENT_LENGTH.fullmatch(header)
+            if match:
+                length = int(match.group(1))
+        if length and not header.strip():
+            body = await reader.readexactly(length)
+            if not body:
+                break
+            try:
+                protocol.handle_message(protocol.structure_parsed(json_codec.loads(body)))
+            except Exception as exc:
+                _PYGLS_LOG.exception("Unable to handle message")
+                report(exc, JsonRpcException)
+            finally:
+                length = 0
 
 
 _request_ids = itertools.count(1)

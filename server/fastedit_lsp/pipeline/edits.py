@@ -136,15 +136,29 @@ class EditSession:
         buffer: list[str] = []
         arrived = asyncio.Event()
 
+        def take(text: str) -> None:
+            if not self._pieces:
+                self._first_piece_at = time.monotonic()
+            self._pieces += 1
+            buffer.append(text)
+            arrived.set()
+
+        # The first piece is awaited in this task: the model's request goes out in this step
+        # of the job, not in a producer task's first step a turn of the loop later, after the
+        # command's reply and whatever else was ready (~0.06 ms of a job's first edit).
+        ended = True
+        async for text in source:
+            if text:
+                take(text)
+                ended = False
+                break
+
         async def produce() -> None:
             try:
-                async for text in source:
-                    if text:
-                        if not self._pieces:
-                            self._first_piece_at = time.monotonic()
-                        self._pieces += 1
-                        buffer.append(text)
-                        arrived.set()
+                if not ended:
+                    async for text in source:
+                        if text:
+                            take(text)
             finally:
                 arrived.set()
 

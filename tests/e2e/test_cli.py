@@ -337,10 +337,9 @@ def test_stdin_that_is_a_file_is_read_too(tmp_path: Path) -> None:
             timeout=60,
         )
     assert out.returncode == 0, out.stderr
-    reader = asyncio.StreamReader()
-    reader.feed_data(out.stdout)
-    reader.feed_eof()
-    reply = asyncio.run(read_message(reader))
+    head, _, rest = out.stdout.partition(b"\r\n\r\n")
+    length = int(re.search(rb"Content-Length: (\d+)", head)[1])  # type: ignore[index]
+    reply = json.loads(rest[:length])  # the length counts the body's bytes
     assert reply["id"] == 1
     assert reply["result"]["serverInfo"]["name"] == "fastedit-lsp"
 

@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any
 
+from fastedit_lsp.core import json_codec
 from fastedit_lsp.tools.lsp_client import LspClient
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
 
@@ -30,6 +31,8 @@ AT_START_UP = (
     "fastedit_lsp.core.diff",
     "fastedit_lsp.core.document",
     "fastedit_lsp.core.jobs",
+    # The message loop reads every message with it.
+    "fastedit_lsp.core.json_codec",
     "fastedit_lsp.core.outline",
     "fastedit_lsp.core.rewrite_tracking",
     "fastedit_lsp.core.timings",
@@ -374,7 +377,8 @@ async def test_keystrokes_on_a_large_document_send_nothing_back(stub: StubModelS
         reply = await session.barrier()
         # Nothing but the barrier's own reply: no diagnostics, status or edits per keystroke.
         assert session.client.messages_received - messages == 1
-        assert session.client.bytes_received - size == len(json.dumps(_response(reply)))
+        # The reply's body as the server writes it (compact UTF-8, core/json_codec.py).
+        assert session.client.bytes_received - size == len(json_codec.dumps(_response(reply)))
         # And each keystroke was handled (timed inside the server: the bench reads these).
         assert len(reply["timingsMs"]["didChange"]) == 100
     finally:

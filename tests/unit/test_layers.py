@@ -15,9 +15,9 @@ What counts as an import
     They never run, so they are *not* edges of the import graph the cycle test walks: a type-only
     import is the ordinary way to name a type without an import cycle. They *do* count for every
     other rule (who may import pygls, lsprotocol, httpx, ``tools``, which layer may import which,
-    ``core`` is the stdlib and its JSON codec only): a type-only import still ties a layer to the other layer's API,
-    which is what those rules are about. Example: ``pipeline/`` may not name the LSP server's
-    class even in an annotation; it reaches the world through its ``JobHost`` protocol.
+    ``core`` is the stdlib and orjson only): a type-only import still ties a layer to the other
+    layer's API, which is what those rules are about. Example: ``pipeline/`` may not name the LSP
+    server's class even in an annotation; it reaches the world through its ``JobHost`` protocol.
 
 Layers
     A module's layer is its first component below ``fastedit_lsp``: ``lsp/features/commands.py``

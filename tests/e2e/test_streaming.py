@@ -140,6 +140,31 @@ async def test_execute_command_answers_with_a_job_id_before_the_first_token(
     await editor.command("fastedit.cancel", {"jobId": job_id})
 
 
+@pytest.mark.parametrize("how", ["fastedit.cancel", "workDoneProgress/cancel"])
+async def test_cancel_before_the_first_token_closes_the_http_stream_and_changes_nothing(
+    editor: Editor, stub: StubModelServer, how: str
+) -> None:
+    # The job waits for the answer's first piece in its own task (pipeline/edits.py): a cancel
+    # then reaches the HTTP stream there, not through a reader task.
+    text = "x = \n"
+    editor.open(URI, text)
+    stub.script(Answer(text="1", ttft=30.0))
+    job_id = await _start(editor, text, 4)
+    request = (await stub.wait_for_requests(1))[0]
+    if how == "fastedit.cancel":
+        assert (await editor.command("fastedit.cancel", {"jobId": job_id}))["cancelled"] == [job_id]
+    else:
+        editor.client.window_work_done_progress_cancel(
+            types.WorkDoneProgressCancelParams(token=f"fastedit-{job_id}")
+        )
+    record = await editor.wait_job(job_id)
+    assert record["state"] == "cancelled"
+    await stub.wait_closed(request)
+    assert request.client_closed and not request.completed
+    assert editor.applied == []
+    assert editor.text(URI) == text
+
+
 async def test_cancel_request_on_a_pending_wait_answers_it_and_the_server_stays_healthy(
     editor: Editor, stub: StubModelServer
 ) -> None:

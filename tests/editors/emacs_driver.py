@@ -97,7 +97,7 @@ def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     script = tmp_path / "scenario.el"
-    script.write_text(scenario, encoding="utf-8")
+    script.write_text(f";; -*- coding: utf-8 -*-\n{scenario}", encoding="utf-8")
     out = tmp_path / "observations.json"
     command = [emacs(), "--batch", "-L", str(ELISP), "-l", str(PRELUDE), "-l", str(script)]
     env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
@@ -108,7 +108,10 @@ def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str
             env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            text=True,
+            # Emacs' batch messages may hold text beyond ASCII in its own encoding (an emoji
+            # as two surrogates): they are only read when a session fails.
+            encoding="utf-8",
+            errors="replace",
             timeout=SESSION_TIMEOUT,
             check=False,
         )

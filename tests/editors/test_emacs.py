@@ -28,8 +28,10 @@ ANSWER = "compute(1, 2, 3)"
 
 
 def lisp(text: str) -> str:
-    """A Lisp string literal for ``text`` (JSON's escapes are Emacs Lisp's)."""
-    return json.dumps(text)
+    """A Lisp string literal for ``text``: JSON's escapes are Emacs Lisp's, except a character
+    beyond the BMP, which JSON escapes as two surrogates; it stays itself (the scenario is
+    UTF-8)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 @pytest.fixture
@@ -216,6 +218,29 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
     # No prompt for fastedit's edits, and the user's setting for other servers is untouched.
     assert seen["prompts"] == []
     assert seen["confirm-setting"] == seen["confirm-setting-after"] == "confirm"
+
+
+def test_text_beyond_ascii_streams_into_the_buffer_exactly(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # The server writes messages as UTF-8 (core/json_codec.py), their Content-Length in bytes;
+    # positions are UTF-16 code units (😀 is two), as eglot counts them.
+    original = 'label = "Grüße, 世界 😀"\nvalue = '
+    answer = 'café("naïve ☕ — 😀")'
+    stub.script(Answer(text=answer, token_size=2, tps=40))
+    scenario = f"""
+(fe-open "unicode.py" {lisp(original)})
+(goto-char (point-max))
+(fe-key "C-c / c")
+(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "streamed" (buffer-string))
+(fe-observe "undo" (fe-undo 1))
+(fe-finish)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["streamed"] == original + answer
+    assert seen["undo"] == [original]
 
 
 def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(

@@ -213,6 +213,24 @@ def test_action_key_streams_into_the_buffer_and_one_undo_restores(
     assert re.search(r"· [\d,]+ tok/s · first token [\d,]+ ms$", line), line
 
 
+def test_text_beyond_ascii_streams_into_the_buffer_exactly(
+    session: Session, stub: StubModelServer
+) -> None:
+    # The server writes messages as UTF-8 (core/json_codec.py), their Content-Length in bytes.
+    source = 'def café(ñ: str) -> str:\n    """Grüße, 世界 😀."""\n    return \n'
+    answer = '"naïve ☕ — 😀" + ñ'
+    _open(session, "unicode.py", source)
+    stub.script(_stream(answer, tps=60))
+    session.nvim.current.window.cursor = (3, 10)
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    expected = source.replace("    return \n", f"    return {answer}\n")
+    session.wait(lambda: session.text() == expected, "the streamed text in the buffer")
+    session.undo()
+    assert session.text() == source
+
+
 def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
     session: Session, stub: StubModelServer
 ) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fastedit_lsp.core.document import Point
 from fastedit_lsp.core.jobs import (
@@ -227,3 +229,25 @@ def test_registry_finds_running_and_last_finished_jobs_per_document() -> None:
     assert registry.last_finished("file:///b") is b1
     assert registry.last_finished() is a2
     assert registry.last_finished("file:///c") is None
+
+
+@given(st.lists(st.tuples(st.sampled_from(["add", "finish"]), st.integers(0, 80), st.booleans())))
+def test_registry_running_is_every_unfinished_kept_job_in_order(
+    steps: list[tuple[str, int, bool]],
+) -> None:
+    registry = JobRegistry()
+    made: list[Job] = []
+    for op, pick, on_a in steps:
+        if op == "add" or not made:
+            uri = "file:///a" if on_a else "file:///b"
+            job = make_job(registry.new_id(), uri=uri)
+            made.append(job)
+            registry.add(job)
+        else:
+            job = made[pick % len(made)]
+            if not job.is_finished:
+                job.finish("done")
+        for which in (None, "file:///a", "file:///b"):
+            expected = [j for j in made if not j.is_finished and which in (None, j.uri)]
+            assert registry.running(which) == expected
+        assert all(registry.get(j.id) is j for j in made if not j.is_finished)

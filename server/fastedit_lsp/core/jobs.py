@@ -291,6 +291,9 @@ class JobRegistry:
 
     def __init__(self) -> None:
         self._jobs: dict[str, Job] = {}
+        #: The jobs not seen finished yet (a few): :meth:`running` looks only at these, where
+        #: it looked at every kept job on each command and each keystroke.
+        self._live: dict[str, Job] = {}
         self._ids = itertools.count(1)
 
     def new_id(self) -> str:
@@ -298,9 +301,18 @@ class JobRegistry:
 
     def add(self, job: Job) -> None:
         self._jobs[job.id] = job
-        finished = [j for j in self._jobs.values() if j.is_finished]
-        for old in finished[: max(0, len(self._jobs) - KEEP)]:
-            del self._jobs[old.id]
+        self._live[job.id] = job
+        excess = len(self._jobs) - KEEP
+        if excess > 0:
+            # The oldest finished ones go (usually the first one looked at).
+            doomed: list[str] = []
+            for old in self._jobs.values():
+                if old.is_finished:
+                    doomed.append(old.id)
+                    if len(doomed) == excess:
+                        break
+            for job_id in doomed:
+                del self._jobs[job_id]
 
     def get(self, job_id: str) -> Job | None:
         return self._jobs.get(job_id)
@@ -309,7 +321,10 @@ class JobRegistry:
         return iter(self._jobs.values())
 
     def running(self, uri: str | None = None) -> list[Job]:
-        return [j for j in self._jobs.values() if not j.is_finished and uri in (None, j.uri)]
+        live = self._live
+        for job_id in [i for i, j in live.items() if j.is_finished]:
+            del live[job_id]
+        return [j for j in live.values() if uri in (None, j.uri)]
 
     def last_finished(self, uri: str | None = None) -> Job | None:
         for job in reversed(self._jobs.values()):

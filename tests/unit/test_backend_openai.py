@@ -25,6 +25,7 @@ from fastedit_lsp.backends.openai import (
     OpenAICompatibleBackend,
     build_chat_body,
     is_reasoning_model,
+    json_body,
     list_models,
 )
 from fastedit_lsp.backends.presets import PRESETS, Preset, Provider
@@ -905,3 +906,34 @@ async def test_a_placeholder_key_does_not_mangle_messages(make: Callable[..., Ha
         await collect(h.backend(provider="ollama", api_key=SecretStr("ollama")))
     assert "ollama model 'gpt-oss-120b'" in caught.value.message
     assert "ollama cannot load this model" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "stream": True, "temperature": 0.2, "max_tokens": 512},
+        {"model": "m", "messages": [{"role": "user", "content": "café 世界 😀 \u2028 \x00"}]},
+        {"model": "m", "temperature": 1e-05, "stop": ["\n\n", "```"]},
+    ],
+    ids=["plain", "beyond-ascii", "small-float"],
+)
+def test_a_request_body_is_compact_utf8_json_of_the_same_values(body: dict[str, Any]) -> None:
+    written = json_body(body)
+    reference = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    assert json.loads(written) == body
+    if body.get("temperature") != 1e-05:  # written 0.00001 (the same number)
+        assert written == reference
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"model": "m", "temperature": float("nan")}, ValueError),
+        ({"model": "m", "temperature": float("inf")}, ValueError),
+        ({"model": "m", "messages": [{"content": "lone \ud800"}]}, UnicodeEncodeError),
+    ],
+    ids=["nan", "infinity", "lone-surrogate"],
+)
+def test_a_body_json_cannot_hold_fails_as_it_did(body: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        json_body(body)

@@ -377,7 +377,7 @@ async def test_keystrokes_on_a_large_document_send_nothing_back(stub: StubModelS
         reply = await session.barrier()
         # Nothing but the barrier's own reply: no diagnostics, status or edits per keystroke.
         assert session.client.messages_received - messages == 1
-        # The reply's body as the server writes it (compact UTF-8, core/json_codec.py).
+        # The reply's body as the server writes it (compact ASCII, core/json_codec.py).
         assert session.client.bytes_received - size == len(json_codec.dumps(_response(reply)))
         # And each keystroke was handled (timed inside the server: the bench reads these).
         assert len(reply["timingsMs"]["didChange"]) == 100

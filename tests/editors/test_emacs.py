@@ -223,8 +223,8 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
 def test_text_beyond_ascii_streams_into_the_buffer_exactly(
     tmp_path: Path, env: dict[str, str], stub: StubModelServer
 ) -> None:
-    # The server writes messages as UTF-8 (core/json_codec.py), their Content-Length in bytes;
-    # positions are UTF-16 code units (😀 is two), as eglot counts them.
+    # Text beyond ASCII (core/json_codec.py writes it escaped); positions are UTF-16 code
+    # units (😀 is two), as eglot counts them.
     original = 'label = "Grüße, 世界 😀"\nvalue = '
     answer = 'café("naïve ☕ — 😀")'
     stub.script(Answer(text=answer, token_size=2, tps=40))

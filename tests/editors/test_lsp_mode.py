@@ -126,14 +126,15 @@ def env(tmp_path: Path, stub: StubModelServer) -> dict[str, str]:
     )
 
 
-def run(tmp_path: Path, env: dict[str, str], body: str) -> dict[str, Any]:
-    """Open ``work.py`` holding ORIGINAL in lsp-mode (cursor at its end), run ``body``."""
+def run(tmp_path: Path, env: dict[str, str], body: str, original: str = ORIGINAL) -> dict[str, Any]:
+    """Open ``work.py`` holding ``original`` in lsp-mode (cursor at its end), run ``body``."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    (work / "work.py").write_text(ORIGINAL)
+    (work / "work.py").write_text(original, encoding="utf-8")
     script = tmp_path / "scenario.el"
     script.write_text(
-        INIT
+        ";; -*- coding: utf-8 -*-\n"
+        + INIT
         + """
 (find-file "work.py")
 (lsp)
@@ -157,7 +158,8 @@ def run(tmp_path: Path, env: dict[str, str], body: str) -> dict[str, Any]:
             env=full_env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",  # Emacs' messages, read only when a session fails
             timeout=SESSION_TIMEOUT,
             check=False,
         )
@@ -213,3 +215,33 @@ def test_lsp_mode_streams_a_code_action_runs_commands_and_reverts_without_a_warn
     assert "Unknown notification" not in seen["messages"], seen["messages"]
     assert "Warning" not in seen["messages"], seen["messages"]
     assert seen["warnings"] == "", seen["warnings"]
+
+
+def test_lsp_mode_reads_text_beyond_ascii_exactly(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Text beyond ASCII, the emoji two UTF-16 units (core/json_codec.py writes it escaped).
+    original = 'label = "Grüße, 世界 😀"\nvalue = '
+    answer = 'café("naïve ☕ — 😀")'
+    stub.script(Answer(text=answer, token_size=2, tps=40))
+    seen = run(
+        tmp_path,
+        env,
+        f"""
+(let ((last-nonmenu-event ?\\r))
+  (fe-wait "the code actions"
+           (lambda () (seq-find (lambda (a) (equal (gethash "title" a)
+                                                   "Complete the rest (fastedit)"))
+                                (lsp-code-actions-at-point))))
+  (cl-letf (((symbol-function 'completing-read)
+             (lambda (&rest _) "Complete the rest (fastedit)")))
+    (call-interactively #'lsp-execute-code-action)))
+(setq fe-expected-text {json.dumps(original + answer, ensure_ascii=False)})
+(fe-observe "record" (fe-wait-job (fe-last-job)))
+(fe-observe "streamed" (buffer-string))
+""",
+        original,
+    )
+    assert seen["record"]["state"] == "done", json.dumps(seen["record"])[:3000]
+    assert seen["streamed"] == original + answer
+    assert "Warning" not in seen["messages"], seen["messages"]

@@ -216,7 +216,7 @@ def test_action_key_streams_into_the_buffer_and_one_undo_restores(
 def test_text_beyond_ascii_streams_into_the_buffer_exactly(
     session: Session, stub: StubModelServer
 ) -> None:
-    # The server writes messages as UTF-8 (core/json_codec.py), their Content-Length in bytes.
+    # Text beyond ASCII, the emoji two UTF-16 units (core/json_codec.py writes it escaped).
     source = 'def café(ñ: str) -> str:\n    """Grüße, 世界 😀."""\n    return \n'
     answer = '"naïve ☕ — 😀" + ñ'
     _open(session, "unicode.py", source)

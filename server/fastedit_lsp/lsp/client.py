@@ -65,6 +65,9 @@ class ClientChannel:
         self._status_sent_at: dict[str, float] = {}
         #: The diagnostics on drafts that landed unverified.
         self.flags = Flags(diagnostics)
+        #: The client counts positions in code points without saying so (see
+        #: :func:`counts_code_points`): it is served in UTF-32.
+        self.counts_code_points = False
 
     def supports(self, path: str) -> bool:
         """Whether the client declared a capability (``"window.work_done_progress"``)."""
@@ -253,3 +256,17 @@ def _text_edit(document: Document, edit: SentEdit) -> types.TextEdit:
         ),
         new_text=edit.text,
     )
+
+
+def counts_code_points(params: types.InitializeParams) -> bool:
+    """Whether the client counts a line's ``character`` in code points while it declares no
+    position encoding: lsp-mode (``clientInfo.name`` "emacs"), whose positions are Emacs'
+    columns whatever the server answers (8.0: ``lsp--cur-position``). Served in UTF-16, an
+    emoji (two UTF-16 units, one column) shifted every position after it on its line by one:
+    a job's next edit after one landed a column off and the job stopped as "edited". Such a
+    client is served in UTF-32, what it means; one that declares encodings gets what pygls
+    chose from them."""
+    general = params.capabilities.general
+    declared = general.position_encodings if general is not None else None
+    info = params.client_info
+    return not declared and info is not None and info.name == "emacs"

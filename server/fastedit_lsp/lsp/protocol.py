@@ -161,7 +161,7 @@ class FasteditProtocol(LanguageServerProtocol):
 
     def _send_data(self, data: Any) -> None:
         """pygls' ``_send_data``, the body written by :mod:`~fastedit_lsp.core.json_codec`
-        (compact UTF-8; pygls wrote ASCII with spaces), its length counted in bytes."""
+        (compact ASCII; pygls wrote it with spaces), its length counted in bytes."""
         if not data:
             return
         if self.writer is None:

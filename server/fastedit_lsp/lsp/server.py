@@ -201,6 +201,8 @@ class FasteditServer(PatchedLanguageServer):
     # -- the workspace -------------------------------------------------------------------------
 
     def _encoding(self) -> Encoding:
+        if self.client.counts_code_points:
+            return "utf-32"
         try:
             kind = str(self.workspace.position_encoding)
         except RuntimeError:

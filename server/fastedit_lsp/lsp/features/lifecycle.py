@@ -24,8 +24,12 @@ def _section(data: Any) -> Any:
 def register(server: FasteditServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
-        """initialize: keep initializationOptions (validated after the reply, in initialized)."""
+        """initialize: keep initializationOptions (validated after the reply, in initialized),
+        and learn how the client counts positions."""
+        from ..client import counts_code_points
+
         ls.config.init_options = _section(params.initialization_options)
+        ls.client.counts_code_points = counts_code_points(params)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:

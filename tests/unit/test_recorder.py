@@ -290,6 +290,70 @@ async def test_progress_is_told_the_variants_the_worker_went_through(extra: str)
     assert told[-1] == (0, len(variants))
 
 
+CLOCKED = textwrap.dedent("""
+    import datetime
+    import gzip
+    import time
+    from datetime import date
+
+
+    def packed(data):
+        return gzip.compress(data)
+
+
+    def stamped(text):
+        return f"{text} at {time.strftime('%Y-%m-%d %H:%M:%S')}"
+
+
+    def due(days):
+        return (date.today() + datetime.timedelta(days=days)).isoformat()
+
+
+    def elapsed(start):
+        return int(time.time()) - start > 0
+
+
+    def tags(text):
+        return list(set(text.split()))
+
+
+    def shout(text):
+        return " ".join({word.upper() for word in text.split()})
+
+
+    def vocabulary(text):
+        return sorted(set(text.split()))
+""").lstrip()
+
+
+async def test_a_call_whose_outcome_depends_on_the_clock_or_the_hash_seed_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """Two runs a moment apart in one process agree on a timestamp (gzip's header, a date)
+    and on the order of a set of texts; a test of it would fail tomorrow or in another
+    process. The checks' processes (another hash seed, the clock shifted) see them otherwise."""
+    (tmp_path / "clocked.py").write_text(CLOCKED)
+    text = "'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'"
+    plans = [
+        RecordPlan("clocked", "packed", ("packed(b'abc')", "packed(1)")),
+        RecordPlan("clocked", "stamped", ("stamped('x')",)),
+        RecordPlan("clocked", "due", ("due(1)",)),
+        RecordPlan("clocked", "elapsed", ("elapsed(0)",)),
+        RecordPlan("clocked", "tags", (f"tags({text})", "tags('one')")),
+        RecordPlan("clocked", "shout", (f"shout({text})",)),
+        RecordPlan("clocked", "vocabulary", (f"vocabulary({text})",)),
+    ]
+    packed, stamped, due, elapsed, tags, shout, vocabulary = await _record(str(tmp_path), *plans)
+    # What does not depend on them stays: an exception, a value that is always the same.
+    assert [o.call for o in packed.observations] == ["packed(1)"]
+    assert [o.call for o in elapsed.observations] == ["elapsed(0)"]
+    assert [(o.call, o.value) for o in tags.observations] == [("tags('one')", ["one"])]
+    assert vocabulary.observations[0].value == sorted(text.strip("'").split())
+    for recording in (packed, stamped, due, tags, shout):
+        assert recording.dropped == {"unstable": 1}
+    assert stamped.observations == due.observations == shout.observations == ()
+
+
 def test_neighbours_take_an_argument_from_another_call_of_the_same_shape() -> None:
     from fastedit_lsp.project.record_worker import neighbours
 

@@ -29,7 +29,8 @@ expression it uses matches, the keys of a table it translates with, strings it k
 values no static reading of its body finds (they are built when the module is imported).
 
 After the variants, a kill-guided search (:func:`neighbours`) tries, in the time left, calls
-made of the kept calls' arguments on the variants no call told apart yet.
+made of the kept calls' arguments, or with one of them changed a little (:func:`nudges`), on
+the variants no call told apart yet; then the same around the calls it found, for a few rounds.
 
 A call that returns a function is followed by calls of that function on a few ``PROBES``
 (``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
@@ -57,7 +58,6 @@ import itertools
 import json
 import math
 import os
-import random
 import re
 import signal
 import sys
@@ -70,8 +70,10 @@ from typing import Any
 
 try:
     from . import record_texts  # imported with the package (the tests)
+    from .record_search import neighbours
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
+    from record_search import neighbours  # type: ignore[no-redef, import-not-found]
 
 MEMORY_LIMIT = 2 * 1024**3
 #: Outcomes no test should pin: they depend on the machine, not on the function.
@@ -451,15 +453,21 @@ def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[st
     templates = [t for t in target.get("templates", []) if marker in t][: record_texts.TEMPLATES]
     if not templates:
         return []
+    calls: list[str] = []
+    for template in [t for t in templates if record_texts.MATCH_CALL in t]:
+        calls += record_texts.match_calls(template, module)
+    templates = [t for t in templates if record_texts.MATCH_CALL not in t]
     try:
         function, _ = function_behind(module, target["qualname"])
-        texts = record_texts.texts(function)
+        texts = record_texts.texts(function) if templates else []
     except Exception:
-        return []
+        return calls
     # Each text alone, and inside others (what the function finds in a longer text).
     quote = record_texts.quote
     shown = [quote(t) for t in texts] + [quote(f"a {t} b") for t in texts]
-    return [t.replace(marker, s, 1) for t in templates for s in shown[: record_texts.SAMPLES]]
+    return calls + [
+        t.replace(marker, s, 1) for t in templates for s in shown[: record_texts.SAMPLES]
+    ]
 
 
 def _observe(
@@ -662,7 +670,10 @@ def record(
 
 
 #: New calls the search tries at most, for the variants no planned call told apart.
-MAX_SEARCHED = 300
+MAX_SEARCHED = 600
+#: Rounds of the search: the first from the kept calls, each next from the calls the one
+#: before found.
+SEARCH_ROUNDS = 3
 
 
 def _search(
@@ -683,9 +694,22 @@ def _search(
     if not left or time.monotonic() > deadline:
         return
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
-    for call in neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED):
+    tried = {obs["call"] for obs, _, _ in kept}
+    found: list[str] = []
+    # Round one from the kept calls; the next from the calls found (a call that told some
+    # variants apart is near a boundary the others may be found at), while some are found.
+    planned = neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED)
+    rounds = SEARCH_ROUNDS
+    while planned or (found and rounds > 1):
+        if not planned:
+            rounds -= 1
+            planned = [c for c in neighbours(found, MAX_SEARCHED // 2) if c not in tried]
+            found = []
+            continue
+        call = planned.pop(0)
         if not left or time.monotonic() > deadline:
             break
+        tried.add(call)
         try:
             code = compile(call, "<recorded>", "eval")
         except SyntaxError:
@@ -716,54 +740,7 @@ def _search(
             answer["observations"].append(obs)
             answer["searched"] = answer.get("searched", 0) + 1
             left = [(n, v) for n, v in left if n not in kills]
-
-
-def neighbours(calls: list[str], most: int) -> list[str]:
-    """New calls made of the given ones: one argument of a call replaced by the one another
-    call of the same shape passes at its place, and two texts joined where both pass text
-    there; in a fixed pseudo-random order (spread over all the pairs), at most ``most``."""
-    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
-    for call in calls:
-        try:
-            node = ast.parse(call, mode="eval").body
-        except SyntaxError:
-            continue
-        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
-            key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
-            shapes.setdefault(key, []).append(node)
-    pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
-    random.Random(0).shuffle(pairs)
-    out: dict[str, None] = {}
-    known = set(calls)
-    for first, second in pairs:
-        values = [*first.args, *(k.value for k in first.keywords)]
-        others = [*second.args, *(k.value for k in second.keywords)]
-        for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
-            options = [theirs]
-            if (
-                isinstance(mine, ast.Constant)
-                and isinstance(theirs, ast.Constant)
-                and isinstance(mine.value, str)
-                and isinstance(theirs.value, str)
-                and mine.value != theirs.value
-            ):
-                options.append(ast.Constant(mine.value + theirs.value))
-            for option in options:
-                changed = [*values[:index], option, *values[index + 1 :]]
-                node = ast.Call(
-                    first.func,
-                    changed[: len(first.args)],
-                    [
-                        ast.keyword(k.arg, v)
-                        for k, v in zip(first.keywords, changed[len(first.args) :], strict=True)
-                    ],
-                )
-                text = ast.unparse(node)
-                if text not in known:
-                    out[text] = None
-        if len(out) >= most:
-            break
-    return list(out)[:most]
+            found.append(call)
 
 
 def _affordable(

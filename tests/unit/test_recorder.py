@@ -489,7 +489,8 @@ async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process
     )
     plan = RecordPlan("hang", "f", tuple(f"f({i})" for i in range(50)))
     task = asyncio.ensure_future(record([plan], [str(tmp_path)], progress=lambda i, k: None))
-    while not pid_file.exists():  # the user's code runs
+    # The user's code runs (and has written its pid: the file exists, empty, before that).
+    while not (pid_file.exists() and pid_file.read_text()):
         await asyncio.wait([task], timeout=0.05)
         assert not task.done()
     pid = int(pid_file.read_text())

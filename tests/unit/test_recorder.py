@@ -229,6 +229,48 @@ async def test_a_template_is_made_with_texts_the_functions_own_regex_matches(ext
     assert "__fastedit_text__" not in "".join(by_call)
 
 
+async def test_a_match_template_is_made_with_the_patterns_source_and_texts_it_matches(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "entities.py").write_text(
+        "import re\n\nENTITY = re.compile(r'&#(\\d+);|&(amp);', re.I)\n\n\n"
+        "def numeric(match, base):\n    if match.group(2):\n        return '&'\n"
+        "    return chr(int(match.group(1), base))\n"
+    )
+    plan = RecordPlan(
+        "entities",
+        "numeric",
+        ("numeric(1, 10)",),
+        templates=('numeric(re.search(ENTITY, "__fastedit_text__"), 10)',),
+        imports=("import re",),
+    )
+    [recording] = await _record(str(tmp_path), plan)
+    values = {o.call: o.value for o in recording.observations if o.exception is None}
+    # The name is written as the pattern's source (and its flags): the test needs only ``re``.
+    assert values == {
+        "numeric(re.search('&#(\\\\d+);|&(amp);', '&#1;', re.IGNORECASE), 10)": "\x01",
+        "numeric(re.search('&#(\\\\d+);|&(amp);', '&amp;', re.IGNORECASE), 10)": "&",
+    }
+    for call, value in values.items():
+        assert eval(call, {"re": re, "numeric": _numeric}) == value
+
+
+def _numeric(match: re.Match[str], base: int) -> str:
+    return "&" if match.group(2) else chr(int(match.group(1), base))
+
+
+def test_a_template_is_also_made_with_the_texts_the_functions_own_body_holds() -> None:
+    from fastedit_lsp.project.record_texts import texts
+
+    def hyphens(word: str) -> str:
+        """Parts."""
+        if "-" in word:
+            return "+".join(part for part in word.split("--"))
+        return word
+
+    assert texts(hyphens) == ["-", "+", "--"]  # not the docstring
+
+
 def test_pattern_texts_are_matched_by_their_pattern() -> None:
     from fastedit_lsp.project.record_texts import pattern_texts
 
@@ -254,7 +296,8 @@ async def test_an_exceptions_message_is_recorded_and_another_message_tells_a_var
         ),
     )
     [recording] = await _record(extra, plan)
-    [raised] = recording.observations
+    # (The search finds a call that tells the other variant apart: ``step(0)``, a nudge.)
+    raised = next(o for o in recording.observations if o.call == "step(-1)")
     assert raised.exception == ("builtins", "ValueError") and raised.message == "negative"
     assert raised.kills == {0}
 
@@ -290,16 +333,129 @@ async def test_progress_is_told_the_variants_the_worker_went_through(extra: str)
     assert told[-1] == (0, len(variants))
 
 
+CLOCKED = textwrap.dedent("""
+    import datetime
+    import gzip
+    import time
+    from datetime import date
+
+
+    def packed(data):
+        return gzip.compress(data)
+
+
+    def stamped(text):
+        return f"{text} at {time.strftime('%Y-%m-%d %H:%M:%S')}"
+
+
+    def due(days):
+        return (date.today() + datetime.timedelta(days=days)).isoformat()
+
+
+    def elapsed(start):
+        return int(time.time()) - start > 0
+
+
+    def tags(text):
+        return list(set(text.split()))
+
+
+    def shout(text):
+        return " ".join({word.upper() for word in text.split()})
+
+
+    def vocabulary(text):
+        return sorted(set(text.split()))
+""").lstrip()
+
+
+async def test_a_call_whose_outcome_depends_on_the_clock_or_the_hash_seed_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """Two runs a moment apart in one process agree on a timestamp (gzip's header, a date)
+    and on the order of a set of texts; a test of it would fail tomorrow or in another
+    process. The checks' processes (another hash seed, the clock shifted) see them otherwise."""
+    (tmp_path / "clocked.py").write_text(CLOCKED)
+    text = "'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'"
+    plans = [
+        RecordPlan("clocked", "packed", ("packed(b'abc')", "packed(1)")),
+        RecordPlan("clocked", "stamped", ("stamped('x')",)),
+        RecordPlan("clocked", "due", ("due(1)",)),
+        RecordPlan("clocked", "elapsed", ("elapsed(0)",)),
+        RecordPlan("clocked", "tags", (f"tags({text})", "tags('one')")),
+        RecordPlan("clocked", "shout", (f"shout({text})",)),
+        RecordPlan("clocked", "vocabulary", (f"vocabulary({text})",)),
+    ]
+    packed, stamped, due, elapsed, tags, shout, vocabulary = await _record(str(tmp_path), *plans)
+    # What does not depend on them stays: an exception, a value that is always the same.
+    assert [o.call for o in packed.observations] == ["packed(1)"]
+    assert [o.call for o in elapsed.observations] == ["elapsed(0)"]
+    assert [(o.call, o.value) for o in tags.observations] == [("tags('one')", ["one"])]
+    assert vocabulary.observations[0].value == sorted(text.strip("'").split())
+    for recording in (packed, stamped, due, tags, shout):
+        assert recording.dropped == {"unstable": 1}
+    assert stamped.observations == due.observations == shout.observations == ()
+
+
 def test_neighbours_take_an_argument_from_another_call_of_the_same_shape() -> None:
-    from fastedit_lsp.project.record_worker import neighbours
+    from fastedit_lsp.project.record_search import neighbours, nudges
 
     found = neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)
     assert {"f(2, 'a')", "f(1, 'b')", "f(1, 'ab')", "f(2, 'ba')"} <= set(found)
     # Only calls of the same shape meet; none of the given calls comes back.
     assert not {"f(1, 'a')", "f(2, 'b')", "g(3)"} & set(found)
-    assert all(c.startswith("f(") and "x=" not in c for c in found)
+    # Only calls of the same shape meet: a call alone is only changed a little.
+    assert {c for c in found if c.startswith(("g(", "f(x="))} <= {
+        *(f"g({n!r})" for n in nudges(3)),
+        *(f"f(x={n!r})" for n in nudges(1)),
+    }
     assert found == neighbours(["f(1, 'a')", "f(2, 'b')", "g(3)", "f(x=1)"], 50)  # stable
     assert len(neighbours([f"f({i}, {i})" for i in range(30)], 7)) == 7
+
+
+def test_nudges_are_values_a_little_away_of_the_same_kind() -> None:
+    from fastedit_lsp.project.record_search import nudges
+
+    assert nudges(1) == [2, 0, -1, 0.5, 1 / 3]
+    assert {"a", "b", "abab", "AB", " ab", "ab1", "ab " * 33 + "ab", "ab\nab", "  ab"} | {
+        "abé",
+        "e\u0301ab",
+    } == set(nudges("ab"))
+    assert {"  a\n  b", "a\n\t b"} <= set(nudges("a\nb"))  # lines indented
+    # A number in a text is changed as a number.
+    assert {"v11", "v9", "v100", "v10.5", "v-10"} <= set(nudges("v10"))
+    # A list: reversed, shorter, longer; an item changed a little; neighbours swapped.
+    assert nudges([1, 2])[:4] == [[2, 1], [2], [1], [1, 2, 1]]
+    assert all(n in nudges([1, 2]) for n in ([0, 2], [-1, 2], [0.5, 2], [1, 3]))
+    assert ["b", "a", "c"] in nudges(["a", "b", "c"])
+    assert nudges(True) == [False] and nudges(None) == [] and nudges(float("inf")) == []
+
+
+async def test_the_search_finds_a_value_a_little_away_from_the_planned_ones(extra: str) -> None:
+    """No planned call reaches the function's middle branch; half of one does, and a call
+    found is searched around in turn."""
+    (Path(extra) / "sixth.py").write_text(
+        "def sixth(h):\n    i = int(h * 6)\n    if i == 3:\n        return 1\n"
+        "    if i == 1:\n        return 2\n    return 0\n"
+    )
+    plan = RecordPlan(
+        "sixth",
+        "sixth",
+        ("sixth(1)", "sixth(0)"),
+        (
+            "def sixth(h):\n    i = int(h * 6)\n    if i == 3:\n        return 5\n"
+            "    if i == 1:\n        return 2\n    return 0",
+            "def sixth(h):\n    i = int(h * 6)\n    if i == 3:\n        return 1\n"
+            "    if i == 1:\n        return 5\n    return 0",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    found = {o.call: o for o in recording.observations if o.kills}
+    assert [(o.value, o.kills) for o in found.values()] == [(1, {0}), (2, {1})]
+    # 0.5 is half of 1 (round one); 0.25, half of 0.5, is found around the call found.
+    first, second = found
+    assert first == "sixth(0.5)"
+    assert second in {f"sixth({n!r})" for n in (0.25, 0.5 / 3)}
 
 
 async def test_the_search_finds_a_call_that_tells_apart_a_variant_no_planned_call_did(
@@ -333,7 +489,8 @@ async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process
     )
     plan = RecordPlan("hang", "f", tuple(f"f({i})" for i in range(50)))
     task = asyncio.ensure_future(record([plan], [str(tmp_path)], progress=lambda i, k: None))
-    while not pid_file.exists():  # the user's code runs
+    # The user's code runs (and has written its pid: the file exists, empty, before that).
+    while not (pid_file.exists() and pid_file.read_text()):
         await asyncio.wait([task], timeout=0.05)
         assert not task.done()
     pid = int(pid_file.read_text())

@@ -9,7 +9,7 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   of the time measured on them, before the generator changes that followed; nobody tuned on them
   since. Issue 15's floors are meant for this corpus: 98 % of functions' tests pass on the
   unchanged code (enforced), and a mutation score of 75 % (**not met**: 38.7 % blind static,
-  70.5 % blind recorded; the floors asserted here are guards against falling below those, not
+  74.1 % blind recorded; the floors asserted here are guards against falling below those, not
   the goal).
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
@@ -21,10 +21,11 @@ never running the package. **Recorded**: as with ``tests.run`` on, the recorder
 (``project.recorder``: the functions and their one-change variants run in a subprocess) first
 records what each function does on the generator's candidate calls, and the generator adds a few
 ``test_<name>_recorded_<n>`` tests whose outcomes tell the function apart from the most
-variants. On the held-out corpus the recorded mode reaches a mutation score of 70.5 % measured
-blind (the recorder was tuned on humanize, inflection, boltons, more_itertools, pydash and toolz
-only; 38.7 % static): **issue 15's 75 % is not met**; 67 % is asserted as a guard, with the
-98 % pass floor. Tuned corpus, recorded: 94.4 % (91 % guarded).
+variants. On the held-out corpus the recorded mode reaches a mutation score of 74.1 % measured
+blind (the recorder was tuned on humanize, inflection, boltons, more_itertools, pydash, toolz,
+titlecase, python-slugify, webcolors and stdlib modules only; 38.7 % static): **issue 15's
+75 % is not met**; 72 % is asserted as a guard, with the 98 % pass floor. Tuned corpus,
+recorded: 95.4 % (93 % guarded).
 
 The held-out recorded figure's history, each one measured blind with this test (the generator
 tuned in between on the tuning modules only, never on which held-out mutants survived): 64.9 %
@@ -32,7 +33,12 @@ tuned in between on the tuning modules only, never on which held-out mutants sur
 texts the function's module-level regexes and tables give, exception messages matched whole,
 views of values with no literal form: 200 calls, 80 variants, 8 recorded tests at most); 70.5 %
 (a kill-guided search for the variants no planned call told apart, probes of the functions a
-function makes, texts from the functions it calls). Scoring run 4.2 s, recording 6.0 s.
+function makes, texts from the functions it calls). The next round, three tries: 70.5 % (calls
+checked again in other processes, with the clock shifted and another hash seed; a search that
+also nudges one argument and goes on around the calls it found); 71.8 % (variants of default
+values; numbers inside texts and items of lists nudged); 74.1 % (a pattern's ``sub`` callbacks
+called with matches of it, nudges inside built arguments, bytes beyond ASCII, texts of the
+function's own body, nudges with lines and accents). Scoring run 4.0 s, recording 9.9 s.
 
 The generator is otherwise tuned with ``python tests/unit/mutation.py humanize.number inflection
 boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module;
@@ -45,7 +51,8 @@ constant changes; at most 3 of each kind per function): a mutant is killed when 
 passed on the unchanged code fails. The figures are printed, with the recording's time. The
 issue's budget for the scoring run (90 s) is printed with its time, not asserted: the project
 asserts no wall clock in tests; a hang guard far above it stops a runaway. The recorder's calls
-are deterministic (the plan is; calls whose outcome changes between runs are dropped).
+are deterministic (the plan is; calls whose outcome changes between runs, or in another process
+with another hash seed and the clock shifted, are dropped).
 """
 
 from __future__ import annotations
@@ -82,7 +89,7 @@ HELD_OUT = Corpus(
     mutation_floor=0.35,  # a guard under the blind 38.7 %; issue 15's goal is 75 %
     min_functions=50,
     min_mutants=250,
-    recorded_mutation_floor=0.67,  # a guard under the blind 70.5 % (under load, less search)
+    recorded_mutation_floor=0.72,  # a guard under the blind 74.1 % (under load, less search)
 )
 TUNED = Corpus(
     "tuned",
@@ -92,7 +99,7 @@ TUNED = Corpus(
     mutation_floor=0.75,
     min_functions=100,
     min_mutants=300,
-    recorded_mutation_floor=0.91,  # a guard under 94.4 %
+    recorded_mutation_floor=0.93,  # a guard under 95.4 %
 )
 #: Issue 15's goals, printed beside each corpus' figures.
 GOAL_PASS, GOAL_MUTATION = 0.98, 0.75

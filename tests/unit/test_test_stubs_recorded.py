@@ -261,3 +261,52 @@ def test_views_of_values_with_no_literal_form_are_read_and_written() -> None:
         "f(5)",  # a view it does not know: the value itself
     ]
     assert recording.observations[3].message == "'k'"
+
+
+CALLBACKS = textwrap.dedent("""
+    import re as _re
+
+    ENTITY = _re.compile(r"&#(\\d+);")
+
+
+    def _numeric(match, base):
+        return chr(int(match.group(1), base))
+
+
+    def _plain(match):
+        return match.group(0).upper()
+
+
+    def decode(text):
+        text = _re.sub(r"&([a-z]+);", _plain, text)
+        return ENTITY.sub(lambda m: _numeric(m, 10), text)
+""").lstrip()
+
+
+@pytest.mark.parametrize(
+    ("name", "template"),
+    [
+        ("_numeric", f'_numeric(re.search(ENTITY, "{TEXT}"), 10)'),
+        ("_plain", f"_plain(re.search('&([a-z]+);', \"{TEXT}\"))"),
+    ],
+)
+def test_a_callback_of_a_patterns_sub_gets_a_template_with_a_match_of_it(
+    name: str, template: str
+) -> None:
+    """The module hands the function to ``sub`` (through a lambda, or by name): it is given
+    a match; the recorder writes the pattern's source and texts it matches."""
+    line = next(i for i, text in enumerate(CALLBACKS.splitlines()) if f"def {name}(" in text)
+    target = stubs.find_target(CALLBACKS, line)
+    plan = stubs.record_plan(CALLBACKS, target, "mod")
+    assert plan is not None
+    assert plan.templates[0] == template
+    assert "import re" in plan.imports
+
+
+def test_bytes_beyond_ascii_are_tried_where_bytes_may_be_passed() -> None:
+    source = "def packed(data: bytes, other=None):\n    return data.decode()\n"
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    assert {"packed(b'caf\\xc3\\xa9')", "packed(b'\\xff\\x80')"} <= set(plan.calls)
+    # A parameter with no hint is given some too.
+    assert "packed(b'a', b'\\xff\\x80')" in plan.calls

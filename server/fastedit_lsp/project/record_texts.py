@@ -10,6 +10,7 @@ its package it calls, two calls deep.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import itertools
 import re
@@ -21,6 +22,8 @@ MARKER = '"__fastedit_text__"'
 #: Texts tried per template at most, and templates per target.
 SAMPLES = 40
 TEMPLATES = 3
+#: Texts a match template's pattern is searched in (one per branch of its alternatives).
+MATCHES = 12
 _SHORT = 40
 
 
@@ -77,7 +80,22 @@ def texts(function: types.FunctionType) -> list[str]:
     out: list[str] = []
     for value in _used_values(function):
         out += _texts_of(value)
+    # Then the texts written in its own body (``if "-" in word``), which the template's
+    # others put inside a longer text.
+    own = _constants(function.__code__)
+    out += [t for t in own if 0 < len(t) <= _SHORT and t != function.__doc__]
     return list(dict.fromkeys(out))[: SAMPLES // 2]
+
+
+def _constants(code: types.CodeType) -> list[str]:
+    """The strings a function's code (and the code nested in it) holds."""
+    found: list[str] = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _constants(const)
+        elif isinstance(const, str):
+            found.append(const)
+    return found
 
 
 def _texts_of(value: object, depth: int = 0) -> list[str]:
@@ -197,3 +215,51 @@ def _class_char(items: list[Any], choice: int) -> str:
     if negated:
         return next((c for c in _CLASS_TRY if c not in chars), "\x00")
     return chars[choice % len(chars)] if chars else "a"
+
+
+#: How a match template passes the match (the plan's ``MATCH``).
+MATCH_CALL = "re.search("
+
+
+def match_calls(template: str, module: types.ModuleType) -> list[str]:
+    """A match template (``f(re.search(PATTERN, MARKER), 10)``) made with texts the pattern
+    (a module-level name or a literal) matches, its source written in place of the name, and
+    its flags."""
+    try:
+        tree = ast.parse(template, mode="eval")
+    except SyntaxError:
+        return []
+    search = next(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and ast.unparse(n.func) == "re.search"
+            and len(n.args) == 2
+            and isinstance(n.args[1], ast.Constant)
+        ),
+        None,
+    )
+    if search is None:
+        return []
+    source = search.args[0]
+    pattern: object = None
+    with contextlib.suppress(Exception):
+        if isinstance(source, ast.Name):
+            pattern = getattr(module, source.id)
+        elif isinstance(source, ast.Constant) and isinstance(source.value, str):
+            pattern = re.compile(source.value)
+    if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+        return []
+    flags = pattern.flags & ~re.UNICODE
+    search.args[0] = ast.Constant(pattern.pattern)
+    if flags:
+        names = [m for m in re.RegexFlag if m.name and m.value & flags and m.value.bit_count() == 1]
+        shown = " | ".join(f"re.{m.name}" for m in names)
+        exact = sum(m.value for m in names) == flags
+        search.args.append(ast.parse(shown, mode="eval").body if exact else ast.Constant(flags))
+    calls: list[str] = []
+    for text in pattern_texts(pattern, MATCHES):
+        search.args[1] = ast.Constant(text)
+        calls.append(ast.unparse(tree))
+    return calls

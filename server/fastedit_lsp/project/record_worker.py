@@ -29,7 +29,8 @@ expression it uses matches, the keys of a table it translates with, strings it k
 values no static reading of its body finds (they are built when the module is imported).
 
 After the variants, a kill-guided search (:func:`neighbours`) tries, in the time left, calls
-made of the kept calls' arguments on the variants no call told apart yet.
+made of the kept calls' arguments, or with one of them changed a little (:func:`nudges`), on
+the variants no call told apart yet; then the same around the calls it found, for a few rounds.
 
 A call that returns a function is followed by calls of that function on a few ``PROBES``
 (``getter(1)([1, 2])``); one that returns an iterator records what it yields (its first
@@ -40,6 +41,11 @@ Each call is made twice, from its source (fresh arguments each time), and once m
 others (in the other order): a call whose outcome changed is left out. A variant
 replaces the function's ``__code__``, so every reference to the function (a recursive call, a
 wrapper) runs it, and is restored before the next. Each target is recorded in a forked child.
+
+With ``check`` in the job (its targets carry the ``observations`` a recording kept, and
+``clock_shift``), the worker runs each observed call once more, with the wall clock shifted
+(:func:`shift_clock`; the recorder starts it with another hash seed), and answers per target
+the ``unstable`` ones: their outcome is not the one observed.
 """
 
 from __future__ import annotations
@@ -52,7 +58,6 @@ import itertools
 import json
 import math
 import os
-import random
 import re
 import signal
 import sys
@@ -65,8 +70,10 @@ from typing import Any
 
 try:
     from . import record_texts  # imported with the package (the tests)
+    from .record_search import neighbours
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
+    from record_search import neighbours  # type: ignore[no-redef, import-not-found]
 
 MEMORY_LIMIT = 2 * 1024**3
 #: Outcomes no test should pin: they depend on the machine, not on the function.
@@ -446,15 +453,21 @@ def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[st
     templates = [t for t in target.get("templates", []) if marker in t][: record_texts.TEMPLATES]
     if not templates:
         return []
+    calls: list[str] = []
+    for template in [t for t in templates if record_texts.MATCH_CALL in t]:
+        calls += record_texts.match_calls(template, module)
+    templates = [t for t in templates if record_texts.MATCH_CALL not in t]
     try:
         function, _ = function_behind(module, target["qualname"])
-        texts = record_texts.texts(function)
+        texts = record_texts.texts(function) if templates else []
     except Exception:
-        return []
+        return calls
     # Each text alone, and inside others (what the function finds in a longer text).
     quote = record_texts.quote
     shown = [quote(t) for t in texts] + [quote(f"a {t} b") for t in texts]
-    return [t.replace(marker, s, 1) for t in templates for s in shown[: record_texts.SAMPLES]]
+    return calls + [
+        t.replace(marker, s, 1) for t in templates for s in shown[: record_texts.SAMPLES]
+    ]
 
 
 def _observe(
@@ -657,7 +670,10 @@ def record(
 
 
 #: New calls the search tries at most, for the variants no planned call told apart.
-MAX_SEARCHED = 300
+MAX_SEARCHED = 600
+#: Rounds of the search: the first from the kept calls, each next from the calls the one
+#: before found.
+SEARCH_ROUNDS = 3
 
 
 def _search(
@@ -678,9 +694,22 @@ def _search(
     if not left or time.monotonic() > deadline:
         return
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
-    for call in neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED):
+    tried = {obs["call"] for obs, _, _ in kept}
+    found: list[str] = []
+    # Round one from the kept calls; the next from the calls found (a call that told some
+    # variants apart is near a boundary the others may be found at), while some are found.
+    planned = neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED)
+    rounds = SEARCH_ROUNDS
+    while planned or (found and rounds > 1):
+        if not planned:
+            rounds -= 1
+            planned = [c for c in neighbours(found, MAX_SEARCHED // 2) if c not in tried]
+            found = []
+            continue
+        call = planned.pop(0)
         if not left or time.monotonic() > deadline:
             break
+        tried.add(call)
         try:
             code = compile(call, "<recorded>", "eval")
         except SyntaxError:
@@ -711,54 +740,7 @@ def _search(
             answer["observations"].append(obs)
             answer["searched"] = answer.get("searched", 0) + 1
             left = [(n, v) for n, v in left if n not in kills]
-
-
-def neighbours(calls: list[str], most: int) -> list[str]:
-    """New calls made of the given ones: one argument of a call replaced by the one another
-    call of the same shape passes at its place, and two texts joined where both pass text
-    there; in a fixed pseudo-random order (spread over all the pairs), at most ``most``."""
-    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
-    for call in calls:
-        try:
-            node = ast.parse(call, mode="eval").body
-        except SyntaxError:
-            continue
-        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
-            key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
-            shapes.setdefault(key, []).append(node)
-    pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
-    random.Random(0).shuffle(pairs)
-    out: dict[str, None] = {}
-    known = set(calls)
-    for first, second in pairs:
-        values = [*first.args, *(k.value for k in first.keywords)]
-        others = [*second.args, *(k.value for k in second.keywords)]
-        for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
-            options = [theirs]
-            if (
-                isinstance(mine, ast.Constant)
-                and isinstance(theirs, ast.Constant)
-                and isinstance(mine.value, str)
-                and isinstance(theirs.value, str)
-                and mine.value != theirs.value
-            ):
-                options.append(ast.Constant(mine.value + theirs.value))
-            for option in options:
-                changed = [*values[:index], option, *values[index + 1 :]]
-                node = ast.Call(
-                    first.func,
-                    changed[: len(first.args)],
-                    [
-                        ast.keyword(k.arg, v)
-                        for k, v in zip(first.keywords, changed[len(first.args) :], strict=True)
-                    ],
-                )
-                text = ast.unparse(node)
-                if text not in known:
-                    out[text] = None
-        if len(out) >= most:
-            break
-    return list(out)[:most]
+            found.append(call)
 
 
 def _affordable(
@@ -812,6 +794,124 @@ def _isolated(
         if hasattr(os, "fork"):
             os._exit(0)
         return
+    _reap(pid, deadline)
+
+
+# -- the check in another process ---------------------------------------------------------------
+
+#: The wall clock as the check's calls see it: ahead by a day, an hour, a minute and a
+#: second and a half (every field of a timestamp differs), or with ``CLOCK_SHIFT`` in the job.
+CLOCK_SHIFT = 90061.5
+
+
+def shift_clock(seconds: float) -> None:
+    """Make the wall clock ``seconds`` later for the rest of the process: the ``time``
+    module's clocks and what reads them (``gzip``'s header, ``email.utils``...), and
+    ``datetime``'s, which then runs its pure-Python implementation (it reads ``time``; the C
+    one reads the system clock). Before the user's modules are imported, so that what they
+    take from ``time`` and ``datetime`` is shifted too."""
+    sys.modules.pop("datetime", None)
+    sys.modules["_datetime"] = None  # type: ignore[assignment]
+    real_time, real_ns = time.time, time.time_ns
+    real_localtime, real_gmtime, real_ctime = time.localtime, time.gmtime, time.ctime
+    real_asctime, real_strftime = time.asctime, time.strftime
+
+    def now() -> float:
+        return real_time() + seconds
+
+    def now_ns() -> int:
+        return real_ns() + int(seconds * 1e9)
+
+    def localtime(secs: float | None = None) -> time.struct_time:
+        return real_localtime(now() if secs is None else secs)
+
+    def gmtime(secs: float | None = None) -> time.struct_time:
+        return real_gmtime(now() if secs is None else secs)
+
+    def ctime(secs: float | None = None) -> str:
+        return real_ctime(now() if secs is None else secs)
+
+    def asctime(t: Any = None) -> str:
+        return real_asctime(localtime() if t is None else t)
+
+    def strftime(format: str, t: Any = None) -> str:
+        return real_strftime(format, localtime() if t is None else t)
+
+    for name, function in (
+        ("time", now),
+        ("time_ns", now_ns),
+        ("localtime", localtime),
+        ("gmtime", gmtime),
+        ("ctime", ctime),
+        ("asctime", asctime),
+        ("strftime", strftime),
+    ):
+        setattr(time, name, function)
+    importlib.import_module("datetime")
+
+
+def _differs_from(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:
+    """How an outcome fails the test ``obs`` becomes (None: its exception is not found)."""
+    if "exception" in obs:
+        module_name, name = obs["exception"]
+        module = sys.modules.get(module_name)
+        cls = getattr(module, name, None) if module is not None else None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return None
+        return _raises_otherwise(cls, obs.get("wrap", ""), obs.get("message"))
+    views = {"vars": _vars, "repr": repr, "pattern": _pattern_of}
+    view = views.get(obs.get("wrap", ""))
+    wrap = "" if view is not None else obs.get("wrap", "")
+    return _returns_otherwise(decode(obs["value"]), wrap, view)
+
+
+def check(target: dict[str, Any], call_seconds: float, deadline: float) -> dict[str, Any]:
+    """Which of ``target``'s observations another process sees otherwise (``unstable``: their
+    indices; ``checked``: how many it went through). Run with another hash seed and the
+    clock shifted (:func:`shift_clock`): an outcome that depends on either (a set of texts in
+    the order it iterates, a timestamp) would make a test that fails later or elsewhere."""
+    answer: dict[str, Any] = {"unstable": [], "checked": 0}
+    _limit(max(1.0, min(30.0, deadline - time.monotonic())))
+    try:
+        module = importlib.import_module(target["module"])
+        namespace = dict(vars(module))
+        for line in target.get("imports", []):
+            exec(line, namespace)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        # The module imported in the recording: one that does not now is not the calls' fault.
+        answer["error"] = f"{type(exc).__name__}: {exc}"
+        return answer
+    finally:
+        _limit(0)
+    for index, obs in enumerate(target["observations"]):
+        if time.monotonic() > deadline:
+            break
+        answer["checked"] = index + 1
+        try:
+            code = compile(obs["call"], "<recorded>", "eval")
+            differs = _differs_from(obs)
+        except Exception:
+            differs = None
+        if differs is None or differs(_call(code, namespace, call_seconds)):
+            answer["unstable"].append(index)
+    return answer
+
+
+def _in_child(work: Callable[[], dict[str, Any]], out: Path, index: int, deadline: float) -> None:
+    """``work`` in a forked child, its answer appended to ``out``; killed at the deadline."""
+    pid = os.fork() if hasattr(os, "fork") else 0
+    if pid == 0:
+        with out.open("a", encoding="utf-8") as file:
+            file.write(json.dumps({**work(), "index": index}) + "\n")
+        if hasattr(os, "fork"):
+            os._exit(0)
+        return
+    _reap(pid, deadline)
+
+
+def _reap(pid: int, deadline: float) -> None:
     while True:
         done, _ = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -825,6 +925,8 @@ def _isolated(
 
 def main() -> None:
     job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    if job.get("check"):
+        shift_clock(float(job.get("clock_shift", CLOCK_SHIFT)))
     with contextlib.suppress(ValueError, OSError, ImportError):
         # A call that asks for gigabytes gets a MemoryError, not the machine's memory.
         import resource  # not on Windows
@@ -844,7 +946,19 @@ def main() -> None:
         if time.monotonic() > deadline:
             break
         until = min(deadline, time.monotonic() + each)
-        _isolated(target, call_seconds, until, out, index, progress)
+        if job.get("check"):
+            # Imported once, before the forks (as the recording does).
+            _limit(max(1.0, until - time.monotonic()))
+            with contextlib.suppress(BaseException):
+                importlib.import_module(target["module"])
+            _limit(0)
+
+            def work(target: dict[str, Any] = target, until: float = until) -> dict[str, Any]:
+                return check(target, call_seconds, until)
+
+            _in_child(work, out, index, until)
+        else:
+            _isolated(target, call_seconds, until, out, index, progress)
 
 
 if __name__ == "__main__":

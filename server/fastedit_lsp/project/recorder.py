@@ -6,7 +6,10 @@ The plan (the calls, the variants) and what becomes of the observations are the 
 script, with the server's interpreter, the project's root and the module's folder first on its
 ``sys.path`` (as :mod:`.pytest_check` runs pytest), in a temporary working directory, without
 the ``*_API_KEY`` variables, with a time limit per call (the worker's alarm), per function and in
-total (the process is killed; what it finished is kept). A cancelled job kills it.
+total (the process is killed; what it finished is kept). A cancelled job kills it. Then two
+checks run every kept call once more, side by side, each in a process of its own with another
+hash seed and the wall clock shifted (:data:`CHECKS`): a call one of them sees otherwise is
+left out as ``unstable``, as one whose two runs in the recording disagreed is.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..engines.test_stubs import Recording, RecordPlan, recording_from
 from .processes import run_process, user_code_env
@@ -48,9 +52,7 @@ async def record(
     if not plans:
         return []
     with tempfile.TemporaryDirectory(prefix="fastedit-record-") as tmp:
-        output = os.path.join(tmp, "observations.jsonl")
-        job = os.path.join(tmp, "job.json")
-        data = {
+        data: dict[str, object] = {
             "targets": [
                 {
                     "module": p.module,
@@ -66,37 +68,125 @@ async def record(
             "call_seconds": call_seconds,
             "target_seconds": target_seconds,
             "seconds": seconds,
-            "output": output,
             "progress": os.path.join(tmp, "progress.json"),
         }
-        await asyncio.to_thread(Path(job).write_text, json.dumps(data), encoding="utf-8")
-        env = user_code_env(paths)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        # The worker stops itself at ``seconds``; the kill is for a call its alarm cannot stop
-        # (one in C that holds the interpreter) and the import of a slow module.
-        running = asyncio.ensure_future(
-            run_process([sys.executable, str(WORKER), job], cwd=tmp, env=env, seconds=seconds + 10)
-        )
-        try:
-            if progress is not None:
-                await _follow(running, os.path.join(tmp, "progress.json"), progress)
-            code, _ = await running
-        finally:
-            if not running.done():  # a cancelled job: run_process kills the worker
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await running
-        text = await asyncio.to_thread(_read, output)
-    answers: dict[int, Recording] = {}
-    for line in text.splitlines():
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            continue  # the last line of a killed worker
-        if isinstance(answer, dict) and isinstance(answer.get("index"), int):
-            answers[answer["index"]] = recording_from(answer)
+        code, text = await _run(tmp, "record", data, paths, HASH_SEED, seconds, progress)
+        answers: dict[int, dict[str, Any]] = {}
+        for line in text.splitlines():
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue  # the last line of a killed worker
+            if isinstance(answer, dict) and isinstance(answer.get("index"), int):
+                answers[answer["index"]] = answer
+        await _check(tmp, plans, answers, paths, call_seconds, target_seconds, seconds)
     why = "the recorder took too long" if code is None else f"the recorder stopped ({code})"
-    return [answers.get(i, Recording(error=why)) for i in range(len(plans))]
+    return [
+        recording_from(answers[i]) if i in answers else Recording(error=why)
+        for i in range(len(plans))
+    ]
+
+
+#: The recording's hash seed, and the checks': each check runs every kept call once more in
+#: another process, with another seed and the clock shifted by another amount, and a call it
+#: sees otherwise is left out as ``unstable`` (its outcome depends on the order of a set of
+#: texts, or on the time). Two checks, side by side: a set of two texts keeps its order under
+#: another seed half the time.
+HASH_SEED = "1"
+CHECKS = (("2", 90061.5), ("3", -31626061.25))
+
+
+async def _check(
+    tmp: str,
+    plans: Sequence[RecordPlan],
+    answers: dict[int, dict[str, Any]],
+    paths: Sequence[str],
+    call_seconds: float,
+    target_seconds: float,
+    seconds: float,
+) -> None:
+    """Leave out of ``answers`` the observations another process sees otherwise (see
+    :data:`CHECKS`)."""
+    indices = [i for i in sorted(answers) if answers[i].get("observations")]
+    if not indices:
+        return
+    data = {
+        "check": True,
+        "targets": [
+            {
+                "module": plans[i].module,
+                "qualname": plans[i].qualname,
+                "imports": list(plans[i].imports),
+                "observations": answers[i]["observations"],
+            }
+            for i in indices
+        ],
+        "paths": list(paths),
+        "call_seconds": call_seconds,
+        "target_seconds": target_seconds,
+        "seconds": seconds,
+    }
+    runs = await asyncio.gather(
+        *(
+            _run(tmp, f"check{n}", {**data, "clock_shift": shift}, paths, seed, seconds)
+            for n, (seed, shift) in enumerate(CHECKS)
+        )
+    )
+    unstable: dict[int, set[int]] = {}
+    for _, text in runs:
+        for line in text.splitlines():
+            try:
+                found = json.loads(line)
+                index = indices[found["index"]]
+                unstable.setdefault(index, set()).update(int(u) for u in found["unstable"])
+            except (ValueError, TypeError, KeyError, IndexError):
+                continue
+    for index, left_out in unstable.items():
+        if not left_out:
+            continue
+        answer = answers[index]
+        answer["observations"] = [
+            o for n, o in enumerate(answer["observations"]) if n not in left_out
+        ]
+        dropped = answer.setdefault("dropped", {})
+        if isinstance(dropped, dict):
+            dropped["unstable"] = dropped.get("unstable", 0) + len(left_out)
+
+
+async def _run(
+    tmp: str,
+    name: str,
+    data: dict[str, object],
+    paths: Sequence[str],
+    seed: str,
+    seconds: float,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int | None, str]:
+    """The worker on the job ``data`` (with ``PYTHONHASHSEED`` ``seed``): its exit code
+    (None: killed) and what it wrote."""
+    output = os.path.join(tmp, f"{name}.jsonl")
+    job = os.path.join(tmp, f"{name}.json")
+    await asyncio.to_thread(
+        Path(job).write_text, json.dumps({**data, "output": output}), encoding="utf-8"
+    )
+    env = user_code_env(paths)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONHASHSEED"] = seed
+    # The worker stops itself at ``seconds``; the kill is for a call its alarm cannot stop
+    # (one in C that holds the interpreter) and the import of a slow module.
+    running = asyncio.ensure_future(
+        run_process([sys.executable, str(WORKER), job], cwd=tmp, env=env, seconds=seconds + 10)
+    )
+    try:
+        if progress is not None and isinstance(data.get("progress"), str):
+            await _follow(running, str(data["progress"]), progress)
+        code, _ = await running
+    finally:
+        if not running.done():  # a cancelled job: run_process kills the worker
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+    return code, await asyncio.to_thread(_read, output)
 
 
 #: How often the worker's answers so far are read for the progress (seconds).

@@ -38,7 +38,7 @@ from .doctests import _Context, _examples, _is_call_to
 from .domain import mutates_module_state
 from .render import _assert, _escape, _fit, _pattern, _render, _Test
 from .targets import _FunctionNode
-from .variants import variants
+from .variants import default_variants, variants
 
 #: Calls the recorder makes per function (each twice, and once per variant).
 MAX_CALLS = 200
@@ -231,15 +231,102 @@ def _plan(ctx: _Context) -> RecordPlan | None:
             template = text([*base[:index], TEXT, *base[index + 1 :]])
             if any(isinstance(o, str) for o in options) and template is not None:
                 templates.append(template)
+    # A callback of a regular expression's ``sub`` is given a match of it: those first.
+    templates = [*_match_templates(ctx, fn), *templates]
     imports = ("import asyncio",) if any(c.startswith("asyncio.") for c in calls) else ()
+    if any(MATCH in t for t in templates):
+        imports = (*imports, "import re")
     return RecordPlan(
         ctx.info.module,
         ctx.target.qualname,
         tuple(calls),
-        tuple(_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS)),
+        tuple(
+            [_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS)]
+            + [_variant_source(changed, changed.body) for changed in default_variants(fn)]
+        ),
         imports,
         tuple(templates[:MAX_TEMPLATES]),
     )
+
+
+#: How a match template passes the match (``re.search(PATTERN, TEXT)``: the recorder writes
+#: the pattern's source for ``PATTERN``, a module-level name or a literal, and texts it matches
+#: for the text).
+MATCH = "re.search("
+
+
+def _match_templates(ctx: _Context, fn: _FunctionNode) -> list[str]:
+    """Templates for a function the module hands a regular expression's ``sub`` (``subn``)
+    as the replacement, directly or through a lambda (``PATTERN.sub(lambda m: f(m, 10),
+    text)``): the function called with a match of that pattern."""
+    if ctx.call_prefix != fn.name or fn.name not in {
+        n.name for n in ctx.info.tree.body if isinstance(n, ast.FunctionDef)
+    }:
+        return []
+    re_names = {
+        alias.asname or alias.name
+        for node in ctx.info.tree.body
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name == "re"
+    }
+    assigned = {
+        t.id
+        for node in ctx.info.tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    found: list[str] = []
+    for node in ast.walk(ctx.info.tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("sub", "subn")
+            and isinstance(node.func.value, ast.Name)
+        ):
+            continue
+        owner = node.func.value.id
+        if owner in re_names and len(node.args) >= 2:
+            pattern, repl = node.args[0], node.args[1]
+        elif owner in assigned and node.args:
+            pattern, repl = node.func.value, node.args[0]
+        else:
+            continue
+        if isinstance(pattern, ast.Name) and pattern.id not in assigned:
+            continue
+        if not (
+            isinstance(pattern, ast.Name)
+            or (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str))
+        ):
+            continue
+        match = f"{MATCH}{ast.unparse(pattern)}, {TEXT!r})".replace(repr(TEXT), f'"{TEXT}"')
+        args: list[str] | None = None
+        if isinstance(repl, ast.Name) and repl.id == fn.name:
+            args = [match]
+        elif (
+            isinstance(repl, ast.Lambda)
+            and len(repl.args.args) == 1
+            and isinstance(repl.body, ast.Call)
+            and isinstance(repl.body.func, ast.Name)
+            and repl.body.func.id == fn.name
+            and not repl.body.keywords
+        ):
+            param = repl.args.args[0].arg
+            args = []
+            for arg in repl.body.args:
+                if isinstance(arg, ast.Name) and arg.id == param:
+                    args.append(match)
+                elif isinstance(arg, ast.Constant):
+                    args.append(ast.unparse(arg))
+                else:
+                    args = None
+                    break
+        if args is not None:
+            template = f"{fn.name}({', '.join(args)})"
+            if template not in found:
+                found.append(template)
+    return found[:MAX_TEMPLATES]
 
 
 #: Values of other shapes the recorder tries, by the parameter's hint (the static search's
@@ -251,9 +338,22 @@ _NUMBERS: list[object] = [0.5, -2.5, 1e-9, 1e9, 10**20, -(10**20)]
 #: splitting code treats otherwise than one item or none.
 _TEXT_ITEMS: list[object] = [["b", "a10", "a2", "A1", "a2"], ["1.5", "-1", "10", ""], ["a b", "é"]]
 _NUMBER_ITEMS: list[object] = [[3, 1, 2, 2], [-1.5, 0, 10], [0, 0]]
+#: Bytes beyond ASCII: UTF-8 of an accent, a byte no UTF-8 starts with, a line break.
+_BYTES: list[object] = [b"caf\xc3\xa9", b"\xff\x80", b"a\r\nb", b"A b"]
 _EXTRAS: dict[str | None, list[object]] = {
-    None: [b"a", b"", 1.5, *_TEXTS[:6], 10**20, ("a", 1), [3, 1, 2, 2], ["b", "a10", "a2"]],
+    None: [
+        b"a",
+        b"",
+        1.5,
+        *_TEXTS[:6],
+        10**20,
+        ("a", 1),
+        [3, 1, 2, 2],
+        ["b", "a10", "a2"],
+        *_BYTES[:2],
+    ],
     "str": _TEXTS,
+    "bytes": _BYTES,
     "float": _NUMBERS,
     "int": [-2, 255, 256, 1000, 10**20, -(10**20)],
 }
@@ -477,6 +577,8 @@ def _recorded_tests(
             ctx.imports.from_("itertools", "islice")
         if "asyncio." in obs.call:
             ctx.imports.plain("asyncio")
+        if MATCH in obs.call:
+            ctx.imports.plain("re")
         tests.append(_Test(name, body, kind="recorded"))
     return tests
 

@@ -140,3 +140,33 @@ def variants(fn: _FunctionNode, limit: int) -> list[list[ast.stmt]]:
         step = len(sites) / limit
         sites = [sites[int(i * step)] for i in range(limit)]
     return [_change(fn.body, index, which) for index, which in sites]
+
+
+def default_variants(fn: _FunctionNode) -> list[_FunctionNode]:
+    """Copies of the function with one default value changed as a constant in the body is
+    (a number one more, ``_`` after a text, a flag negated): slips in the signature, which
+    only a call that leaves the parameter out tells apart."""
+    out: list[_FunctionNode] = []
+    defaults = [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]
+    for index, node in enumerate(defaults):
+        if not (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, bool | int | float | str)
+            and node.value != ""
+        ):
+            continue
+        changed = copy.deepcopy(fn)
+        target = [
+            *changed.args.defaults,
+            *(d for d in changed.args.kw_defaults if d is not None),
+        ][index]
+        assert isinstance(target, ast.Constant)
+        value = target.value
+        if isinstance(value, bool):
+            target.value = not value
+        elif isinstance(value, int | float):
+            target.value = value + 1
+        elif isinstance(value, str):
+            target.value = value + "_"
+        out.append(changed)
+    return out

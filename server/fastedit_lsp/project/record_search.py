@@ -1,0 +1,196 @@
+"""The recorder's search: new calls made of the kept ones (:func:`neighbours`). Part of the
+recorder's worker (``record_worker.py``, which imports it beside itself): standard library only,
+never imported by the server.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import itertools
+import math
+import random
+import re
+from collections.abc import Iterator
+from typing import Any
+
+
+def neighbours(calls: list[str], most: int) -> list[str]:
+    """New calls made of the given ones, at most ``most``: one argument of a call replaced by
+    the one another call of the same shape passes at its place, or two texts joined where
+    both pass text there (:func:`_crossed`), taken in turn with calls whose one argument is
+    changed a little (:func:`_nudged`); each kind in a fixed pseudo-random order."""
+    known = set(calls)
+    out: dict[str, None] = {}
+    kinds = [iter(_crossed(calls)), iter(_nudged(calls))]
+    while kinds and len(out) < most:
+        for kind in list(kinds):
+            call = next(kind, None)
+            if call is None:
+                kinds.remove(kind)
+            elif call not in known:
+                out[call] = None
+    return list(out)[:most]
+
+
+def _parsed(calls: list[str]) -> list[ast.Call]:
+    nodes: list[ast.Call] = []
+    for call in calls:
+        try:
+            node = ast.parse(call, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
+            nodes.append(node)
+    return nodes
+
+
+def _with(call: ast.Call, index: int, option: ast.expr) -> str:
+    """``call`` with its ``index``-th argument (positional, then keyword) ``option``."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    changed = [*values[:index], option, *values[index + 1 :]]
+    node = ast.Call(
+        call.func,
+        changed[: len(call.args)],
+        [
+            ast.keyword(k.arg, v)
+            for k, v in zip(call.keywords, changed[len(call.args) :], strict=True)
+        ],
+    )
+    return ast.unparse(node)
+
+
+def _crossed(calls: list[str]) -> Iterator[str]:
+    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
+    for node in _parsed(calls):
+        key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
+        shapes.setdefault(key, []).append(node)
+    pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
+    random.Random(0).shuffle(pairs)
+    for first, second in pairs:
+        values = [*first.args, *(k.value for k in first.keywords)]
+        others = [*second.args, *(k.value for k in second.keywords)]
+        for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
+            yield _with(first, index, theirs)
+            if (
+                isinstance(mine, ast.Constant)
+                and isinstance(theirs, ast.Constant)
+                and isinstance(mine.value, str)
+                and isinstance(theirs.value, str)
+                and mine.value != theirs.value
+            ):
+                yield _with(first, index, ast.Constant(mine.value + theirs.value))
+
+
+#: Most calls :func:`_nudged` makes of the given ones (before its order is drawn).
+MAX_NUDGED = 4000
+
+
+def _nudged(calls: list[str]) -> list[str]:
+    """Calls with one literal argument changed a little (:func:`nudges`: a number one more,
+    halved, a third; a text cut short, doubled, in other case; a list reversed, one item
+    shorter): the values next to a boundary the given calls fall either side of."""
+    out: list[str] = []
+    for node in _parsed(calls):
+        for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
+            try:
+                options = [(arg, nudges(ast.literal_eval(arg)))]
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                # An argument built by a call (``re.search(PATTERN, "&#1;")``, ``Cls(2)``):
+                # the texts and numbers in it.
+                options = [
+                    (c, nudges(c.value))
+                    for c in ast.walk(arg)
+                    if isinstance(c, ast.Constant) and not isinstance(c.value, bool)
+                ]
+            for place, nudged in options:
+                for value in nudged:
+                    try:
+                        option = ast.parse(repr(value), mode="eval").body
+                    except (SyntaxError, ValueError):
+                        continue
+                    out.append(_with(node, index, _replaced(arg, place, option)))
+            if len(out) >= MAX_NUDGED:
+                break
+    random.Random(0).shuffle(out)
+    return out
+
+
+def _replaced(tree: ast.expr, old: ast.expr, new: ast.expr) -> ast.expr:
+    """A copy of ``tree`` with its node ``old`` (itself, or one inside it) replaced by
+    ``new``."""
+    if tree is old:
+        return new
+    where = next(i for i, n in enumerate(ast.walk(tree)) if n is old)
+    copied = copy.deepcopy(tree)
+    target = list(ast.walk(copied))[where]
+    for parent in ast.walk(copied):
+        for name, value in ast.iter_fields(parent):
+            if value is target:
+                setattr(parent, name, new)
+            elif isinstance(value, list) and any(v is target for v in value):
+                setattr(parent, name, [new if v is target else v for v in value])
+    return copied
+
+
+#: Nudges of an item :func:`nudges` puts in a list, per item changed.
+MAX_ITEM_NUDGES = 6
+
+
+def nudges(value: object) -> list[object]:
+    """Values a little away from ``value``, of its type (see :func:`_nudged`)."""
+    found: list[object] = []
+    if isinstance(value, bool):
+        found = [not value]
+    elif isinstance(value, int | float) and math.isfinite(value) and abs(value) < 1e15:
+        found = [value + 1, value - 1, -value, value * 2, value / 2, value / 3]
+    elif isinstance(value, str):
+        found = [
+            value[:-1],
+            value[1:],
+            value + value,
+            value.upper(),
+            value.lower(),
+            value.swapcase(),
+            f" {value}",
+            f"{value}1",
+            # Long: past a width, a limit, a truncation.
+            " ".join([value or "a"] * (1 + 100 // (len(value) + 1))),
+            # Lines: two of it, its lines indented (the first otherwise than the others).
+            f"{value}\n{value}",
+            "\n".join(f"  {line}" for line in value.split("\n")),
+            value.replace("\n", "\n\t "),
+            # Beyond ASCII: an accent (composed and not), a space that does not break.
+            f"{value}é",
+            f"e\u0301{value}",
+            value.replace(" ", "\u00a0"),
+        ]
+        # A number written in the text, changed as a number is (its first two).
+        for digits in itertools.islice(re.finditer(r"\d+", value), 2):
+            number = int(digits.group())
+            for other in (str(number + 1), str(max(number - 1, 0)), f"{number}0", f"{number}.5"):
+                found.append(value[: digits.start()] + other + value[digits.end() :])
+            found.append(value[: digits.start()] + "-" + value[digits.start() :])
+    elif isinstance(value, bytes):
+        found = [value[:-1], value + value, value.upper()]
+    elif isinstance(value, list | tuple) and value:
+        items: list[Any] = list(value)
+        changed = [items[::-1], items[1:], items[:-1], items + items[:1]]
+        # One item changed a little (the first and the last), two neighbours swapped.
+        for index in sorted({0, len(items) - 1}):
+            others = nudges(items[index])
+            others = others[:: 1 + len(others) // MAX_ITEM_NUDGES][:MAX_ITEM_NUDGES]
+            changed += [[*items[:index], other, *items[index + 1 :]] for other in others]
+        if len(items) > 2:
+            changed.append([items[1], items[0], *items[2:]])
+        found = [type(value)(v) for v in changed]
+    unique: list[object] = []
+    for option in found:
+        same_kind = type(option) is type(value) or isinstance(value, int | float)
+        if (
+            same_kind
+            and option != value
+            and all(not (type(option) is type(u) and option == u) for u in unique)
+        ):
+            unique.append(option)
+    return unique

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from lsprotocol import types
@@ -154,11 +155,16 @@ async def test_cancel_before_the_first_token_closes_the_http_stream_and_changes_
     if how == "fastedit.cancel":
         assert (await editor.command("fastedit.cancel", {"jobId": job_id}))["cancelled"] == [job_id]
     else:
+        # The progress' cancel button shows once its progress began (the client files the
+        # token when asked to create it, before the server begins it).
+        token = f"fastedit-{job_id}"
+        while not editor.client.progress_reports.get(token):
+            await asyncio.wait_for(editor.client.wait_for_notification("$/progress"), 10)
         editor.client.window_work_done_progress_cancel(
-            types.WorkDoneProgressCancelParams(token=f"fastedit-{job_id}")
+            types.WorkDoneProgressCancelParams(token=token)
         )
     record = await editor.wait_job(job_id)
-    assert record["state"] == "cancelled"
+    assert record["state"] == "cancelled", json.dumps(record)
     await stub.wait_closed(request)
     assert request.client_closed and not request.completed
     assert editor.applied == []

@@ -88,6 +88,24 @@ class _Timeout(BaseException):
     pass
 
 
+def _namespace(target: dict[str, Any], deadline: float) -> tuple[dict[str, Any] | None, str]:
+    """The target module's namespace with its ``imports`` run in it, under the time limit; or
+    None and the error its import raised."""
+    _limit(max(1.0, min(30.0, deadline - time.monotonic())))
+    try:
+        module = importlib.import_module(target["module"])
+        namespace = dict(vars(module))
+        for line in target.get("imports", []):
+            exec(line, namespace)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None, f"{type(exc).__name__}: {exc}"
+    finally:
+        _limit(0)
+    return namespace, ""
+
+
 def _limit(seconds: float) -> None:
     """Raise :class:`_Timeout` in ``seconds`` (0: never). Where there is no ``setitimer``
     (Windows), calls have no limit of their own: the recorder kills the process at its end."""
@@ -548,19 +566,11 @@ def record(
     def drop(reason: str) -> None:
         dropped[reason] = dropped.get(reason, 0) + 1
 
-    _limit(max(1.0, min(30.0, deadline - time.monotonic())))
-    try:
-        module = importlib.import_module(target["module"])
-        namespace = dict(vars(module))
-        for line in target.get("imports", []):
-            exec(line, namespace)
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        answer["error"] = f"{type(exc).__name__}: {exc}"
+    namespace, error = _namespace(target, deadline)
+    if namespace is None:
+        answer["error"] = error
         return answer
-    finally:
-        _limit(0)
+    module = importlib.import_module(target["module"])  # imported just now
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
     calls = list(target["calls"])
     planned = set(calls)
@@ -871,20 +881,11 @@ def check(target: dict[str, Any], call_seconds: float, deadline: float) -> dict[
     clock shifted (:func:`shift_clock`): an outcome that depends on either (a set of texts in
     the order it iterates, a timestamp) would make a test that fails later or elsewhere."""
     answer: dict[str, Any] = {"unstable": [], "checked": 0}
-    _limit(max(1.0, min(30.0, deadline - time.monotonic())))
-    try:
-        module = importlib.import_module(target["module"])
-        namespace = dict(vars(module))
-        for line in target.get("imports", []):
-            exec(line, namespace)
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        # The module imported in the recording: one that does not now is not the calls' fault.
-        answer["error"] = f"{type(exc).__name__}: {exc}"
+    # The module imported in the recording: one that does not now is not the calls' fault.
+    namespace, error = _namespace(target, deadline)
+    if namespace is None:
+        answer["error"] = error
         return answer
-    finally:
-        _limit(0)
     for index, obs in enumerate(target["observations"]):
         if time.monotonic() > deadline:
             break

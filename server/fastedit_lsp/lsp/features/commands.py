@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
@@ -96,11 +96,18 @@ def _start_job(
     return {"jobId": job.id}
 
 
-def _action_command(spec: ActionSpec) -> Callable[..., Awaitable[dict[str, str]]]:
-    """The handler of an action's command: arguments → the action places the job → spawn."""
+def _action_command(spec: ActionSpec) -> Callable[..., dict[str, str]]:
+    """The handler of an action's command: arguments → the action places the job → spawn.
+
+    Synchronous: pygls answers with the job's id as the command is handled, before the job's
+    task writes the model request (it awaits the answer's first piece in its own step). As a
+    task of its own the answer went out a loop turn later, after the request, close to the
+    first edit: lsp-mode 8 drops the messages that arrive in the same read as the answer to
+    its synchronous request (the action's command is one), and the first edit went unanswered.
+    """
     name = spec.command
 
-    async def run_action(ls: FasteditServer, *args: Any) -> dict[str, str]:
+    def run_action(ls: FasteditServer, *args: Any) -> dict[str, str]:
         from ...actions.base import ActionError, CommandInput
         from .command_args import arguments, parse
 

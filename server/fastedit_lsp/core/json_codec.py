@@ -47,9 +47,10 @@ def dumps(obj: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     pygls wrote it); ``default`` turns what JSON has no form for into what it has (as
     :func:`json.dumps`'s ``default``).
 
-    ASCII because lsp-mode 8 now and then lost the message that followed one holding raw UTF-8
-    (an edit never answered; 2 sessions in 6, none in 8 with escapes). orjson has no escaping,
-    so a message with text beyond ASCII (every status: "⚡ fast") is written by :mod:`json`.
+    ASCII, the wire format clients have always had from this server: with raw UTF-8, lsp-mode 8
+    sessions lost an edit more often (2 in 6, against none in 18 escaped; the loss itself is
+    lsp-mode's, see the README). orjson has no escaping, so a message with text beyond ASCII
+    (every status: "⚡ fast") is written by :mod:`json`.
     """
     try:
         body = orjson.dumps(obj, default=default)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Iterator
+from typing import Any
 
 from .targets import _FunctionNode
 
@@ -123,14 +124,20 @@ def _change(body: list[ast.stmt], index: int, which: int) -> list[ast.stmt]:
     elif isinstance(node, ast.BoolOp):
         node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
     elif isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, bool):
-            node.value = not value
-        elif isinstance(value, int | float):
-            node.value = value + 1
-        elif isinstance(value, str):
-            node.value = value + "_"
+        node.value = _changed_constant(node.value)
     return body
+
+
+def _changed_constant(value: Any) -> Any:
+    """A constant as a slip changes it: a flag negated, a number one more, ``_`` after a text
+    (anything else as it is)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + "_"
+    return value
 
 
 def variants(fn: _FunctionNode, limit: int) -> list[list[ast.stmt]]:
@@ -161,12 +168,6 @@ def default_variants(fn: _FunctionNode) -> list[_FunctionNode]:
             *(d for d in changed.args.kw_defaults if d is not None),
         ][index]
         assert isinstance(target, ast.Constant)
-        value = target.value
-        if isinstance(value, bool):
-            target.value = not value
-        elif isinstance(value, int | float):
-            target.value = value + 1
-        elif isinstance(value, str):
-            target.value = value + "_"
+        target.value = _changed_constant(target.value)
         out.append(changed)
     return out

@@ -100,4 +100,11 @@ json_values = st.recursive(
 def test_any_json_value_round_trips_as_the_standard_library_reads_it(value: Any) -> None:
     text = json.dumps(value).encode()
     assert repr(json_codec.loads(text)) == repr(json.loads(text))
-    assert repr(json.loads(json_codec.dumps(value))) == repr(json.loads(text))
+    written = json_codec.dumps(value)
+    assert written.isascii()
+    assert repr(json.loads(written)) == repr(json.loads(text))
+
+
+@given(st.dictionaries(st.text(max_size=8), st.text() | st.lists(st.text(), max_size=3)))
+def test_text_is_escaped_exactly_as_the_standard_library_escapes_it(value: Any) -> None:
+    assert json_codec.dumps(value) == json.dumps(value, separators=(",", ":")).encode()

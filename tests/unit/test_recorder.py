@@ -161,6 +161,7 @@ async def test_a_function_the_function_returns_is_recorded_by_what_it_does(proje
 
 
 EXTRA = textwrap.dedent("""
+    import enum
     import re
 
     RANGE = re.compile(r"(\\d+)-(\\d+)|~(\\d+)")
@@ -206,6 +207,24 @@ EXTRA = textwrap.dedent("""
         if n < 0:
             raise ValueError("negative")
         return n - 1 if down else n + 1
+
+
+    class Style(enum.Flag):
+        PLAIN = 0
+        BOLD = enum.auto()
+        ITALIC = enum.auto()
+        UNDER = enum.auto()
+
+
+    globals().update(Style.__members__)  # as plistlib binds FMT_XML
+
+
+    def styled(text, style=PLAIN):
+        if style & Style.BOLD:
+            text = f"*{text}*"
+        if style & Style.ITALIC:
+            text = f"_{text}_"
+        return text
 """).lstrip()
 
 
@@ -269,6 +288,33 @@ def test_a_template_is_also_made_with_the_texts_the_functions_own_body_holds() -
         return word
 
     assert texts(hyphens) == ["-", "+", "--"]  # not the docstring
+
+
+async def test_a_member_template_is_made_with_each_member_of_its_enumeration(extra: str) -> None:
+    """The default is a member the module binds by a bare name: the recorder writes the
+    members through the enumeration the module names (a flag's zero is not one of them), and
+    for a flag two of them together."""
+    plan = RecordPlan(
+        "extra",
+        "styled",
+        ('styled("a")',),
+        templates=(
+            'styled("a", __fastedit_members__(PLAIN))',
+            'styled("a", __fastedit_members__(Style))',  # the same members: made once
+            'styled("a", __fastedit_members__(RANGE))',  # not an enumeration: nothing
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    values = {o.call: o.value for o in recording.observations}
+    assert values == {
+        'styled("a")': "a",
+        'styled("a", Style.BOLD)': "*a*",
+        'styled("a", Style.ITALIC)': "_a_",
+        'styled("a", Style.UNDER)': "a",
+        'styled("a", Style.BOLD | Style.ITALIC)': "_*a*_",
+        'styled("a", Style.BOLD | Style.UNDER)': "*a*",
+        'styled("a", Style.ITALIC | Style.UNDER)': "_a_",
+    }
 
 
 def test_pattern_texts_are_matched_by_their_pattern() -> None:

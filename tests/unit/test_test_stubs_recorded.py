@@ -310,3 +310,76 @@ def test_bytes_beyond_ascii_are_tried_where_bytes_may_be_passed() -> None:
     assert {"packed(b'caf\\xc3\\xa9')", "packed(b'\\xff\\x80')"} <= set(plan.calls)
     # A parameter with no hint is given some too.
     assert "packed(b'a', b'\\xff\\x80')" in plan.calls
+
+
+FLAGS = textwrap.dedent("""
+    import enum
+
+
+    class Style(enum.Flag):
+        PLAIN = 0
+        BOLD = enum.auto()
+        ITALIC = enum.auto()
+
+
+    def render(text: str, style: Style = Style.PLAIN) -> str:
+        if style & Style.BOLD:
+            return "*" + text + "*"
+        return text
+
+
+    def size_of(count: int) -> int:
+        if count < 1 << 16:
+            return 2
+        return 4
+""").lstrip()
+
+
+def _flags_target(name: str) -> stubs.Target:
+    line = next(i for i, text in enumerate(FLAGS.splitlines()) if f"def {name}(" in text)
+    return stubs.find_target(FLAGS, line)
+
+
+def test_a_parameter_that_takes_an_enumerations_members_gets_a_member_template() -> None:
+    """Its default is a member (and its hint, and the body combines it with one): the
+    recorder makes the call with each member of the enumeration that expression names, once."""
+    plan = stubs.record_plan(FLAGS, _flags_target("render"), "mod")
+    assert plan is not None
+    members = [t for t in plan.templates if "__fastedit_members__(" in t]
+    assert members == ['render("a", __fastedit_members__(Style.PLAIN))']
+    # A parameter compared with members, with neither default nor hint naming them.
+    source = FLAGS.replace("style: Style = Style.PLAIN", "style")
+    plan = stubs.record_plan(source, stubs.find_target(source, 10), "mod")
+    assert plan is not None
+    assert 'render("a", __fastedit_members__(Style.BOLD))' in plan.templates
+
+
+def test_a_recorded_call_with_a_member_imports_its_enumeration() -> None:
+    recording = Recording(
+        (
+            Observation('render("a", Style.BOLD | Style.ITALIC)', "*a*", kills=frozenset({0})),
+            # A name the module does not bind: a test could not import it.
+            Observation('render("b", Other.BOLD)', "b", kills=frozenset({1})),
+        ),
+        variants=2,
+    )
+    test = stubs.generate(FLAGS, _flags_target("render"), "mod", recording=recording)
+    assert "from mod import Style, render" in test
+    assert 'render("a", Style.BOLD | Style.ITALIC) == "*a*"' in test
+    assert "Other" not in test
+
+
+def test_the_bounds_a_constant_expression_gives_are_tried() -> None:
+    """``1 << 16``: the numbers around 65536, where the comparison changes its answer."""
+    plan = stubs.record_plan(FLAGS, _flags_target("size_of"), "mod")
+    assert plan is not None
+    assert {"size_of(65535)", "size_of(65536)", "size_of(65537)"} <= set(plan.calls)
+
+
+def test_infinities_and_nan_are_tried_where_a_float_may_be_passed() -> None:
+    source = "def scaled(x: float, y=None):\n    return x * 2\n"
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    assert {'scaled(float("inf"))', 'scaled(float("-inf"))', 'scaled(float("nan"))'} <= set(
+        plan.calls
+    )

@@ -23,6 +23,8 @@ and after each variant; the last is its answer (a job killed for time keeps what
 - ``variants``: how many variants compiled and ran; ``tried``, how many it went through (the
   progress); ``error``: why nothing was recorded.
 
+A member template is a call with ``record_members.MEMBERS_CALL`` for an argument: it is made
+with each member of the enumeration the expression in it names (``record_members``).
 A template is a call with ``record_texts.MARKER`` for a text argument: it is made with texts the
 function's own module-level values match or hold (``record_texts``: texts a compiled regular
 expression it uses matches, the keys of a table it translates with, strings it keeps in a set),
@@ -70,9 +72,14 @@ from typing import Any
 
 try:
     from . import record_texts  # imported with the package (the tests)
+    from .record_members import MEMBERS_CALL, member_calls
     from .record_search import neighbours
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
+    from record_members import (  # type: ignore[no-redef, import-not-found]
+        MEMBERS_CALL,
+        member_calls,
+    )
     from record_search import neighbours  # type: ignore[no-redef, import-not-found]
 
 MEMORY_LIMIT = 2 * 1024**3
@@ -468,10 +475,13 @@ def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | 
 def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[str]:
     """The target's templates made with the texts its module-level values give."""
     marker = record_texts.MARKER
+    calls: list[str] = []
+    for template in target.get("templates", []):
+        if MEMBERS_CALL in template:
+            calls += member_calls(template, module)
     templates = [t for t in target.get("templates", []) if marker in t][: record_texts.TEMPLATES]
     if not templates:
-        return []
-    calls: list[str] = []
+        return calls
     for template in [t for t in templates if record_texts.MATCH_CALL in t]:
         calls += record_texts.match_calls(template, module)
     templates = [t for t in templates if record_texts.MATCH_CALL not in t]
@@ -574,7 +584,7 @@ def record(
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
     calls = list(target["calls"])
     planned = set(calls)
-    calls += [c for c in _template_calls(target, module) if c not in planned]
+    calls += [c for c in dict.fromkeys(_template_calls(target, module)) if c not in planned]
     applied = 0
     emitted = time.monotonic()
     spent: dict[int, float] = {}

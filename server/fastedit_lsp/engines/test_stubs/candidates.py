@@ -10,6 +10,7 @@ import ast
 import copy
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -151,10 +152,10 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     floats: list[float] = []
     strs: list[str] = []
 
-    def take(value: object) -> None:
+    def take(value: object, most: int = 10**9) -> None:
         if isinstance(value, bool):
             return
-        if isinstance(value, int) and abs(value) < 10**9:
+        if isinstance(value, int) and abs(value) < most:
             ints.extend([value - 1, value, value + 1])
         elif isinstance(value, float) and math.isfinite(value):
             floats.extend([value - 0.5, value, value + 0.5])
@@ -181,6 +182,8 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
             take(node.value)
         elif isinstance(node, ast.Name) and node.id in info.constants:
             take(info.constants[node.id])
+        elif isinstance(node, ast.BinOp) and (folded := _folded(node)) is not None:
+            take(folded, _FOLDED_MOST)  # ``1 << 16``, ``2**32 - 1``: the bound a test is at
     # The docstring's examples show realistic arguments.
     for example in _examples(fn)[0]:
         for node in ast.walk(example.tree):
@@ -211,6 +214,33 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
         [f for f in _dedupe(list(floats)) if isinstance(f, float)],
         [s for s in _dedupe(list(combos)) if isinstance(s, str)],
     )
+
+
+#: The largest number a constant expression of the body gives that is taken (``1 << 64``).
+_FOLDED_MOST = 2**64 + 2
+_FOLDS: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.LShift: operator.lshift,
+    ast.Pow: operator.pow,
+}
+
+
+def _folded(node: ast.expr) -> int | None:
+    """The value of a constant expression of whole numbers (``1 << 16``, ``2**32 - 1``), when
+    it is small enough to write; else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if not isinstance(node, ast.BinOp) or type(node.op) not in _FOLDS:
+        return None
+    left, right = _folded(node.left), _folded(node.right)
+    if left is None or right is None or abs(left) > _FOLDED_MOST:
+        return None
+    if isinstance(node.op, ast.LShift | ast.Pow) and not 0 <= right <= 64:
+        return None
+    value = _FOLDS[type(node.op)](left, right)
+    return value if abs(value) <= _FOLDED_MOST else None
 
 
 _SMALL_INTS = [2, 3, 4, 5, 7, 9, 10, 16, 21, 25, 100]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import math
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from .candidates import (
     _params,
     _takes_self,
 )
-from .doctests import _Context, _examples, _is_call_to
+from .doctests import _BUILTIN_NAMES, _Context, _examples, _is_call_to
 from .domain import mutates_module_state
 from .render import _assert, _escape, _fit, _pattern, _render, _Test
 from .targets import _FunctionNode
@@ -232,7 +233,16 @@ def _plan(ctx: _Context) -> RecordPlan | None:
             if any(isinstance(o, str) for o in options) and template is not None:
                 templates.append(template)
     # A callback of a regular expression's ``sub`` is given a match of it: those first.
-    templates = [*_match_templates(ctx, fn), *templates]
+    templates = [*_match_templates(ctx, fn), *templates][:MAX_TEMPLATES]
+    if candidates is not None:
+        # A parameter that takes an enumeration's members: the recorder makes each.
+        base = [c[0] for c in candidates]
+        for index, param in enumerate(params):
+            for member in _member_sources(fn, param)[:MAX_MEMBER_SOURCES]:
+                template = text([*base[:index], MEMBER_SLOT, *base[index + 1 :]])
+                if template is not None:
+                    slot = f"{MEMBERS}{member})"
+                    templates.append(template.replace(f'"{MEMBER_SLOT}"', slot, 1))
     imports = ("import asyncio",) if any(c.startswith("asyncio.") for c in calls) else ()
     if any(MATCH in t for t in templates):
         imports = (*imports, "import re")
@@ -245,8 +255,76 @@ def _plan(ctx: _Context) -> RecordPlan | None:
             + [_variant_source(changed, changed.body) for changed in default_variants(fn)]
         ),
         imports,
-        tuple(templates[:MAX_TEMPLATES]),
+        tuple(templates),
     )
+
+
+#: How a member template passes a member (``record_members.MEMBERS_CALL``): the recorder writes
+#: each member of the enumeration the expression inside names.
+MEMBERS = "__fastedit_members__("
+#: The value the plan writes where a member template's member goes (replaced by ``MEMBERS``).
+MEMBER_SLOT = "__fastedit_member__"
+#: Expressions per parameter whose enumeration's members are tried.
+MAX_MEMBER_SOURCES = 2
+_TYPING = frozenset({"Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "AnyStr"})
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor)
+_EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _constant_name(node: ast.expr) -> bool:
+    """``ns.FLOAT``, ``Kind.A``, ``mod.Kind.A``: a dotted name, as an enumeration's member is."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _member_sources(fn: _FunctionNode, param: _Param) -> list[str]:
+    """Expressions that may name a member of an enumeration the parameter takes: its default
+    when that is a dotted name (``alg=ns.DEFAULT``), its hint when one (``kind: Kind``), the
+    dotted names the body compares or combines it with (``alg & ns.FLOAT``, ``kind ==
+    Kind.A``, ``kind in (Kind.A, Kind.B)``). The recorder keeps the ones that are."""
+    found: list[str] = []
+    owners: set[str] = set()
+
+    def add(node: ast.expr | None) -> None:
+        if node is not None and _constant_name(node) and isinstance(node, ast.Attribute | ast.Name):
+            text = ast.unparse(node)
+            # ``Style.PLAIN``, ``Style`` and ``Style.BOLD`` name one enumeration: the first.
+            owner = ast.unparse(node.value) if isinstance(node, ast.Attribute) else text
+            if owner not in owners and text != param.name:
+                found.append(text)
+                owners.add(owner)
+
+    default = param.default_node
+    if isinstance(default, ast.Attribute) or (
+        isinstance(default, ast.Name) and default.id not in _BUILTIN_NAMES
+    ):
+        add(default)
+    hint = param.annotation
+    if isinstance(hint, ast.Attribute) or (
+        isinstance(hint, ast.Name) and hint.id not in _BUILTIN_NAMES and hint.id not in _TYPING
+    ):
+        add(hint)
+
+    def is_param(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == param.name
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _BITWISE):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if is_param(side) and isinstance(other, ast.Attribute):
+                    add(other)
+        elif isinstance(node, ast.Compare) and all(isinstance(o, _EQUALITY) for o in node.ops):
+            sides = [node.left, *node.comparators]
+            if any(is_param(s) for s in sides):
+                for side in sides:
+                    items = (
+                        side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                    )
+                    for item in items:
+                        if isinstance(item, ast.Attribute):
+                            add(item)
+    return found
 
 
 #: How a match template passes the match (``re.search(PATTERN, TEXT)``: the recorder writes
@@ -333,7 +411,7 @@ def _match_templates(ctx: _Context, fn: _FunctionNode) -> list[str]:
 #: candidates come first): numbers written as text, bytes, non-ASCII and blank text, floats
 #: that are not whole, very large and very small numbers.
 _TEXTS: list[object] = ["1.5", "-1", "inf", "A b", "é", "a\nb", "\t", "0x1f", "1e3"]
-_NUMBERS: list[object] = [0.5, -2.5, 1e-9, 1e9, 10**20, -(10**20)]
+_NUMBERS: list[object] = [0.5, -2.5, 1e-9, 1e9, 10**20, -(10**20), math.inf, -math.inf, math.nan]
 #: Sequences of several items, out of order, with repeats: what sorting, grouping and
 #: splitting code treats otherwise than one item or none.
 _TEXT_ITEMS: list[object] = [["b", "a10", "a2", "A1", "a2"], ["1.5", "-1", "10", ""], ["a b", "é"]]
@@ -351,12 +429,16 @@ _EXTRAS: dict[str | None, list[object]] = {
         [3, 1, 2, 2],
         ["b", "a10", "a2"],
         *_BYTES[:2],
+        math.inf,
+        math.nan,
     ],
     "str": _TEXTS,
     "bytes": _BYTES,
     "float": _NUMBERS,
     "int": [-2, 255, 256, 1000, 10**20, -(10**20)],
 }
+#: Hints whose values the candidates already cover (no values of other shapes for them).
+_MODELLED = frozenset({"bool", "dict", "Dict", "Mapping", "tuple", "Tuple", "Callable", "set"})
 _SEQUENCES = {"list", "List", "Sequence", "Iterable", "Collection", "MutableSequence"}
 
 
@@ -372,7 +454,11 @@ def _extra(param: _Param) -> list[object]:
         if item in ("int", "float"):
             return _NUMBER_ITEMS
         return [*_TEXT_ITEMS[:1], *_NUMBER_ITEMS[:1]] if item in (None, "Any", "object") else []
-    return _EXTRAS.get(None if base in ("Any", "object") else base, [])
+    if base in _EXTRAS:
+        return _EXTRAS[base]
+    # No hint, ``Any``, or one the generator does not model (an alias, ``Number``): values of
+    # every shape (what the function does with them is its answer).
+    return _EXTRAS[None] if base not in _MODELLED else []
 
 
 def _literal_args(call: ast.Call) -> bool:
@@ -501,6 +587,30 @@ def _exception_name(ctx: _Context, exception: tuple[str, str], *, dry: bool = Fa
     return None
 
 
+#: Names a recorded call may use that the test imports itself.
+_OWN_NAMES = frozenset({"asyncio", "re", "islice"})
+
+
+def _names_in(ctx: _Context, call: str) -> set[str] | None:
+    """The module's names the call uses beside the function (an enumeration's member,
+    ``ns.FLOAT``), which the test imports; None when one is not a name a test can import."""
+    try:
+        tree = ast.parse(call, mode="eval")
+    except SyntaxError:
+        return None
+    local = {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+    root = ctx.call_prefix.split(".")[0].split("(")[0]
+    used = {
+        n.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and n.id not in local and n.id != root
+    }
+    wanted = used - _BUILTIN_NAMES - _OWN_NAMES
+    if any(ctx.info.binding(n) is None and not ctx.star_provides(n) for n in wanted):
+        return None
+    return wanted
+
+
 def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> list[Observation]:
     """At most ``limit`` observations: each the one that tells apart the most variants the
     ones before it do not (the shorter test on a tie); when none tells any apart, one per
@@ -544,7 +654,7 @@ def _recorded_tests(
     lines = list(shown)
     usable: list[Observation] = []
     for obs in recording.observations:
-        if any(obs.call in line for line in lines):
+        if any(obs.call in line for line in lines) or _names_in(ctx, obs.call) is None:
             continue
         if obs.exception is None:
             rendered = _source(obs.value)
@@ -573,6 +683,7 @@ def _recorded_tests(
                 body = [_assert(call, "is", rendered)]
             else:
                 body = [_assert(_fit(call, base=7), "==", rendered)]
+        ctx.need(_names_in(ctx, obs.call) or set())
         if obs.wrap == "islice":
             ctx.imports.from_("itertools", "islice")
         if "asyncio." in obs.call:

@@ -652,6 +652,41 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     assert f"{tests - todos} passed" in output
 
 
+STALE = '''def shout(text: str) -> str:
+    """The text, loud.
+
+    >>> shout("hi")
+    'HI'
+    """
+    return text.upper() + "!"
+'''
+
+
+async def test_with_tests_run_a_stale_docstring_example_is_written_as_the_function_ran(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    """The docstring shows what the function no longer does: with ``tests.run`` its example
+    is written as the function ran (a comment says what the docstring shows) instead of
+    landing as a test that fails, and the job names it."""
+    editor = await make_editor(model=False, init_options={"tests": {"run": True}})
+    module = tmp_path / "loud.py"
+    module.write_text(STALE)
+    editor.open(_uri(module), STALE)
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 0, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert "written as it ran: test_shout_example_1" in record["reason"], record["reason"]
+    assert "dropped" not in record["verification"]["details"], record["verification"]
+    written = editor.text(_uri(tmp_path / "test_loud.py"))
+    assert "# The docstring shows that it returns 'HI'; run, it does this" in written
+    assert 'assert shout("hi") == "HI!"' in written
+    output = await pytest_passes(tmp_path / "test_loud.py", written, tmp_path)
+    todos = written.count('pytest.skip("TODO')
+    tests = len(re.findall(r"^def test_", written, re.M))
+    assert f"{tests - todos} passed" in output
+
+
 SLOW = '''import time
 
 

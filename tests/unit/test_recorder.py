@@ -209,6 +209,12 @@ EXTRA = textwrap.dedent("""
         return n - 1 if down else n + 1
 
 
+    def answer(prompt=None):
+        if prompt is None:
+            return input()
+        return prompt.strip()
+
+
     class Style(enum.Flag):
         PLAIN = 0
         BOLD = enum.auto()
@@ -315,6 +321,14 @@ async def test_a_member_template_is_made_with_each_member_of_its_enumeration(ext
         'styled("a", Style.BOLD | Style.UNDER)': "*a*",
         'styled("a", Style.ITALIC | Style.UNDER)': "_a_",
     }
+
+
+async def test_a_call_that_reads_the_standard_input_is_left_out(extra: str) -> None:
+    """What it reads depends on where the test runs (pytest's capture refuses it)."""
+    plan = RecordPlan("extra", "answer", ("answer()", 'answer(" y ")'))
+    [recording] = await _record(extra, plan)
+    assert [(o.call, o.value) for o in recording.observations] == [('answer(" y ")', "y")]
+    assert recording.dropped == {"stdin": 1}
 
 
 def test_pattern_texts_are_matched_by_their_pattern() -> None:

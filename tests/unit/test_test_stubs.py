@@ -1553,3 +1553,25 @@ def test_lambdas_builtin_defaults_and_computed_constants_are_followed() -> None:
     exec(source, namespace)
     for name in returns:
         exec(dedent(function(out, name).split("\n", 1)[1]), namespace)
+
+
+def test_an_example_written_as_the_packages_users_see_it_imports_from_the_package() -> None:
+    """A private module's docstring uses a name the package exports and the module itself
+    never imports (``spec=HTML4``, as the package's own docs run): the test imports it from the
+    package. A private name, or one the package does not bind, is not imported that way."""
+    source = (
+        "from ._defs import CSS3\n\n\n"
+        "def lookup(name: str, spec: str = CSS3) -> str:\n"
+        '    """Look up.\n\n'
+        '    >>> lookup("navy", spec=HTML4)\n'
+        "    'navy/html4'\n"
+        '    """\n'
+        '    return f"{name}/{spec}"\n'
+    )
+    package = "from ._defs import CSS3, HTML4, _PRIVATE\n"
+    target = find_target(source, 3)
+    out = generate(source, target, "colors._conv", lambda d: package if d == "colors" else None)
+    assert "from colors import HTML4" in out
+    assert 'assert lookup("navy", spec=HTML4) == "navy/html4"' in out
+    alone = generate(source, target, "colors._conv")
+    assert "import HTML4" not in alone

@@ -383,3 +383,50 @@ def test_infinities_and_nan_are_tried_where_a_float_may_be_passed() -> None:
     assert {'scaled(float("inf"))', 'scaled(float("-inf"))', 'scaled(float("nan"))'} <= set(
         plan.calls
     )
+
+
+STALE = textwrap.dedent('''
+    def shout(text: str) -> str:
+        """The text, loud.
+
+        >>> shout("hi")
+        'HI'
+        >>> shout("")
+        Traceback (most recent call last):
+        ValueError: 'nothing' to shout
+        >>> shout("ok")
+        'OK!'
+        """
+        if not text:
+            raise ValueError('"nothing" to shout')
+        return text.upper() + "!"
+''').lstrip()
+
+
+def test_a_docstring_example_the_function_does_otherwise_is_written_as_it_ran() -> None:
+    """With ``tests.run`` the recorder made the examples' calls: one whose docstring went stale
+    (another value, another message) is repaired, with a comment saying what the docstring
+    shows; one that agrees is left as the docstring shows it."""
+    recording = Recording(
+        (
+            Observation('shout("hi")', "HI!"),
+            Observation(
+                'shout("")', None, ("builtins", "ValueError"), message='"nothing" to shout'
+            ),
+            Observation('shout("ok")', "OK!"),
+        ),
+        variants=1,
+    )
+    target = stubs.find_target(STALE, 0)
+    test = stubs.generate(STALE, target, "mod", recording=recording)
+    assert stubs.amended_tests(test) == ["test_shout_example_1", "test_shout_example_2"]
+    assert (
+        "    # The docstring shows that it returns 'HI'; run, it does this (tests.run).\n"
+        '    assert shout("hi") == "HI!"\n'
+    ) in test
+    assert "shows that it raises ValueError" in test
+    assert "with pytest.raises(ValueError, match='^\"nothing\" to shout$'):" in test
+    assert 'assert shout("ok") == "OK!"' in test and test.count("The docstring shows") == 2
+    # Without a recording the examples are as the docstring shows them.
+    plain = stubs.generate(STALE, target, "mod")
+    assert 'assert shout("hi") == "HI"' in plain and not stubs.amended_tests(plain)

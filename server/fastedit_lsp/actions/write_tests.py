@@ -342,12 +342,21 @@ def _recorded_note(
     if recording is None or recording.error:
         why = recording.error if recording is not None else "nothing was recorded"
         return f"no recorded tests: {why}"
+    from ..engines.test_stubs import amended_tests
+
     added = sum("_recorded_" in name for name in test_names(generated))
-    return (
+    note = (
         f"{added} recorded test{'s' if added != 1 else ''} added (the function ran on "
         f"{len(recording.observations)} of {len(plan.calls)} planned calls and "
         f"{recording.variants} variants)"
     )
+    repaired = amended_tests(generated)
+    if repaired:
+        note += (
+            f"; docstring example{'s' if len(repaired) > 1 else ''} the function does otherwise "
+            f"written as it ran: {', '.join(repaired)}"
+        )
+    return note
 
 
 def _callers(tree: ast.Module, name: str, limit: int = 5) -> list[str]:

@@ -19,7 +19,8 @@ and after each variant; the last is its answer (a job killed for time keeps what
   free of what changes between processes), and ``kills``, the variants whose outcome differed
   (another message counts);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
-  ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record);
+  ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record,
+  ``stdin`` for a call that read the standard input);
 - ``variants``: how many variants compiled and ran; ``tried``, how many it went through (the
   progress); ``error``: why nothing was recorded.
 
@@ -68,14 +69,21 @@ import time
 import types
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 try:
     from . import record_texts  # imported with the package (the tests)
+    from .record_env import CLOCK_SHIFT, NoStdin, StdinRead, shift_clock
     from .record_members import MEMBERS_CALL, member_calls
     from .record_search import neighbours
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
+    from record_env import (  # type: ignore[no-redef, import-not-found]
+        CLOCK_SHIFT,
+        NoStdin,
+        StdinRead,
+        shift_clock,
+    )
     from record_members import (  # type: ignore[no-redef, import-not-found]
         MEMBERS_CALL,
         member_calls,
@@ -279,6 +287,7 @@ def _call(code: types.CodeType, namespace: dict[str, Any], seconds: float) -> _O
 
 def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
     wrap = ""
+    stdin, sys.stdin = sys.stdin, cast(TextIO, NoStdin())
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             value = eval(code, namespace)
@@ -306,6 +315,8 @@ def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
         if isinstance(exc, KeyboardInterrupt | _Timeout):
             raise
         return _Outcome(error=exc, wrap=wrap)
+    finally:
+        sys.stdin = stdin
 
 
 def _is_function(value: object) -> bool:
@@ -509,6 +520,8 @@ def _observe(
     if first.timeout or second.timeout:
         return "timeout"
     if first.error is not None:
+        if isinstance(first.error, StdinRead):
+            return "stdin"
         if isinstance(first.error, _NOT_RECORDED):
             return "crash"
         if (
@@ -818,56 +831,6 @@ def _isolated(
 
 
 # -- the check in another process ---------------------------------------------------------------
-
-#: The wall clock as the check's calls see it: ahead by a day, an hour, a minute and a
-#: second and a half (every field of a timestamp differs), or with ``CLOCK_SHIFT`` in the job.
-CLOCK_SHIFT = 90061.5
-
-
-def shift_clock(seconds: float) -> None:
-    """Make the wall clock ``seconds`` later for the rest of the process: the ``time``
-    module's clocks and what reads them (``gzip``'s header, ``email.utils``...), and
-    ``datetime``'s, which then runs its pure-Python implementation (it reads ``time``; the C
-    one reads the system clock). Before the user's modules are imported, so that what they
-    take from ``time`` and ``datetime`` is shifted too."""
-    sys.modules.pop("datetime", None)
-    sys.modules["_datetime"] = None  # type: ignore[assignment]
-    real_time, real_ns = time.time, time.time_ns
-    real_localtime, real_gmtime, real_ctime = time.localtime, time.gmtime, time.ctime
-    real_asctime, real_strftime = time.asctime, time.strftime
-
-    def now() -> float:
-        return real_time() + seconds
-
-    def now_ns() -> int:
-        return real_ns() + int(seconds * 1e9)
-
-    def localtime(secs: float | None = None) -> time.struct_time:
-        return real_localtime(now() if secs is None else secs)
-
-    def gmtime(secs: float | None = None) -> time.struct_time:
-        return real_gmtime(now() if secs is None else secs)
-
-    def ctime(secs: float | None = None) -> str:
-        return real_ctime(now() if secs is None else secs)
-
-    def asctime(t: Any = None) -> str:
-        return real_asctime(localtime() if t is None else t)
-
-    def strftime(format: str, t: Any = None) -> str:
-        return real_strftime(format, localtime() if t is None else t)
-
-    for name, function in (
-        ("time", now),
-        ("time_ns", now_ns),
-        ("localtime", localtime),
-        ("gmtime", gmtime),
-        ("ctime", ctime),
-        ("asctime", asctime),
-        ("strftime", strftime),
-    ):
-        setattr(time, name, function)
-    importlib.import_module("datetime")
 
 
 def _differs_from(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:

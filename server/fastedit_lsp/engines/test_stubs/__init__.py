@@ -32,7 +32,7 @@ from __future__ import annotations
 from .generate import generate, record_plan
 from .merge import merge
 from .placement import module_name, test_path
-from .recorded import Observation, Recording, RecordPlan, recording_from
+from .recorded import Observation, Recording, RecordPlan, amended_tests, recording_from
 from .targets import NoTargetError, Target, find_target
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "RecordPlan",
     "Recording",
     "Target",
+    "amended_tests",
     "find_target",
     "generate",
     "merge",

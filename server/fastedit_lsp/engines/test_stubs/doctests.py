@@ -256,6 +256,24 @@ class _Context:
                     self.imports.from_(package, own)
                 else:
                     self.imports.plain(own)
+            elif (exporter := self.package_exports(name)) is not None:
+                # Docs written as the package's users see it (``spec=HTML4``, which the
+                # package exports and this module never imports).
+                self.imports.from_(exporter, name)
+
+    def package_exports(self, name: str) -> str | None:
+        """The module's top-level package, when it binds the public ``name`` (the module is
+        one of its private modules); None otherwise."""
+        root = self.info.module.split(".")[0]
+        if root == self.info.module or name.startswith("_"):
+            return None
+        package = self.info.other(root)
+        if package is None or name not in package.names:
+            return None
+        exported = package.constants.get("__all__")
+        if isinstance(exported, list | tuple) and name not in exported:
+            return None
+        return root
 
     def star_provides(self, name: str) -> bool:
         """A module the module imports everything from binds the name (and exports it)."""

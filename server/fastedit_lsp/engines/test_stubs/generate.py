@@ -17,7 +17,7 @@ from .doctests import _Context, _example_tests, _examples, _used_names
 from .imports import _Imports
 from .properties import _property_tests
 from .raises import _raise_tests
-from .recorded import Recording, RecordPlan, _plan, _recorded_tests
+from .recorded import Recording, RecordPlan, _amend_examples, _plan, _recorded_tests
 from .render import _snake, _Test, _todo
 from .returns import _return_tests
 from .scope import _dotted
@@ -69,6 +69,8 @@ def generate(
     tests += _return_tests(ctx, prefix, shown)
     tests += [t for t in raise_tests if t.kind == "raises"]
     if recording is not None:
+        # A docstring example the function does not do as shown (run, it did otherwise).
+        _amend_examples(ctx, tests, recording)
         shown |= {line.strip() for t in tests for line in t.body}
         tests += _recorded_tests(ctx, prefix, recording, shown)
     todos += [t for t in raise_tests if t.kind == "todo"]

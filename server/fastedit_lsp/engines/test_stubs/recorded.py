@@ -17,9 +17,11 @@ between two runs.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import dataclasses
 import math
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -694,13 +696,137 @@ def _recorded_tests(
     return tests
 
 
+#: How a repaired example's comment starts (:func:`amended_tests` finds them by it).
+AMENDED = "# The docstring shows that it"
+
+
+def amended_tests(generated: str) -> list[str]:
+    """The tests of a generated module whose docstring example was repaired from the
+    recording (:func:`_amend_examples`)."""
+    found: list[str] = []
+    for block in re.split(r"\n(?=def |@)", generated):
+        name = re.match(r"def (test_\w+)\(", block)
+        if name is not None and AMENDED in block:
+            found.append(name.group(1))
+    return found
+
+
+def _key(node: ast.expr) -> str:
+    return ast.dump(node, annotate_fields=False)
+
+
+def _raises_of(stmt: ast.With) -> tuple[ast.Call, ast.expr] | None:
+    """``with pytest.raises(...): call``: the ``raises`` call and the call inside."""
+    if len(stmt.items) != 1 or len(stmt.body) != 1 or not isinstance(stmt.body[0], ast.Expr):
+        return None
+    raises = stmt.items[0].context_expr
+    if not (isinstance(raises, ast.Call) and ast.unparse(raises.func) == "pytest.raises"):
+        return None
+    return raises, stmt.body[0].value
+
+
+def _amend_examples(ctx: _Context, tests: list[_Test], recording: Recording) -> list[str]:
+    """Docstring examples the function, run, does not do as shown (a stale docstring): each
+    such check is written as the recorder saw it, with a comment saying what the docstring
+    shows. A test that would fail on the unchanged code is repaired, as ``tests.run`` asks.
+    Returns the names of the tests repaired."""
+    seen: dict[str, Observation] = {}
+    for obs in recording.observations:
+        if obs.wrap:
+            continue
+        with contextlib.suppress(SyntaxError):
+            seen.setdefault(_key(ast.parse(obs.call, mode="eval").body), obs)
+    repaired: list[str] = []
+    for test in tests:
+        if test.kind != "example" or not seen:
+            continue
+        text = "\n".join(test.body)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        lines = text.split("\n")
+        for stmt in reversed(tree.body):
+            amended = _amended(ctx, text, stmt, seen)
+            if amended is not None and stmt.end_lineno is not None:
+                lines[stmt.lineno - 1 : stmt.end_lineno] = amended
+        if lines != text.split("\n"):
+            test.body = lines
+            repaired.append(test.name)
+    return repaired
+
+
+def _amended(
+    ctx: _Context, text: str, stmt: ast.stmt, seen: Mapping[str, Observation]
+) -> list[str] | None:
+    """The statement as the recorder saw its call behave, or None when it agrees (or the
+    recorder did not make that call)."""
+    call: ast.expr | None = None
+    shown = ""
+    if (
+        isinstance(stmt, ast.Assert)
+        and isinstance(stmt.test, ast.Compare)
+        and len(stmt.test.ops) == 1
+        and isinstance(stmt.test.ops[0], ast.Eq | ast.Is)
+    ):
+        call, expected_node = stmt.test.left, stmt.test.comparators[0]
+        try:
+            expected = ast.literal_eval(expected_node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        obs = seen.get(_key(call))
+        if obs is None or (obs.exception is None and expected == obs.value):
+            return None
+        shown = f"returns {ast.unparse(expected_node)}"
+    elif isinstance(stmt, ast.With) and (found := _raises_of(stmt)) is not None:
+        raises, call = found
+        obs = seen.get(_key(call))
+        if obs is None:
+            return None
+        if obs.exception is not None:
+            name = _exception_name(ctx, obs.exception, dry=True)
+            same = raises.args and ast.unparse(raises.args[0]).split(".")[-1] == obs.exception[1]
+            pattern = next((k.value for k in raises.keywords if k.arg == "match"), None)
+            if same and (
+                pattern is None
+                or obs.message is None
+                or not isinstance(pattern, ast.Constant)
+                or not isinstance(pattern.value, str)
+                or re.search(pattern.value, obs.message) is not None
+            ):
+                return None
+            if name is None:
+                return None
+        shown = f"raises {ast.unparse(raises.args[0]) if raises.args else 'an exception'}"
+    else:
+        return None
+    source = ast.get_source_segment(text, call) or ast.unparse(call)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    note = f"{AMENDED} {shown}; run, it does this (tests.run)."
+    if obs.exception is not None:
+        exc = _exception_name(ctx, obs.exception)
+        raises_text = f"pytest.raises({exc})"
+        if obs.message is not None:
+            pattern_text = _pattern("^" + _escape(obs.message) + "$")
+            raises_text = _fit(f"pytest.raises({exc}, match={pattern_text})", base=5)
+        return [note, f"with {raises_text}:", f"    {_fit(source, base=4)}"]
+    rendered = _source(obs.value)
+    if rendered is None or len(rendered) > MAX_VALUE_CHARS:
+        return None
+    op = "is" if obs.value is None or isinstance(obs.value, bool) else "=="
+    return [note, *_assert(_fit(source, base=7), op, rendered).split("\n")]
+
+
 __all__ = [
+    "AMENDED",
     "MAX_CALLS",
     "MAX_RECORDED",
     "MAX_VARIANTS",
     "Observation",
     "RecordPlan",
     "Recording",
+    "amended_tests",
     "choose",
     "decode",
     "recording_from",

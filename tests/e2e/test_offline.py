@@ -508,6 +508,40 @@ async def test_a_model_test_module_importing_missing_workspace_names_never_lands
     assert "nothing_here" not in written and "make_circle" not in written
 
 
+async def test_with_tests_run_a_models_tests_get_the_recorders_beside_them(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    """A model wrote the tests (one of them wrong): with ``tests.run`` the recorder's tests
+    of what the function really does are added to the model's, the job says how many, and
+    the one that fails on the code is dropped, the rest pass."""
+    editor = await make_editor(init_options={"tests": {"run": True}})
+    module = tmp_path / "geometry.py"
+    module.write_text(GEOMETRY)
+    editor.open(_uri(module), GEOMETRY)
+    await editor.command("fastedit.setMode", {"mode": "fast"})
+    answer = (
+        "from geometry import clamp\n\n\n"
+        "def test_clamp_inside():\n    assert clamp(2, 0, 3) == 2\n\n\n"
+        "def test_clamp_wrong():\n    assert clamp(9, 0, 3) == 9\n"
+    )
+    stub.script(Answer(text=answer))
+    record = await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
+    )
+    assert record["state"] == "done", record
+    assert record["route"] == "fast", record
+    added = re.search(r"(\d+) recorded tests? added", record["reason"])
+    assert added is not None and int(added.group(1)) >= 1, record["reason"]
+    details = record["verification"]["details"]
+    assert "dropped 1 generated test that failed on the current code: test_clamp_wrong" in details
+    written = editor.text(_uri(tmp_path / "test_geometry.py"))
+    assert "def test_clamp_inside" in written and "test_clamp_wrong" not in written
+    recorded = re.findall(r"^def (test_clamp_recorded_\d+)\(", written, re.M)
+    assert len(recorded) == int(added.group(1))
+    output = await pytest_passes(tmp_path / "test_geometry.py", written, tmp_path)
+    assert f"{1 + len(recorded)} passed" in output
+
+
 async def _regex_job(offline: Editor, uri: str) -> dict[str, Any]:
     """A finished regex job on REGEX_DOC (which lacks ``import re``, so the job adds it)."""
     offline.open(uri, REGEX_DOC)
@@ -551,12 +585,15 @@ async def test_revert_keeps_an_import_line_the_user_may_have_made_their_own(
     )
 
 
-PRICES = '''def parse_price(text: str) -> float:
+PRICES = '''SALE = "$2"
+
+
+def parse_price(text: str) -> float:
     """The price in a label.
 
     >>> parse_price("$3.50")
     3.5
-    >>> parse_price("$2")
+    >>> parse_price(SALE)
     2.5
     """
     return float(text.strip().lstrip("$"))
@@ -567,13 +604,15 @@ async def test_with_tests_run_a_generated_test_that_fails_on_the_code_is_dropped
     make_editor: MakeEditor, tmp_path: Path
 ) -> None:
     """Invariant 9 with ``tests.run``: the docstring's second example is wrong (the code says
-    2.0), so its test fails on the current code; it never lands, and the job says so."""
+    2.0), so its test fails on the current code; it never lands, and the job says so. (Its
+    argument is a name, so the recorder did not make that call: an example it made is
+    repaired instead, ``test_with_tests_run_a_stale_docstring_example_is_written_...``.)"""
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
     module = tmp_path / "prices.py"
     module.write_text(PRICES)
     editor.open(_uri(module), PRICES)
     record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 0, "character": 0}}
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 3, "character": 0}}
     )
     assert record["state"] == "done", record
     details = record["verification"]["details"]

@@ -160,6 +160,9 @@ class Draft:
     #: One insertion outside the region, at the start of a line (``import re``), sent once the
     #: region's edits are all reported back.
     extra: tuple[int, str] | None = None
+    #: With ``tests.run``: what a model's whole (transformed) answer becomes before its tests
+    #: run (the recorder's tests added to a model's), and what the job's reason says of it.
+    supplement: Callable[[str], Awaitable[tuple[str, str]]] | None = None
 
 
 class ActionError(ValueError):

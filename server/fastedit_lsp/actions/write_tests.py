@@ -288,6 +288,27 @@ def prepare(data: ActionInput) -> Draft:
             insertion(generated), note=_recorded_note(generated, recording, plan, data.record)
         )
 
+    async def supplement(text: str) -> tuple[str, str]:
+        """A model's tests (``text``, placed as :func:`insertion` places them) with the
+        recorder's added: what the function really did, chosen to catch slips."""
+        from ..engines.test_stubs import generate, merge, record_plan
+
+        if data.record is None:
+            return text, ""
+        plan = record_plan(source, target, module, read_module)
+        recording = await data.record(plan) if plan is not None else None
+        generated = generate(source, target, module, read_module, recording)
+        others = [name for name in test_names(generated) if "_recorded_" not in name]
+        recorded = without_tests(generated, others) if others else generated
+        note = _recorded_note(recorded, recording, plan, data.record)
+        if not recorded or not _is_valid(before + text):
+            return text, note
+        merged = merge(before + text, recorded.lstrip("\n"), append_only=True)
+        added = merged[len(before) :]
+        if not text.endswith(("\n", "\r")):
+            added = added.rstrip("\r\n")  # placed: the module's last line break follows
+        return added, note
+
     lines = source.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
     tree = ast.parse(source)
@@ -328,7 +349,16 @@ def prepare(data: ActionInput) -> Draft:
         rounds=2,
         no_suggestion="no suggestion",
         region=(at, at),
+        supplement=supplement,
     )
+
+
+def _is_valid(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _recorded_note(

@@ -18,7 +18,7 @@ Pure asyncio: pytest is reached only through the :class:`~fastedit_lsp.pipeline.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..actions.base import Verification
 from ..actions.write_tests import test_names, without_tests
@@ -70,11 +70,21 @@ async def keep_passing(
 
 
 async def passing_only(
-    host: JobHost, destination: TestModule, source: AsyncIterator[str], into: Verification
+    host: JobHost,
+    destination: TestModule,
+    source: AsyncIterator[str],
+    into: Verification,
+    supplement: Callable[[str], Awaitable[tuple[str, str]]] | None = None,
+    notes: list[str] | None = None,
 ) -> AsyncIterator[str]:
-    """``source``'s text, once complete, without the generated tests that fail; what pytest
-    said goes ``into`` the given dict."""
+    """``source``'s text, once complete, with what ``supplement`` adds to it (the recorder's
+    tests; what it says goes into ``notes``), without the generated tests that fail; what
+    pytest said goes ``into`` the given dict."""
     text = "".join([piece async for piece in source])
+    if supplement is not None and text:
+        text, note = await supplement(text)
+        if note and notes is not None:
+            notes.append(note)
     kept, verification = await keep_passing(host, destination, text)
     into.update(verification)
     async for piece in pieces(kept):

@@ -419,8 +419,10 @@ class JobRunner:
         else:
             host.status(job)
         ran: Verification = {}  # tests.run: what pytest said of the generated tests
+        notes: list[str] = []  # and what the recorder's tests added to a model's say
         if source is not None and job.destination is not None and host.settings.tests.run:
-            source = passing_only(host, job.destination, source, ran)
+            supplement = draft.supplement if backend is not None else None
+            source = passing_only(host, job.destination, source, ran, supplement, notes)
         try:
             if source is not None:
                 try:
@@ -453,6 +455,8 @@ class JobRunner:
                 job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
         if key is not None:
             host.models.success(key)
+        for note in notes:
+            job.reason += f"; {note}"
         await self._settle(job)
         if session.edits == 0:
             job.reason += f"; {ran['details']}" if ran else f"; {draft.no_suggestion}"

@@ -484,7 +484,8 @@ def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | 
 
 
 def _template_calls(target: dict[str, Any], module: types.ModuleType) -> list[str]:
-    """The target's templates made with the texts its module-level values give."""
+    """The target's templates made: member templates with the members of their enumeration,
+    text templates with the texts its module-level values give."""
     marker = record_texts.MARKER
     calls: list[str] = []
     for template in target.get("templates", []):

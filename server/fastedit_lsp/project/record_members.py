@@ -15,6 +15,11 @@ import enum
 import itertools
 import types
 
+try:
+    from .record_texts import slot_of  # imported with the package (the tests)
+except ImportError:  # run as a script beside the recorder's worker
+    from record_texts import slot_of  # type: ignore[no-redef, import-not-found]
+
 #: Where a member template takes a member: ``__fastedit_members__(<expression>)``, the
 #: expression a member, or the enumeration, as the module names it.
 MEMBERS_CALL = "__fastedit_members__("
@@ -73,23 +78,15 @@ def members(source: ast.expr, module: types.ModuleType) -> list[str]:
 
 def member_calls(template: str, module: types.ModuleType) -> list[str]:
     """A member template made with each of the members its expression's enumeration has."""
-    try:
-        tree = ast.parse(template, mode="eval")
-    except SyntaxError:
-        return []
-    slot = next(
-        (
-            n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Name)
-            and n.func.id + "(" == MEMBERS_CALL
-            and len(n.args) == 1
+    found = slot_of(
+        template,
+        lambda n: (
+            isinstance(n.func, ast.Name) and n.func.id + "(" == MEMBERS_CALL and len(n.args) == 1
         ),
-        None,
     )
-    if slot is None:
+    if found is None:
         return []
+    tree, slot = found
     marker = ast.unparse(slot)
     # The template as the plan wrote it (its quotes), else as the parser reads it.
     written = template if marker in template else ast.unparse(tree)

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import re
 import types
+from collections.abc import Callable
 from typing import Any
 
 #: Where a template takes a text (the literal the plan wrote for it).
@@ -221,27 +222,34 @@ def _class_char(items: list[Any], choice: int) -> str:
 MATCH_CALL = "re.search("
 
 
+def slot_of(
+    template: str, wanted: Callable[[ast.Call], bool]
+) -> tuple[ast.Expression, ast.Call] | None:
+    """A template's parsed form and its first call ``wanted`` picks (where the recorder puts
+    its values), or None."""
+    try:
+        tree = ast.parse(template, mode="eval")
+    except SyntaxError:
+        return None
+    found = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and wanted(n)), None)
+    return (tree, found) if found is not None else None
+
+
 def match_calls(template: str, module: types.ModuleType) -> list[str]:
     """A match template (``f(re.search(PATTERN, MARKER), 10)``) made with texts the pattern
     (a module-level name or a literal) matches, its source written in place of the name, and
     its flags."""
-    try:
-        tree = ast.parse(template, mode="eval")
-    except SyntaxError:
-        return []
-    search = next(
-        (
-            n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call)
-            and ast.unparse(n.func) == "re.search"
+    slot = slot_of(
+        template,
+        lambda n: (
+            ast.unparse(n.func) == "re.search"
             and len(n.args) == 2
             and isinstance(n.args[1], ast.Constant)
         ),
-        None,
     )
-    if search is None:
+    if slot is None:
         return []
+    tree, search = slot
     source = search.args[0]
     pattern: object = None
     with contextlib.suppress(Exception):

@@ -45,6 +45,16 @@ async def pytest_passes(test_file: Path, written: str, root: Path) -> str:
     return output
 
 
+async def _tests_job(editor: Editor, module: Path, source: str, line: int) -> dict[str, Any]:
+    """``fastedit.generateTests`` at ``line`` of ``source``, written to ``module`` and opened:
+    the job's record."""
+    await asyncio.to_thread(module.write_text, source)
+    editor.open(_uri(module), source)
+    return await editor.run(
+        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    )
+
+
 REGEX_DOC = """import os
 
 # regex: ISO date
@@ -446,12 +456,11 @@ async def test_generated_tests_import_user_code_only_when_opted_in(
     ok: bool,
 ) -> None:
     editor = await make_editor(model=False, init_options={"tests": tests_settings})
-    module = tmp_path / "sideeffect.py"
-    module.write_text(SIDE_EFFECT)
-    editor.open(_uri(module), SIDE_EFFECT)
-    line = SIDE_EFFECT.splitlines().index("def double(x: int) -> int:")
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    record = await _tests_job(
+        editor,
+        tmp_path / "sideeffect.py",
+        SIDE_EFFECT,
+        SIDE_EFFECT.splitlines().index("def double(x: int) -> int:"),
     )
     assert record["state"] == "done", record
     assert record["verification"]["ok"] is ok, record["verification"]
@@ -469,12 +478,11 @@ async def test_a_generated_test_module_that_fails_collection_is_reported(
     broken_import = SIDE_EFFECT.replace(
         "import pathlib\n", "import pathlib\nraise RuntimeError('no')\n"
     )
-    module = tmp_path / "explodes.py"
-    module.write_text(broken_import)
-    editor.open(_uri(module), broken_import)
-    line = broken_import.splitlines().index("def double(x: int) -> int:")
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    record = await _tests_job(
+        editor,
+        tmp_path / "explodes.py",
+        broken_import,
+        broken_import.splitlines().index("def double(x: int) -> int:"),
     )
     assert record["state"] == "done"
     assert record["verification"]["ok"] is False
@@ -515,9 +523,6 @@ async def test_with_tests_run_a_models_tests_get_the_recorders_beside_them(
     of what the function really does are added to the model's, the job says how many, and
     the one that fails on the code is dropped, the rest pass."""
     editor = await make_editor(init_options={"tests": {"run": True}})
-    module = tmp_path / "geometry.py"
-    module.write_text(GEOMETRY)
-    editor.open(_uri(module), GEOMETRY)
     await editor.command("fastedit.setMode", {"mode": "fast"})
     answer = (
         "from geometry import clamp\n\n\n"
@@ -525,9 +530,7 @@ async def test_with_tests_run_a_models_tests_get_the_recorders_beside_them(
         "def test_clamp_wrong():\n    assert clamp(9, 0, 3) == 9\n"
     )
     stub.script(Answer(text=answer))
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 4, "character": 0}}
-    )
+    record = await _tests_job(editor, tmp_path / "geometry.py", GEOMETRY, 4)
     assert record["state"] == "done", record
     assert record["route"] == "fast", record
     added = re.search(r"(\d+) recorded tests? added", record["reason"])
@@ -608,12 +611,7 @@ async def test_with_tests_run_a_generated_test_that_fails_on_the_code_is_dropped
     argument is a name, so the recorder did not make that call: an example it made is
     repaired instead, ``test_with_tests_run_a_stale_docstring_example_is_written_...``.)"""
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
-    module = tmp_path / "prices.py"
-    module.write_text(PRICES)
-    editor.open(_uri(module), PRICES)
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 3, "character": 0}}
-    )
+    record = await _tests_job(editor, tmp_path / "prices.py", PRICES, 3)
     assert record["state"] == "done", record
     details = record["verification"]["details"]
     assert record["verification"]["ok"] is True, details
@@ -632,12 +630,11 @@ async def test_with_tests_run_nothing_lands_when_no_generated_test_passes(
 ) -> None:
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
     broken = SIDE_EFFECT.replace("import pathlib\n", "import pathlib\nraise RuntimeError('no')\n")
-    module = tmp_path / "explodes.py"
-    module.write_text(broken)
-    editor.open(_uri(module), broken)
-    line = broken.splitlines().index("def double(x: int) -> int:")
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    record = await _tests_job(
+        editor,
+        tmp_path / "explodes.py",
+        broken,
+        broken.splitlines().index("def double(x: int) -> int:"),
     )
     assert record["state"] == "done", record
     assert record["metrics"]["edits"] == 0
@@ -665,12 +662,11 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     become tests: values the static evaluator cannot compute (Unicode tables), chosen to catch
     one-change slips; they pass on the code, and the job says how many were added."""
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
-    module = tmp_path / "folding.py"
-    module.write_text(FOLD)
-    editor.open(_uri(module), FOLD)
-    line = FOLD.splitlines().index("def fold(text: str) -> str:")
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    record = await _tests_job(
+        editor,
+        tmp_path / "folding.py",
+        FOLD,
+        FOLD.splitlines().index("def fold(text: str) -> str:"),
     )
     assert record["state"] == "done", record
     assert record["verification"]["ok"] is True, record["verification"]
@@ -708,12 +704,7 @@ async def test_with_tests_run_a_stale_docstring_example_is_written_as_the_functi
     is written as the function ran (a comment says what the docstring shows) instead of
     landing as a test that fails, and the job names it."""
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
-    module = tmp_path / "loud.py"
-    module.write_text(STALE)
-    editor.open(_uri(module), STALE)
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": 0, "character": 0}}
-    )
+    record = await _tests_job(editor, tmp_path / "loud.py", STALE, 0)
     assert record["state"] == "done", record
     assert "written as it ran: test_shout_example_1" in record["reason"], record["reason"]
     assert "dropped" not in record["verification"]["details"], record["verification"]
@@ -746,12 +737,11 @@ async def test_with_tests_run_the_progress_says_which_function_is_being_recorded
     no longer once the tests are written. The function pauses 10 ms per call, so that the
     recording lasts a few polls of the worker's progress."""
     editor = await make_editor(model=False, init_options={"tests": {"run": True}})
-    module = tmp_path / "slow.py"
-    module.write_text(SLOW)
-    editor.open(_uri(module), SLOW)
-    line = SLOW.splitlines().index("def slow_double(n: int) -> int:")
-    record = await editor.run(
-        "fastedit.generateTests", {"uri": _uri(module), "position": {"line": line, "character": 0}}
+    record = await _tests_job(
+        editor,
+        tmp_path / "slow.py",
+        SLOW,
+        SLOW.splitlines().index("def slow_double(n: int) -> int:"),
     )
     assert record["state"] == "done", record
     assert re.search(r"\d+ recorded tests? added", record["reason"]), record["reason"]

@@ -32,6 +32,9 @@ RASS = BIN / "rass"
 JEDI = BIN / "jedi-language-server"
 #: A whole session (start three servers, stream, undo) takes a few seconds; this is a hang.
 SESSION_TIMEOUT = 150
+#: A buffer and a model's answer with text beyond ASCII: accents, CJK and an emoji (two UTF-16
+#: code units, one code point), which each Emacs client must count as it does positions.
+BEYOND_ASCII = ('label = "Grüße, 世界 😀"\nvalue = ', 'café("naïve ☕ — 😀")')
 
 
 def skip_or_fail(reason: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 
-from .emacs_driver import ELISP, emacs, hermetic_env, run_scenario
+from .emacs_driver import BEYOND_ASCII, ELISP, emacs, hermetic_env, run_scenario
 from .written_tests import run_written_tests
 
 ORIGINAL = "import os\n\nvalue = "
@@ -225,8 +225,7 @@ def test_text_beyond_ascii_streams_into_the_buffer_exactly(
 ) -> None:
     # Text beyond ASCII (core/json_codec.py writes it escaped); positions are UTF-16 code
     # units (😀 is two), as eglot counts them.
-    original = 'label = "Grüße, 世界 😀"\nvalue = '
-    answer = 'café("naïve ☕ — 😀")'
+    original, answer = BEYOND_ASCII
     stub.script(Answer(text=answer, token_size=2, tps=40))
     scenario = f"""
 (fe-open "unicode.py" {lisp(original)})

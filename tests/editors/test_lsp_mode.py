@@ -21,7 +21,7 @@ import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 
-from .emacs_driver import SESSION_TIMEOUT, _tail, hermetic_env, skip_or_fail
+from .emacs_driver import BEYOND_ASCII, SESSION_TIMEOUT, _tail, hermetic_env, skip_or_fail
 
 ORIGINAL = "import os\n\nvalue = "
 ANSWER = "compute(1, 2, 3)"
@@ -235,8 +235,7 @@ def test_lsp_mode_reads_text_beyond_ascii_exactly(
     tmp_path: Path, env: dict[str, str], stub: StubModelServer
 ) -> None:
     # Text beyond ASCII, the emoji two UTF-16 units (core/json_codec.py writes it escaped).
-    original = 'label = "Grüße, 世界 😀"\nvalue = '
-    answer = 'café("naïve ☕ — 😀")'
+    original, answer = BEYOND_ASCII
     stub.script(Answer(text=answer, token_size=2, tps=40))
     seen = run(
         tmp_path,

@@ -42,9 +42,11 @@ def _session(
     stub: StubModelServer | None,
     *,
     swap_files: bool = False,
+    settings: dict[str, object] | None = None,
 ) -> Iterator[Session]:
-    """Neovim with the plugin set up as a user would; the server pointed at the stub model, or
-    at no model at all (``stub=None``: the offline engine answers)."""
+    """Neovim with the plugin set up as a user would (``settings``: the plugin's ``fastedit``
+    settings); the server pointed at the stub model, or at no model at all (``stub=None``: the
+    offline engine answers)."""
     for name in list(os.environ):
         if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name)
@@ -68,7 +70,12 @@ def _session(
         monkeypatch.setenv(name, value)
     workdir = tmp_path / "project"
     workdir.mkdir()
-    setup = {"cmd": [sys.executable, "-m", "fastedit_lsp"], "filetypes": ["python"]}
+    setup: dict[str, object] = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+    }
+    if settings is not None:
+        setup["settings"] = settings
     s = nvim_session.start(nvim_path, workdir, setup, swap_files=swap_files)
     try:
         yield s
@@ -631,6 +638,41 @@ def test_write_tests_key_fills_the_test_module_and_one_undo_removes_the_text(
         assert session.buffer_lines(module) == (existing or "\n").splitlines()
         assert source.read_text() == GEOMETRY
         session.check_no_prompt()
+    finally:
+        sessions.close()
+
+
+def test_with_tests_run_a_models_tests_land_with_the_recorders_and_pass(
+    nvim_path: str, stub: StubModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tests.run`` on in the plugin's settings and a model writing the tests: the module
+    Neovim saves holds the model's tests and the recorder's after them (the job says how
+    many), and they pass. (One undo does not remove them all yet: with ``tests.run`` the
+    first piece of the text stays, as it does without the recorder's tests.)"""
+    settings = {"tests": {"run": True}}
+    sessions = _session(nvim_path, tmp_path, monkeypatch, stub, settings=settings)
+    session = next(sessions)
+    try:
+        stub.script(_stream(MODEL_TESTS, tps=200))
+        source = _open(session, "geometry.py", GEOMETRY)
+        module = source.with_name("test_geometry.py")
+        session.nvim.current.window.cursor = (1, 4)
+        session.press(session.key("generate_tests"))
+        record = session.wait_job(session.last_job())
+        assert record["state"] == "done", (record.get("error"), record["reason"])
+        assert record["verification"]["ok"] is True, record["verification"]
+        added = re.search(r"(\d+) recorded tests? added", record["reason"])
+        assert added is not None and int(added.group(1)) >= 1, record["reason"]
+        lines = session.wait(lambda: session.buffer_lines(module), "the new module's buffer")
+        text = "\n".join(lines) + "\n"
+        assert text.startswith(MODEL_TESTS), text
+        recorded = re.findall(r"^def test_clamp_recorded_\d+\(", text, re.M)
+        assert len(recorded) == int(added.group(1)), text
+        session.focus(module)
+        session.nvim.command("write")
+        assert module.read_text() == text
+        run_written_tests(module)
+        assert source.read_text() == GEOMETRY
     finally:
         sessions.close()
 

@@ -202,6 +202,10 @@ class JobRunner:
                 await self._write_tests_on_disk(job, destination, profiles[-1])
                 return
             document = self._move_to(job, destination, opened)
+            # A status may have named the job's first document already: editors that group a
+            # job's edits by the documents its status names (Neovim's one undo step) learn
+            # where they land before the first one does.
+            self.host.status(job)
         session = self._session(job, document)
         if kind is not None and kind.kind == "editSelection" and await self._planned(job, document):
             return

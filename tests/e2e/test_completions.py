@@ -24,9 +24,9 @@ from fastedit_lsp.tools.stub import (
     RecordedRequest,
     StubModelServer,
 )
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///work/project/report.py"
 HEAD = "import statistics\n\n\ndef summary(values):\n    mean = statistics.mean(values)\n"

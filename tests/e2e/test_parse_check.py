@@ -14,10 +14,10 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
+from tests.support.leaks import at_rest
 
 from .conftest import MakeEditor
-from .harness import Editor
-from .helpers_leaks import at_rest
 
 DIAGNOSTICS = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 

@@ -31,8 +31,7 @@ from fastedit_lsp.backends.openai import (
 from fastedit_lsp.backends.presets import PRESETS, Preset, Provider
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.wire import Wire, open_connection
-
-from .loopback_http import LoopbackHTTP
+from tests.support.loopback_http import LoopbackHTTP
 
 FAKE_KEY = "sk-FAKE-do-not-leak-7f3a9c"
 BASE = "https://api.example.test/v1"

@@ -36,8 +36,8 @@ from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.sse import ChatChunk
 from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.prompting import prompts
+from tests.support.loopback_http import LoopbackHTTP
 
-from .loopback_http import LoopbackHTTP
 from .test_backend_openai import TrackedStream
 
 DATA = Path(__file__).parent.parent / "data"

@@ -3,25 +3,15 @@ demo runs from the installed wheel in any directory, with no source checkout bes
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from tests.support.harness import hermetic_env
+
 ROOT = Path(__file__).resolve().parents[2]
 _PIP = (sys.executable, "-m", "pip")
-
-
-def _env(**extra: str) -> dict[str, str]:
-    """This process' environment without any real key or FASTEDIT_* setting."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
-    }
-    env.update(extra)
-    return env
 
 
 def _build_wheel(out: Path) -> Path:
@@ -32,7 +22,7 @@ def _build_wheel(out: Path) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
-        env=_env(),
+        env=hermetic_env(),
     )
     (wheel,) = out.glob("fastedit_lsp-*.whl")
     return wheel
@@ -59,7 +49,7 @@ def test_the_installed_wheel_runs_the_demo_on_the_examples_from_any_directory(
         check=True,
         capture_output=True,
         timeout=120,
-        env=_env(),
+        env=hermetic_env(),
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -68,7 +58,7 @@ def test_the_installed_wheel_runs_the_demo_on_the_examples_from_any_directory(
         capture_output=True,
         text=True,
         cwd=elsewhere,
-        env=_env(PYTHONPATH=str(site)),
+        env=hermetic_env(PYTHONPATH=str(site)),
         check=True,
     )
     assert Path(probe.stdout.strip()).is_relative_to(site)
@@ -78,7 +68,7 @@ def test_the_installed_wheel_runs_the_demo_on_the_examples_from_any_directory(
         text=True,
         timeout=180,
         cwd=elsewhere,
-        env=_env(PYTHONPATH=str(site)),
+        env=hermetic_env(PYTHONPATH=str(site)),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 of 4 actions succeeded" in result.stdout

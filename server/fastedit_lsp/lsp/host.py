@@ -38,7 +38,7 @@ REFUSALS = {
 
 def _job_failed(message: str) -> Exception:
     """The pipeline's own failure (imported on first use, with the pipeline)."""
-    from ..pipeline.runner import JobFailedError
+    from ..pipeline.drafts import JobFailedError
 
     return JobFailedError(message)
 

@@ -93,8 +93,9 @@ async def open_source(
         return Source(await offline_source(job, document, draft, run.spec.title))
     backend, key = await models.open_model(run.host, profile)
     job.route, job.model = profile.name, backend.model
-    if run.budget is not None and run.budget > draft.request.max_tokens:
-        draft.request = dataclasses.replace(draft.request, max_tokens=run.budget)
+    if run.raised and profile.settings.max_tokens > draft.request.max_tokens:
+        budget = profile.settings.max_tokens
+        draft.request = dataclasses.replace(draft.request, max_tokens=budget)
     if (
         isinstance(job.tracker, RewriteTracker)
         and key not in run.no_prediction

@@ -38,7 +38,7 @@ def should_ask_again(run: JobRun, profile: ResolvedProfile) -> bool:
     return (
         run.host.mode == "auto"
         and job.truncated in CUT_FOR_LENGTH
-        and run.budget is None
+        and not run.raised
         and run.asked is not None
         and run.asked < profile.settings.max_tokens
         and not job.tracker.pending
@@ -50,10 +50,10 @@ async def ask_again(run: JobRun, document: Document, profile: ResolvedProfile) -
     """Replace the cut-off answer (the job's own text) with the same model's answer to the
     same request, allowed the profile's whole ``maxTokens``."""
     job = run.job
-    run.budget = profile.settings.max_tokens
+    run.raised = True
     job.step(
         f"{job.route} answer cut off after {job.metrics.tokens} tokens → asked again with "
-        f"maxTokens {run.budget}"
+        f"maxTokens {profile.settings.max_tokens}"
     )
     await _replace(run, document, profile)
 

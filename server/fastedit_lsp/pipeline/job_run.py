@@ -36,9 +36,9 @@ class JobRun:
     #: (baseUrl, model)s that answered 400 to ``prediction`` (the runner's, shared by jobs).
     no_prediction: set[Key] = field(default_factory=set)
     tests: TestModuleHost | None = None
-    #: The request's ``max_tokens`` raised to the profile's (auto mode asks a cut-off answer
-    #: again with it); None: the action's own budget.
-    budget: int | None = None
+    #: Requests ask for the profile's whole ``maxTokens`` (auto mode asked a cut-off answer
+    #: again); False: the action's own budget.
+    raised: bool = False
     #: The ``max_tokens`` of the last model request (what a cut-off answer was allowed).
     asked: int | None = None
 

@@ -805,3 +805,48 @@ async def test_a_cut_off_answer_already_at_max_tokens_escalates_in_auto_mode() -
     assert job.state == "done" and job.escalated and job.route == "standard", job.reason
     assert job.truncated is None and job.verification["ok"] is True
     assert host.document.text == "x = 1 + 2\n" and len(fast.requests) == 1
+
+
+class DiskOnly(FakeHost):
+    """An editor that cannot open the test module: the tests go to the file (the port of test
+    writing, :class:`~fastedit_lsp.pipeline.ports.TestModuleHost`)."""
+
+    def __init__(self, document: Document) -> None:
+        super().__init__(document, FakeModels({}), mode="fast")
+        self.written: list[str] = []
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        module = TestModule(
+            "/w/test_t.py", "file:///w/test_t.py", "t", source.text, source.uri, "", True
+        )
+        return module, None
+
+    async def write_tests(self, destination: TestModule, text: str) -> None:
+        self.written.append(text)
+
+
+async def test_the_test_module_strategy_writes_the_offline_tests_through_its_own_port() -> None:
+    host = DiskOnly(_doc("def add(a, b):\n    return a + b\n"))
+    spec = Registry().get("generateTests")
+    assert spec is not None and spec.strategy == "test_module"
+    placed = spec.load().start(host.document, CommandInput(Point(0, 4), Point(0, 4)))
+    job = Job("job-1", "generateTests", host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        placed.start, placed.end, ""), inputs=placed.inputs)  # fmt: skip
+    host.jobs.add(job)
+    runner = JobRunner(host, Registry(), RouteStats(), tests=host)  # type: ignore[arg-type]
+    await runner.run(job, host.document)
+    assert job.state == "done" and job.route == "local", (job.error, job.reason)
+    (written,) = host.written
+    assert "def test_" in written and "add(" in written
+    assert job.reason.endswith("written to /w/test_t.py")
+    assert host.document.text == "def add(a, b):\n    return a + b\n"  # the source untouched
+
+
+async def test_a_test_writing_job_without_the_test_module_port_fails_with_a_message() -> None:
+    host = DiskOnly(_doc("def add(a, b):\n    return a + b\n"))
+    job = Job("job-1", "generateTests", host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        Point(0, 4), Point(0, 4), ""))  # fmt: skip
+    host.jobs.add(job)
+    await JobRunner(host, Registry(), RouteStats()).run(job, host.document)  # type: ignore[arg-type]
+    assert job.state == "failed" and "cannot write test modules" in (job.error or "")
+    assert host.written == []

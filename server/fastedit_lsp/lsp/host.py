@@ -1,4 +1,5 @@
-"""The job pipeline's port (:class:`~fastedit_lsp.pipeline.ports.JobHost`), over the server.
+"""The job pipeline's ports (:class:`~fastedit_lsp.pipeline.ports.JobHost` and, for test
+writing, :class:`~fastedit_lsp.pipeline.ports.TestModuleHost`), over the server.
 
 Each member forwards to the state owner that holds it: the settings (``config``), the documents
 (``documents``), the client channel (``client``), the backend factory (``backends``) and the
@@ -44,7 +45,8 @@ def _job_failed(message: str) -> Exception:
 
 
 class ServerHost:
-    """:class:`~fastedit_lsp.pipeline.ports.JobHost` for one server."""
+    """:class:`~fastedit_lsp.pipeline.ports.JobHost` and
+    :class:`~fastedit_lsp.pipeline.ports.TestModuleHost` for one server."""
 
     def __init__(self, server: FasteditServer) -> None:
         self._server = server

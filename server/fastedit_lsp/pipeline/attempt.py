@@ -25,7 +25,8 @@ from .edits import EditSession
 from .job_run import JobRun
 from .models import Key
 from .offline import MODEL
-from .sources import model_source, offline_source, retarget
+from .region import retarget
+from .sources import model_source, offline_source
 
 
 @dataclass

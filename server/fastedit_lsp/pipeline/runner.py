@@ -20,8 +20,7 @@ from ..actions.registry import Registry
 from ..backends.base import BackendError, NoModelError
 from ..core.document import Document
 from ..core.jobs import Job, State
-from ..core.rewrite_tracking import RewriteTracker
-from . import failover, plan_run, test_module
+from . import failover, plan_run, region, test_module
 from .announce import Announcer
 from .drafts import Drafts, JobFailedError
 from .edits import ConflictError, EditRejectedError
@@ -90,8 +89,7 @@ class JobRunner:
         spec = self.actions.get(job.kind)
         if spec is None:
             raise JobFailedError(f"{job.kind} is not available")
-        if spec.rewrite and not isinstance(job.tracker, RewriteTracker):
-            job.tracker = RewriteTracker.from_region(job.tracker)
+        region.for_action(job, rewrite=spec.rewrite)
         drafts = Drafts(self.host, spec.load(), self.trees, self.tests)
         return JobRun(job, self.host, spec, drafts, announcer, self.no_prediction, self.tests)
 

@@ -11,17 +11,12 @@ from collections.abc import AsyncIterator
 
 from ..actions.base import Draft, Verification
 from ..backends.base import Backend, BackendError, ChatRequest, StreamInfo
-from ..core.document import Document, Point
+from ..core.document import Document
 from ..core.jobs import Attempt, Job
 from .drafts import JobFailedError
 from .offline import NEEDS_MODEL, PIECE, pieces
+from .region import retarget
 from .stream import filtered
-
-
-def retarget(job: Job, document: Document, start: Point, end: Point) -> None:
-    """Move the job's region to ``start``–``end`` (decided before any edit)."""
-    job.tracker.retarget(start, end, document.get_text(start, end))
-    job.range = (document.to_client(start), document.to_client(end))
 
 
 def model_source(backend: Backend, draft: Draft, job: Job, info: StreamInfo) -> AsyncIterator[str]:

@@ -16,7 +16,6 @@ from ..actions.base import Draft, Verification
 from ..backends.base import Backend
 from ..core.document import Document
 from ..core.jobs import Attempt, Job, TestModule
-from ..core.tracking import RegionTracker
 from ..settings import ResolvedProfile
 from .drafts import JobFailedError
 from .edits import EditSession
@@ -24,6 +23,7 @@ from .job_run import JobRun
 from .offline import MODEL, NEEDS_MODEL
 from .passing_tests import keep_passing, passing_only
 from .ports import TestModuleHost
+from .region import move_to_module
 
 
 def _tests(run: JobRun) -> TestModuleHost:
@@ -43,20 +43,12 @@ async def enter(run: JobRun, document: Document, last: ResolvedProfile) -> Docum
     if opened is None:
         await write_on_disk(run, destination, last)
         return None
-    move_to(job, destination, opened)
+    move_to_module(job, destination, opened)
     # A status may have named the job's first document already: editors that group a job's
     # edits by the documents its status names (Neovim's one undo step) learn where they land
     # before the first one does.
     run.host.status(job)
     return opened
-
-
-def move_to(job: Job, destination: TestModule, document: Document) -> None:
-    """Move the job to the end of the test module (it appends there)."""
-    end = document.end
-    job.uri = destination.uri
-    job.tracker = RegionTracker(end, end, "")
-    job.range = (document.to_client(end), document.to_client(end))
 
 
 async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedProfile) -> None:

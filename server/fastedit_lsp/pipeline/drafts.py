@@ -92,10 +92,10 @@ class Drafts:
 
             def progress(done: int) -> None:
                 job.activity = f"recording {name} ({done}/{total})"
-                host.report(job)
+                tests.report(job)
 
             job.activity = f"recording {name}"
-            host.report(job)
+            tests.report(job)
             try:
                 return await tests.record(destination, plan, progress)
             finally:

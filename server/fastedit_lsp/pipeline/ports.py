@@ -89,10 +89,6 @@ class JobHost(Protocol):
         """Show the job's progress (the pipeline runs this beside the job)."""
         ...
 
-    def report(self, job: Job) -> None:
-        """Report the job's progress now (what it is busy with changed)."""
-        ...
-
     def end(self, job: Job) -> None:
         """End the job's progress; show a failure."""
         ...
@@ -101,6 +97,11 @@ class JobHost(Protocol):
 class TestModuleHost(Protocol):
     """What a job that writes a test module (``strategy: test_module``) also touches: the
     module's file, and (opt-in) pytest and the recorder on the user's code."""
+
+    def report(self, job: Job) -> None:
+        """Report the job's progress now (what it is busy with changed: the recorder's
+        variants)."""
+        ...
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find (or create) the test module for a test-writing job on ``source``; the editor's

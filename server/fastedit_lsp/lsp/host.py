@@ -1,4 +1,5 @@
-"""The job pipeline's port (:class:`~fastedit_lsp.pipeline.ports.JobHost`), over the server.
+"""The job pipeline's ports (:class:`~fastedit_lsp.pipeline.ports.JobHost` and, for test
+writing, :class:`~fastedit_lsp.pipeline.ports.TestModuleHost`), over the server.
 
 Each member forwards to the state owner that holds it: the settings (``config``), the documents
 (``documents``), the client channel (``client``), the backend factory (``backends``) and the
@@ -38,13 +39,14 @@ REFUSALS = {
 
 def _job_failed(message: str) -> Exception:
     """The pipeline's own failure (imported on first use, with the pipeline)."""
-    from ..pipeline.runner import JobFailedError
+    from ..pipeline.drafts import JobFailedError
 
     return JobFailedError(message)
 
 
 class ServerHost:
-    """:class:`~fastedit_lsp.pipeline.ports.JobHost` for one server."""
+    """:class:`~fastedit_lsp.pipeline.ports.JobHost` and
+    :class:`~fastedit_lsp.pipeline.ports.TestModuleHost` for one server."""
 
     def __init__(self, server: FasteditServer) -> None:
         self._server = server

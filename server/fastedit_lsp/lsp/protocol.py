@@ -63,6 +63,8 @@ from ..core import json_codec
 from . import warmup
 
 if TYPE_CHECKING:
+    from cattrs import Converter
+
     from .server import FasteditServer
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,11 @@ class FasteditProtocol(LanguageServerProtocol):
         self._shutting_down = False
         #: Writes still draining (the TCP transport's; stdio writes at once).
         self._writes: set[asyncio.Future[Any]] = set()
+
+    @property
+    def converter(self) -> Converter:
+        """pygls' converter (private in pygls), for the warm-up of the messages' code."""
+        return self._converter
 
     def requests_pending(self, ignore: Container[object] = ()) -> bool:
         """Whether a request, the client's or the server's, waits for its answer (a request

@@ -138,7 +138,8 @@ class FasteditServer(PatchedLanguageServer):
             from ..pipeline.runner import JobRunner
             from .host import ServerHost
 
-            self._runner = JobRunner(ServerHost(self), self.actions, RouteStats())
+            host = ServerHost(self)  # both ports: what every job needs, and test writing's
+            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host)
         return self._runner
 
     @property

@@ -21,6 +21,9 @@ import attrs
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from cattrs import Converter
+
+    from .protocol import FasteditProtocol
     from .server import FasteditServer
 
 _URI = "file:///fastedit-warm-up.py"
@@ -109,13 +112,18 @@ PROGRESS = (
 )
 
 
+def _converter(server: FasteditServer) -> Converter:
+    """pygls' converter, as the module of pygls fixes exposes it."""
+    return typing.cast("FasteditProtocol", server.protocol).converter
+
+
 def exchange(server: FasteditServer, message: Message) -> None:
     """Read and write a sample of ``message`` and of its answer: the code for exactly the
     classes they hold (the job's messages, before its first edit: 17 ms for all, against
     39 ms for every class they could hold)."""
     method, params, result = message
     protocol = server.protocol
-    converter = protocol._converter
+    converter = _converter(server)
     answer = protocol.get_result_type(method)
     sample: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if answer is not None:
@@ -128,7 +136,7 @@ def exchange(server: FasteditServer, message: Message) -> None:
 
 def exchange_progress(server: FasteditServer) -> None:
     """Write each kind of ``$/progress`` value."""
-    converter = server.protocol._converter
+    converter = _converter(server)
     for value in PROGRESS:
         converter.unstructure(types.ProgressParams(token="w", value=value))
 
@@ -163,7 +171,7 @@ def make_code(server: FasteditServer, pending: list[type], seconds: float) -> No
     each, until ``seconds`` have passed (for the warm-up's thread: one slice at a time, so that
     a message arriving waits for one slice). Every class a message could hold: for the
     messages of a session's later use."""
-    converter = server.protocol._converter
+    converter = _converter(server)
     ends = time.perf_counter() + seconds
     while pending and time.perf_counter() < ends:
         kind = pending.pop(0)

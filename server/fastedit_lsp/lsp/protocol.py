@@ -1,7 +1,7 @@
 """Every pygls 2.1.1 workaround, in one place: upgrading pygls means reading this module.
 
 - ``$/cancelRequest`` cancels only the outer future of an ``executeCommand``: the command's own
-  coroutine is cancelled too (:attr:`ClientChannel.cancellable`).
+  coroutine is cancelled too (:attr:`ProtocolHooks.cancellable`).
 - Every async handler's future stayed in ``_request_futures`` forever: forgotten once done.
 - A request whose params do not fit its type was dropped (the client waited forever): -32602; a
   notification's method sent as a request: -32600; a malformed notification: one log line.
@@ -37,7 +37,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Container, Generator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Protocol
 
 import attrs
 from lsprotocol import types
@@ -60,10 +62,6 @@ from pygls.protocol.json_rpc import (
 )
 
 from ..core import json_codec
-from . import warmup
-
-if TYPE_CHECKING:
-    from .server import FasteditServer
 
 log = logging.getLogger(__name__)
 #: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
@@ -101,10 +99,66 @@ def _keep_hooks(converter: Any) -> None:
         dispatcher.dispatch = dispatch
 
 
+class DocumentEvents(Protocol):
+    """Where the document notifications go (``features.sync`` fans them out to their owners)."""
+
+    def opened(self, params: types.DidOpenTextDocumentParams) -> None: ...
+
+    def changed(self, params: types.DidChangeTextDocumentParams) -> None: ...
+
+    def closed(self, params: types.DidCloseTextDocumentParams) -> None: ...
+
+
+class MessageClock(Protocol):
+    """When the client's last message came, and the gate a message is handled under while
+    background imports are pending (``warmup.ImportGate``)."""
+
+    last_message: float
+
+    @property
+    def pending(self) -> bool: ...
+
+    def foreground(self) -> AbstractContextManager[None]: ...
+
+
+class _NoDocuments:
+    def opened(self, params: types.DidOpenTextDocumentParams) -> None:
+        pass
+
+    def changed(self, params: types.DidChangeTextDocumentParams) -> None:
+        pass
+
+    def closed(self, params: types.DidCloseTextDocumentParams) -> None:
+        pass
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.last_message = time.monotonic()
+
+    @property
+    def pending(self) -> bool:
+        return False
+
+    def foreground(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+
+@dataclass
+class ProtocolHooks:
+    """All the protocol reaches of the server: the document events, the clock of the last
+    message, and the running requests ``$/cancelRequest`` must be able to stop."""
+
+    documents: DocumentEvents = field(default_factory=_NoDocuments)
+    clock: MessageClock = field(default_factory=_Clock)
+    #: Request id -> the task running its handler (a command registers itself while it runs).
+    cancellable: dict[Any, asyncio.Task[Any]] = field(default_factory=dict)
+
+
 class FasteditProtocol(LanguageServerProtocol):
     """pygls' protocol with the document sync and request cancellation fastedit needs."""
 
-    _server: FasteditServer
+    _server: PatchedLanguageServer
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -124,7 +178,7 @@ class FasteditProtocol(LanguageServerProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # pygls 2.1.1 cancels only the outer future of an executeCommand, so the command's own
         # coroutine keeps running: cancel it too.
-        task = self._server.client.cancellable.pop(msg_id, None)
+        task = self._server.hooks.cancellable.pop(msg_id, None)
         super()._handle_cancel_notification(msg_id)
         if task is not None and not task.cancelling():  # once (see Job.stop)
             task.cancel()
@@ -258,7 +312,8 @@ class FasteditProtocol(LanguageServerProtocol):
         version = getattr(message, "jsonrpc", None)
         if version == _HANDLED:
             return
-        self._server.imports.last_message = time.monotonic()
+        hooks = self._server.hooks
+        hooks.clock.last_message = time.monotonic()
         if isinstance(message, list) and message:
             # A JSON-RPC batch (LSP has none): each message is handled, each answer sent alone.
             for item in message:
@@ -292,11 +347,11 @@ class FasteditProtocol(LanguageServerProtocol):
         # they are (RPCRequest: id, method, params; RPCNotification: method, params;
         # RPCResponse: id, result; else an error response).
         ctx = contextvars.copy_context()
-        imports = self._server.imports
-        if not imports.pending:  # the usual case: no context manager on every keystroke
+        clock = hooks.clock
+        if not clock.pending:  # the usual case: no context manager on every keystroke
             self._dispatch(ctx, message)
             return
-        with imports.foreground():
+        with clock.foreground():
             self._dispatch(ctx, message)
 
     def _dispatch(self, ctx: contextvars.Context, message: Any) -> None:
@@ -338,24 +393,15 @@ class FasteditProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        self._server.documents.open(params)
-        item = params.text_document
-        warmup.grammar(self._server, item.uri, item.language_id)
+        self._server.hooks.documents.opened(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        started = time.perf_counter()
-        server = self._server
-        server.documents.change(params)
-        uri = params.text_document.uri
-        server.client.flags.on_change(uri, server.documents.get(uri), server.jobs)
-        if (refresher := server.parse_refresher) is not None:
-            refresher.changed(uri)
-        server.timings.record("didChange", time.perf_counter() - started)
+        self._server.hooks.documents.changed(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self._server.documents.close(params)
+        self._server.hooks.documents.closed(params)
 
 
 def _generic_type(data: dict[str, Any]) -> type[Any]:
@@ -395,6 +441,8 @@ class PatchedLanguageServer(LanguageServer):
             protocol_cls=FasteditProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
+        #: What the protocol reaches of the server (the subclass hands in its owners).
+        self.hooks = ProtocolHooks()
         pygls_log = logging.getLogger("pygls.server")
         if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
             pygls_log.addFilter(_OneLine())

@@ -40,7 +40,7 @@ def register(server: FasteditServer) -> None:
         # Before the warm-up starts the process' first thread.
         memory.one_arena()
         # First, so that its thread imports while the settings are validated on the loop.
-        ls.spawn(warm_up(ls))
+        ls.spawn(warm_up(ls.warm_up_owners()))
         ls.config.reload()
         ls.client.send_status(None)
         await _pull_configuration(ls)
@@ -65,9 +65,7 @@ def register(server: FasteditServer) -> None:
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: FasteditServer, params: types.WorkDoneProgressCancelParams) -> None:
         """window/workDoneProgress/cancel: the progress' cancel button stops its job."""
-        job = ls.client.progress_jobs.get(str(params.token))
-        if job is not None:
-            job.stop(None)
+        ls.reporter.cancel_progress(str(params.token))
 
 
 async def _pull_configuration(ls: FasteditServer) -> None:

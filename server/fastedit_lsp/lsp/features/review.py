@@ -1,12 +1,11 @@
-"""workspace/executeCommand: ``fastedit.revertHunk`` and ``fastedit.keepAll`` (``lsp.review``)."""
+"""workspace/executeCommand: ``fastedit.revertHunk`` and ``fastedit.keepAll`` (``lsp.review``,
+through the job reporter)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
-
-from .. import review
 
 # Imported at run time: pygls reads the handlers' annotations.
 from ..server import FasteditServer
@@ -22,7 +21,10 @@ def register(server: FasteditServer) -> None:
         job = ls.jobs.get(a.jobId)
         if job is None:
             raise JsonRpcInvalidParams(f"fastedit.revertHunk: jobId: no job {a.jobId}")
-        return await review.revert_hunk(ls, job, a.hunk)
+        result = await ls.reporter.review.revert_hunk(job, a.hunk)
+        if result["reverted"]:
+            ls.reporter.hunk_reverted(job)
+        return result
 
     @server.command("fastedit.keepAll")
     async def keep_all(ls: FasteditServer, *args: Any) -> dict[str, Any]:
@@ -33,6 +35,4 @@ def register(server: FasteditServer) -> None:
         job = ls.jobs.get(a.jobId)
         if job is None:
             raise JsonRpcInvalidParams(f"fastedit.keepAll: jobId: no job {a.jobId}")
-        reviewed = job.review
-        review.end_review(ls, job)
-        return {"kept": reviewed}
+        return {"kept": ls.reporter.kept(job)}

@@ -58,6 +58,8 @@ AT_START_UP = (
     "fastedit_lsp.lsp.flags",
     "fastedit_lsp.lsp.next_edits",
     "fastedit_lsp.lsp.protocol",
+    # The start-up self-check of the pygls internals the protocol's patches use.
+    "fastedit_lsp.lsp.pygls_internals",
     "fastedit_lsp.lsp.reporter",
     "fastedit_lsp.lsp.review",
     "fastedit_lsp.lsp.server",

@@ -43,6 +43,13 @@ def register(server: FasteditServer) -> None:
         ls.spawn(warm_up(ls.warm_up_owners()))
         ls.config.reload()
         ls.client.send_status(None)
+        if problems := ls.internals.problems():
+            # A fix of a pygls defect could not be applied: said, never silently dropped.
+            ls.client.show_message(
+                "fastedit: " + "; ".join(problems) + ". Install the pygls and cattrs versions "
+                "fastedit-lsp pins (fastedit-lsp doctor lists what is off).",
+                types.MessageType.Warning,
+            )
         await _pull_configuration(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

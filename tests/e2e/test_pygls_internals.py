@@ -11,8 +11,7 @@ import sys
 from typing import Any
 
 from fastedit_lsp.tools.lsp_client import LspClient
-
-from .harness import hermetic_env
+from tests.support.harness import hermetic_env
 
 #: The server, started as ``fastedit-lsp serve --stdio`` after deleting one pygls internal.
 WITHOUT_CANCEL = (

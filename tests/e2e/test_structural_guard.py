@@ -87,7 +87,7 @@ NOT_AT_START_UP = (
     "fastedit_lsp.actions.syntax",
     "fastedit_lsp.actions.write_tests",
     "fastedit_lsp.backends.openai",
-    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.budget",
     "fastedit_lsp.completion.text",
 )
 

@@ -85,7 +85,7 @@ JOB_MODULES = (
 COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
-    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.budget",
     "fastedit_lsp.completion.text",
     # Next-edit suggestions: the engine and its model path.
     "fastedit_lsp.engines.next_edit.predict",

@@ -685,10 +685,6 @@ SERVER_NAMED_BY_FEATURES = frozenset(
         "lsp.features.commands",
         "lsp.features.completions",
         "lsp.features.debug_stats",
-        "lsp.features.debug_timings",
-        "lsp.features.lifecycle",
-        "lsp.features.next_edit",
-        "lsp.features.review",
         "lsp.features.run",
     }
 )

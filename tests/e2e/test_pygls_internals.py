@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from fastedit_lsp.tools.lsp_client import LspClient
-from tests.support.harness import hermetic_env
+from tests.support.harness import HANG_GUARD, hermetic_env
 
 #: The server, started as ``fastedit-lsp serve --stdio`` after deleting one pygls internal.
 WITHOUT_CANCEL = (
@@ -30,12 +30,14 @@ async def _session(command: list[str] | None) -> tuple[LspClient, list[dict[str,
         shown.append(params) if method == "window/showMessage" else None
     )
     await client.request(
-        "initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}}, seconds=60
+        "initialize",
+        {"processId": os.getpid(), "rootUri": None, "capabilities": {}},
+        seconds=HANG_GUARD,
     )
     client.notify("initialized", {})
     # The status request is answered after initialized was handled (messages are handled in
     # order, and initialized shows its message before it awaits anything).
-    await client.command("fastedit.status", seconds=60)
+    await client.command("fastedit.status", seconds=HANG_GUARD)
     return client, shown
 
 
@@ -49,7 +51,7 @@ async def test_a_correctness_fix_that_cannot_be_applied_is_shown_to_the_user() -
         assert "_handle_cancel_notification not found" in message
         assert "fastedit-lsp doctor" in message
     finally:
-        assert await asyncio.wait_for(client.shutdown(), 30) == 0
+        assert await asyncio.wait_for(client.shutdown(), HANG_GUARD) == 0
 
 
 async def test_with_the_pinned_pygls_no_fix_is_reported_off() -> None:
@@ -57,4 +59,4 @@ async def test_with_the_pinned_pygls_no_fix_is_reported_off() -> None:
     try:
         assert not [m for m in shown if "pygls" in m["message"]], shown
     finally:
-        assert await asyncio.wait_for(client.shutdown(), 30) == 0
+        assert await asyncio.wait_for(client.shutdown(), HANG_GUARD) == 0

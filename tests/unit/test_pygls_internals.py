@@ -5,6 +5,7 @@ shows the user after ``initialized`` and the doctor prints)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import logging
@@ -36,7 +37,7 @@ def test_with_the_pinned_pygls_and_cattrs_every_patch_finds_its_internals() -> N
     assert server.internals.problems() == []
 
 
-def test_a_speed_patch_whose_internal_is_gone_falls_back_to_pygls_and_logs_one_line(
+async def test_a_speed_patch_whose_internal_is_gone_falls_back_to_pygls_and_logs_one_line(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     _hide_from_the_check(monkeypatch, "dispatch")
@@ -71,6 +72,11 @@ def test_a_speed_patch_whose_internal_is_gone_falls_back_to_pygls_and_logs_one_l
     assert calls == [message]
     document = server.documents.get(uri)
     assert document is not None and document.text == "x"
+    await server.close()
+    tasks = list(server.tasks)  # the document's git check, the grammar's warm-up
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def test_a_correctness_fix_whose_internal_is_gone_is_reported_not_dropped(

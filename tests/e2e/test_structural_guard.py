@@ -54,9 +54,13 @@ AT_START_UP = (
     "fastedit_lsp.lsp.features.next_edit",
     "fastedit_lsp.lsp.features.review",
     "fastedit_lsp.lsp.features.run",
+    "fastedit_lsp.lsp.features.sync",
     "fastedit_lsp.lsp.flags",
     "fastedit_lsp.lsp.next_edits",
     "fastedit_lsp.lsp.protocol",
+    # The start-up self-check of the pygls internals the protocol's patches use.
+    "fastedit_lsp.lsp.pygls_internals",
+    "fastedit_lsp.lsp.reporter",
     "fastedit_lsp.lsp.review",
     "fastedit_lsp.lsp.server",
     "fastedit_lsp.lsp.stdio",
@@ -83,7 +87,7 @@ NOT_AT_START_UP = (
     "fastedit_lsp.actions.syntax",
     "fastedit_lsp.actions.write_tests",
     "fastedit_lsp.backends.openai",
-    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.budget",
     "fastedit_lsp.completion.text",
 )
 

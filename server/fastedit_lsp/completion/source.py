@@ -26,8 +26,9 @@ from ..core.uris import to_fs_path
 if TYPE_CHECKING:
     from ..backends.fim import FimKind, FimRequest
     from ..settings import ResolvedProfile, Settings
-    from . import context as completion_context
+    from . import budget
     from .engine import CompletionEngine, CompletionQuery, Opener, Suggestion
+    from .snippets import OpenDocument
 
 #: What the cache and typed-ahead reuse compare, and the post-processing looks at (characters).
 QUERY_PREFIX_CHARS = 4096
@@ -89,7 +90,7 @@ class CompletionSources:
         self._log = log
         self._engine: CompletionEngine | None = None
         #: Other open documents as completion context, per URI: (version, indexed document).
-        self._context_documents: dict[str, tuple[int, completion_context.OpenDocument]] = {}
+        self._context_documents: dict[str, tuple[int, OpenDocument]] = {}
         #: Completion failures already logged (completions fire on every keystroke).
         self._errors: set[str] = set()
         #: Recent completions' server time (ms, the model's and the debounce's excluded).
@@ -228,14 +229,14 @@ class CompletionSources:
         self, profile: ResolvedProfile, settings: Settings, document: Document, cursor: Point
     ) -> Opener:
         def open_stream(query: CompletionQuery) -> AsyncIterator[str]:
-            from . import context as completion_context
+            from . import budget
 
             others = [
                 self._context_document(uri, d)
                 for uri, d in self._documents()
                 if uri != document.uri and self._excluded(uri) is None
             ]
-            context = completion_context.build(
+            context = budget.build(
                 document,
                 cursor,
                 path=to_fs_path(document.uri) or document.uri,
@@ -254,7 +255,7 @@ class CompletionSources:
         settings: Settings,
         document: Document,
         cursor: Point,
-        context: completion_context.CompletionContext,
+        context: budget.CompletionContext,
         query: CompletionQuery,
     ) -> AsyncIterator[str]:
         if await self._excluded_checked(document.uri) is not None:
@@ -277,16 +278,14 @@ class CompletionSources:
             if text := self._lookup(document, cursor):
                 yield text
 
-    def _context_document(self, uri: str, document: Document) -> completion_context.OpenDocument:
+    def _context_document(self, uri: str, document: Document) -> OpenDocument:
         """One ``OpenDocument`` per document version: it indexes itself once, on first use."""
-        from . import context as completion_context
+        from .snippets import OpenDocument
 
         cached = self._context_documents.get(uri)
         if cached is not None and cached[0] == document.version:
             return cached[1]
-        fresh = completion_context.OpenDocument(
-            to_fs_path(uri) or uri, document.text, document.language_id
-        )
+        fresh = OpenDocument(to_fs_path(uri) or uri, document.text, document.language_id)
         self._context_documents[uri] = (document.version, fresh)
         return fresh
 
@@ -303,7 +302,7 @@ async def _model_text(
     backend: CompletionBackend,
     profile: ResolvedProfile,
     settings: Settings,
-    context: completion_context.CompletionContext,
+    context: budget.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
     from ..backends.fim import FimRequest

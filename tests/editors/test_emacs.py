@@ -175,7 +175,7 @@ def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
         env,
         """
 (fe-key "x SPC + SPC C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 """,
     )
@@ -195,13 +195,13 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
         """
 (fe-observe "confirm-setting" eglot-confirm-server-initiated-edits)
 (fe-key "C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "mode-line" (fe-lighter))
 (fe-observe "undo" (fe-undo 1))
 ;; The same action again, then fastedit's own revert (one versioned edit from the server).
 (fe-key "C-c / c")
-(fe-observe "second" (fe-job (car fe-started)))
+(fe-observe "second" (fe-job (fe-last-started)))
 (fe-observe "streamed-again" (buffer-string))
 (fe-key "C-c / u")
 (fe-observe "reverted" (buffer-string))
@@ -236,7 +236,7 @@ def test_text_beyond_ascii_streams_into_the_buffer_exactly(
 (fe-open "unicode.py" {lisp(original)})
 (goto-char (point-max))
 (fe-key "C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 (fe-finish)
@@ -260,7 +260,7 @@ def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(
 (set-mark (point))
 (end-of-line)
 (fe-key "C-c / e u s e SPC s y s SPC i n s t e a d RET") ; the instruction, in the minibuffer
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -347,7 +347,7 @@ def test_typing_during_a_stream_is_never_undone_together_with_the_job(
 (save-excursion (goto-char (point-min)) (fe-key "#"))
 (fe-wait "the last chunk" (lambda () (string-match-p "3)" (buffer-string))))
 (fe-key "C-c / k")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "final" (buffer-string))
 (fe-observe "undo" (fe-undo 3))
 """,
@@ -423,7 +423,7 @@ def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
 (set-mark (point))
 (forward-line 12)
 (fe-key "C-c / e f a s t RET")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (goto-char (point-min))
 (forward-line 9)
@@ -455,7 +455,7 @@ def test_a_user_action_bound_to_a_key_rewrites_the_function(
 (goto-char (point-min))
 (forward-line 1)
 (fe-key "C-c / d")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (fe-observe "ids" (vconcat (fastedit--action-ids)))
 """,
@@ -506,7 +506,7 @@ def test_regex_key_writes_the_pattern_below_the_examples_and_one_undo_restores(
         """
 (forward-line 2)
 (fe-key "C-c / r")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "written" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -539,7 +539,7 @@ def test_fix_syntax_key_repairs_the_region_and_one_undo_restores(
 (set-mark (point))
 (goto-char (point-max))
 (fe-key "C-c / s")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "fixed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -581,7 +581,7 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         """
 (forward-line 6)
 (fe-key "C-c / t")
-(let* ((record (fe-observe "record" (fe-job (car fe-started))))
+(let* ((record (fe-observe "record" (fe-job (fe-last-started))))
        (file (eglot--uri-to-path (plist-get record :uri))))
   (fe-observe "source" (buffer-string))
   (fe-observe "source-file" (with-temp-buffer (insert-file-contents "work.py") (buffer-string)))
@@ -636,7 +636,7 @@ def test_cancel_key_stops_a_running_stream_and_what_landed_stays(
 (fe-key "C-c / c")
 (fe-wait "some streamed text" (lambda () (string-match-p "compute" (buffer-string))))
 (fe-key "C-c / k")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,

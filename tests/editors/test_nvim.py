@@ -360,6 +360,51 @@ def test_regex_key_on_a_selected_example_block_lands_and_undoes_in_one_step(
     assert session.text() == REGEX_SOURCE
 
 
+def test_complete_the_rest_and_regex_leave_the_cursor_after_their_text(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 10)  # on the last character of "    return "
+    session.press(session.key("complete_rest"))
+    assert session.wait_job(session.last_job())["state"] == "done"
+    session.wait(lambda: session.nvim.current.buffer[1] == "    return a + b", "the completion")
+    # Normal mode: on the completion's last character, so the next `a` types after it.
+    assert tuple(session.nvim.current.window.cursor) == (2, len("    return a + b") - 1)
+    session.press("a  # sum<Esc>")
+    session.wait(
+        lambda: session.nvim.current.buffer[1] == "    return a + b  # sum", "typing after it"
+    )
+    # Regex: after the pattern below the block, though an import lands above it too.
+    _open(session, "dates.py", REGEX_SOURCE)
+    stub.script(_stream("\\d{4}-\\d{2}-\\d{2}", tps=60))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    assert session.wait_job(session.last_job())["state"] == "done"
+    pattern = 'ISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")'
+    session.wait(lambda: pattern in session.text(), "the pattern")
+    row, column = session.nvim.current.window.cursor
+    assert session.nvim.current.buffer[row - 1] == pattern, (row, session.text())
+    assert column == len(pattern) - 1
+
+
+def test_a_moved_cursor_stays_where_the_user_put_it(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b  # " + "x" * 60, tps=40))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    session.wait(lambda: "a + b" in session.nvim.current.buffer[1], "the first tokens")
+    session.press("gg")
+    moved = session.wait(
+        lambda: (c := session.nvim.current.window.cursor)[0] == 1 and tuple(c), "the move"
+    )
+    assert session.wait_job(session.last_job())["state"] == "done"
+    session.wait(lambda: session.nvim.current.buffer[1].endswith("x" * 60), "the whole completion")
+    assert tuple(session.nvim.current.window.cursor) == moved
+
+
 def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
     _open(session, "calc.py", SOURCE)
     stub.script(_stream("a + b  # " + "x" * 300, tps=30))

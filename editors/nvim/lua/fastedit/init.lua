@@ -200,6 +200,9 @@ end
 
 -- Actions -------------------------------------------------------------------------------------
 
+--- The jobs that leave the cursor after the text they write (unless the user moves it).
+local FOLLOWING = { ['fastedit.completeRest'] = true, ['fastedit.generateRegex'] = true }
+
 --- Start a job on the current buffer; remembers its id (M.last_job()).
 --- @param command string
 --- @param build fun(bufnr: integer, uri: string, encoding: string): table? the argument
@@ -212,6 +215,9 @@ local function start_job(command, build)
   local argument = build(bufnr, vim.uri_from_bufnr(bufnr), client.offset_encoding)
   if argument == nil then
     return
+  end
+  if FOLLOWING[command] then
+    undo.follow(bufnr)
   end
   M.execute(command, argument, { bufnr = bufnr, need_buffer = true }, function(result)
     if type(result) == 'table' and result.jobId then

@@ -209,6 +209,9 @@ function M.update_job(job)
       undo.running[uri] = nil
     end
   end
+  if FINISHED[job.state] and uri and undo.running[uri] == nil then
+    undo.stop_following(uri)
+  end
   if FINISHED[job.state] and not notified[job.jobId] then
     notified[job.jobId] = true
     -- A failed job was already reported by the server (window/showMessage): one message only.

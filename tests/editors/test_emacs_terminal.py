@@ -27,9 +27,8 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .emacs_driver import ELISP, emacs, skip_or_fail
-from .polling import poll
+from tests.support.editors.emacs_driver import ELISP, emacs, skip_or_fail
+from tests.support.editors.polling import poll
 
 WIDTH, HEIGHT = 120, 36
 #: A hang guard: a job's text lands in well under a second; a first start loads three servers.

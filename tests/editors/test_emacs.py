@@ -118,6 +118,10 @@ def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
   (fe-observe "guessed" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
 (let ((eglot-server-programs '((python-mode . ("localhost" 6000)))))
   (fe-observe "not-composable" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
+(fe-observe "missing" (words (funcall (fastedit-eglot-setup 'python-mode '("no-such-lsp")))))
+(let ((fastedit-rass-command '("no-such-rass")))
+  (fe-observe "no-rass" (words (funcall (fastedit-eglot-setup 'python-mode '("jedi-language-server"))))))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
 (with-temp-file (getenv "FASTEDIT_TEST_OUT") (insert (json-encode (reverse fe-observations))))
 (kill-emacs 0)
 """
@@ -131,6 +135,11 @@ def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
     assert seen["guessed"] == [rass, "--", *jedi, "--", *fastedit, *options]
     # A TCP contact cannot be composed: fastedit-lsp runs alone (with a warning).
     assert seen["not-composable"] == [*fastedit, *options]
+    # The user's server (or rass) not installed: fastedit runs alone, said in one line each.
+    assert seen["missing"] == [*fastedit, *options]
+    assert seen["no-rass"] == [*fastedit, *options]
+    assert "fastedit: no-such-lsp not found: fastedit-lsp runs alone" in seen["messages"]
+    assert "fastedit: no-such-rass not found: fastedit-lsp runs alone" in seen["messages"]
 
 
 def test_toggle_key_switches_the_server_mode_and_the_mode_line_follows(

@@ -120,7 +120,8 @@ def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
   (fe-observe "not-composable" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
 (fe-observe "missing" (words (funcall (fastedit-eglot-setup 'python-mode '("no-such-lsp")))))
 (let ((fastedit-rass-command '("no-such-rass")))
-  (fe-observe "no-rass" (words (funcall (fastedit-eglot-setup 'python-mode '("jedi-language-server"))))))
+  (fe-observe "no-rass"
+              (words (funcall (fastedit-eglot-setup 'python-mode '("jedi-language-server"))))))
 (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
 (with-temp-file (getenv "FASTEDIT_TEST_OUT") (insert (json-encode (reverse fe-observations))))
 (kill-emacs 0)

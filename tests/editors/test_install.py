@@ -172,3 +172,23 @@ def test_the_emacs_readmes_manual_snippet_loads_the_installed_package(
     lines = out.strip().splitlines()
     assert lines[-2].startswith(str(bin_dir.parent / "lib")), out
     assert lines[-1] == "t", out
+
+
+def test_fastedit_lsp_stub_prints_the_settings_that_point_fastedit_at_it(
+    installed: tuple[Path, dict[str, str]],
+) -> None:
+    _bin_dir, env = installed
+    stub = subprocess.Popen(
+        ["fastedit-lsp", "stub"], env=env, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+    try:
+        assert stub.stdout is not None
+        lines = [stub.stdout.readline() for _ in range(4)]
+    finally:
+        stub.terminate()
+        stub.wait(timeout=30)
+    url = lines[0].removeprefix("listening on ").strip()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", url), lines
+    assert f"export FASTEDIT_FAST_BASE_URL={url} FASTEDIT_FAST_MODEL=stub-fast\n" in lines
+    assert f"export FASTEDIT_STANDARD_BASE_URL={url} FASTEDIT_STANDARD_MODEL=stub-strong\n" in lines
+    assert stub.returncode == 0

@@ -981,11 +981,31 @@ dismiss it with `fastedit-dismiss-next-edit'."
   "Seconds after the last change before asking for the next edit."
   :type 'number)
 
-(defface fastedit-next-edit-delete '((t :strike-through t :inherit shadow))
+;; A background as well as the strike-through: a terminal may not draw strike-through, and the
+;; replaced text then read as part of the new (\"namelabel\").
+(defface fastedit-next-edit-delete
+  '((((class color) (min-colors 88) (background dark))
+     :strike-through t :background "#603030")
+    (((class color) (min-colors 88) (background light))
+     :strike-through t :background "#ffd0d0")
+    (((class color)) :strike-through t :background "red" :foreground "white")
+    (t :strike-through t :inverse-video t))
   "Face of the text a next-edit suggestion replaces.")
 
-(defface fastedit-next-edit-add '((t :inherit success))
+(defface fastedit-next-edit-add
+  '((((class color) (min-colors 88) (background dark)) :background "#2e5030")
+    (((class color) (min-colors 88) (background light)) :background "#d0ffd0")
+    (((class color)) :background "green" :foreground "black")
+    (t :inherit success))
   "Face of the text a next-edit suggestion inserts.")
+
+(defface fastedit-next-edit-hint '((t :inherit shadow))
+  "Face of the key hint shown after a next-edit suggestion.")
+
+(defun fastedit--next-edit-hint ()
+  "The hint shown after a suggestion: the key that accepts it, or nil."
+  (let ((key (where-is-internal #'fastedit-accept-next-edit nil t)))
+    (and key (format "  [%s accepts]" (key-description key)))))
 
 (defvar-local fastedit--next-edit nil
   "The suggestion shown here: (OVERLAY EDIT ID TICK), or nil.
@@ -997,6 +1017,8 @@ TICK is the buffer's modification tick it was made for.")
 (defun fastedit--next-edit-clear ()
   "Remove the suggestion shown here."
   (when fastedit--next-edit
+    (when-let ((hint (overlay-get (car fastedit--next-edit) 'fastedit-hint)))
+      (delete-overlay hint))
     (delete-overlay (car fastedit--next-edit))
     (setq fastedit--next-edit nil)))
 
@@ -1055,6 +1077,12 @@ TICK is the buffer's modification tick it was made for.")
       (overlay-put overlay 'face 'fastedit-next-edit-delete))
     (overlay-put overlay 'after-string
                  (propertize (plist-get edit :text) 'face 'fastedit-next-edit-add))
+    ;; The key that accepts it, at the end of its line.
+    (when-let ((hint (fastedit--next-edit-hint)))
+      (let* ((eol (save-excursion (goto-char (cdr region)) (line-end-position)))
+             (end (make-overlay eol eol nil t nil)))
+        (overlay-put end 'after-string (propertize hint 'face 'fastedit-next-edit-hint))
+        (overlay-put overlay 'fastedit-hint end)))
     (setq fastedit--next-edit
           (list overlay edit id (buffer-chars-modified-tick)))))
 

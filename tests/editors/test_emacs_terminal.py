@@ -337,3 +337,33 @@ def test_the_cursor_ends_after_the_completed_text_and_the_pattern(
             row,
             screen,
         )
+
+
+RENAME = """def total(items, scale):
+    count = 0
+    for item in items:
+        count += item * scale
+    return count
+"""
+
+
+def test_a_next_edit_suggestion_shows_its_key_and_the_replaced_text_in_a_terminal(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    with _emacs(tmp_path, None, False, ("calc.py", RENAME)) as (terminal, _project):
+        # Rename "count" to "acc" on line 2: the next occurrence is suggested on line 4.
+        terminal.goto_line(2)
+        terminal.keys("M-f", "M-b", "M-d")
+        terminal.type("acc")
+        screen = terminal.wait(lambda s: "accepts]" in s, "the suggestion's key hint")
+        line = next(row for row in screen.split("\n") if "+= item" in row)
+        # The replaced text and the new one side by side, then the key.
+        assert line.startswith("        countacc += item * scale  [C-c / n accepts]"), line
+        # The replaced text is drawn apart (a background), not only struck through (which a
+        # terminal may not draw: "countacc" would read as one word).
+        colours = terminal.tmux("capture-pane", "-p", "-e", "-t", "emacs")
+        row = next(r for r in colours.split("\n") if "+= item" in r)
+        start = row.index("count")
+        assert re.search(r"\x1b\[[0-9;]*4[0-9;]*m$", row[:start]), repr(row)
+        terminal.keys("C-c", "/", "n")
+        terminal.wait(lambda s: "        acc += item * scale" in s, "the accepted suggestion")

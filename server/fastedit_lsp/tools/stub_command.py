@@ -27,14 +27,15 @@ def environment(base_url: str) -> str:
 async def _serve(out: TextIO, port: int, answer: Answer) -> None:
     server = await StubModelServer.start("127.0.0.1", port, DEFAULT_MODELS, default=answer)
     async with server as stub:
+        # SIGTERM stops it cleanly from the first line printed on (a script reads, then stops it).
+        stop = asyncio.Event()
+        with contextlib.suppress(NotImplementedError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         out.write(f"listening on {stub.base_url}\n")
         out.write("In the shell that starts your editor (fastedit-lsp reads them at start):\n")
         out.write(environment(stub.base_url))
         out.write("Every answer is the same sample text. Stop with Ctrl-C.\n")
         out.flush()
-        stop = asyncio.Event()
-        with contextlib.suppress(NotImplementedError):
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         await stop.wait()
 
 

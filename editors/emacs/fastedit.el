@@ -815,11 +815,13 @@ server has said its mode."
          (route (plist-get fastedit--job :route))
          (figures (and fastedit--job (fastedit--figures fastedit--job)))
          (text (concat mode
-                       (if (and (stringp route) (not (equal route mode)))
+                       (if (and (stringp route) (not (string-empty-p route))
+                                (not (equal route mode)))
                            (concat ">" route)
                          "")
                        (if figures (concat " " figures) "")
-                       (if (fastedit--unverified-p fastedit--job) " unverified" ""))))
+                       (if (fastedit--unverified-p fastedit--job) " unverified" "")
+                       (if (equal (plist-get fastedit--job :state) "failed") " failed" ""))))
     (if (not (stringp mode))
         " FE"
       (concat " FE["

@@ -698,3 +698,35 @@ def test_a_flagged_job_reads_unverified_in_the_description_and_the_lighter() -> 
     assert (unverified, passing) == ("t", "nil")
     assert description.endswith(", unverified: Go syntax error: line 5"), description
     assert lighter == " FE[fast 900 tok/s unverified]", lighter
+
+
+def test_the_lighter_shows_no_empty_route_and_marks_a_failed_job() -> None:
+    emacs_path = emacs()
+    jobs = (
+        '\'(:jobId "job-1" :kind "generateTests" :state "done" :route "" :metrics (:edits 3))',
+        '\'(:jobId "job-2" :kind "completeRest" :state "failed" :route "local"'
+        ' :error "the editor did not answer" :metrics (:edits 1 :elapsedMs 30004))',
+    )
+    lighters = " ".join(
+        f"(let ((fastedit--job {job}) (fastedit--running nil)) (fastedit--lighter))" for job in jobs
+    )
+    script = f"""
+(progn
+  (require 'fastedit)
+  (cl-letf (((symbol-function 'eglot-current-server) (lambda () nil))
+            ((symbol-function 'fastedit--get)
+             (lambda (key &rest _) (and (eq key :mode) "auto"))))
+    (princ (string-join (list {lighters}) "|"))))
+"""
+    out = subprocess.run(
+        [emacs_path, "--batch", "-L", str(ELISP), "--eval", script],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    empty_route, failed = out.stdout.split("|")
+    assert empty_route == " FE[auto]", empty_route  # was " FE[auto>]"
+    assert failed == " FE[auto>local offline · 30,004 ms failed]", failed

@@ -730,3 +730,29 @@ def test_the_lighter_shows_no_empty_route_and_marks_a_failed_job() -> None:
     empty_route, failed = out.stdout.split("|")
     assert empty_route == " FE[auto]", empty_route  # was " FE[auto>]"
     assert failed == " FE[auto>local offline · 30,004 ms failed]", failed
+
+
+def test_a_refused_command_is_said_as_a_sentence_and_eglot_shows_no_error(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # A second job on the region of a running one: the server refuses it (JSON-RPC -32803).
+    stub.script(Answer(text="compute(1, 2, 3)  # " + "x" * 200, token_size=2, tps=10))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-last-started)
+(fe-key "C-c / c")
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "last-error" (and (jsonrpc-last-error (eglot-current-server)) t))
+(fe-key "C-c / k")
+""",
+    )
+    messages = seen["messages"]
+    said = [
+        line for line in messages.splitlines() if line.startswith("fastedit: complete the rest: ")
+    ]
+    assert said and "still running on this region" in said[-1], messages
+    assert "jsonrpc-error" not in messages and "-32803" not in messages, messages
+    assert seen["last-error"] is None  # eglot's mode line shows no [eglot:…/error]

@@ -208,6 +208,7 @@ def _emacs(
         "new-session", "-d", "-s", "emacs", "-x", str(WIDTH), "-y", str(HEIGHT),
         "-c", str(project), emacs(), "-nw", files[0][0],
     )  # fmt: skip
+    socket = Path(terminal.tmux("display-message", "-p", "#{socket_path}").strip())
     try:
         # eglot has connected once fastedit's lighter shows the server's mode.
         terminal.wait(lambda s: "FE[auto]" in s, "fastedit's mode in the mode line")
@@ -220,6 +221,7 @@ def _emacs(
             capture_output=True,
             check=False,
         )
+        socket.unlink(missing_ok=True)  # tmux leaves its socket file behind
 
 
 def _job(

@@ -180,6 +180,21 @@ def test_complete_rest_streams_into_the_editor_and_one_undo_restores(
     workbench.wait_text(equals=SOURCE)
 
 
+def test_complete_rest_leaves_the_cursor_after_the_completed_text(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "sum.py", SOURCE)
+    stub_model.script(_stream("a + b", tps=60))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)  # after "return "
+    workbench.run_command("Fast Edit: Complete the Rest")
+    assert _finished(workbench, _new_job(workbench, "/sum.py", seen))["state"] == "done"
+    workbench.wait_text(equals=SOURCE.replace("    return \n", "    return a + b\n"))
+    # The status bar's cursor position: after the completion's last character.
+    workbench.wait_status(rf"Ln 2, Col {len('    return a + b') + 1}\b")
+
+
 def test_ghost_text_is_shown_and_tab_accepts_it(
     workbench: Workbench, stub_model: StubModelServer
 ) -> None:
@@ -418,6 +433,10 @@ def test_generate_regex_from_the_palette_lands_below_the_examples_and_one_undo_r
         "#   reject: 2024-1-31\n", f'#   reject: 2024-1-31\nISO_DATE = re.compile(r"{DATE}")\n'
     )
     workbench.wait_text(equals=expected)
+    # The cursor after the pattern (though an import landed above it too).
+    line = f'ISO_DATE = re.compile(r"{DATE}")'
+    row = expected.split("\n").index(line) + 1
+    workbench.wait_status(rf"Ln {row}, Col {len(line) + 1}\b")
     _undo_to(workbench, REGEX_SOURCE)
 
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from .target import (
     Target,
+    expects_deeper,
     indent_text,
     is_closers,
+    is_continuation,
     is_definition,
     is_opener,
     is_trivial,
@@ -119,7 +121,7 @@ class Place:
         if rest:
             self._write(rest)
         if self._first_text is not None:
-            self._first_opener = is_opener((self._first_text + rest).strip(_SPACE))
+            self._first_opener = expects_deeper((self._first_text + rest).strip(_SPACE))
             self._first_text = None
         self._end_line()
 
@@ -163,12 +165,12 @@ class Place:
         k = self._match_above(stripped)
         if k is None:
             self._start_body(line)
-        elif is_definition(stripped):
+        elif self._encloses(k) and is_definition(stripped):
             self._begin_repeat(line, k)
-        elif k < self._count - 1 or is_opener(stripped):
+        elif self._encloses(k) or (self._near(k) and k < self._next_above(k + 1) < self._count):
             self._phase, self._k, self._held = "maybe", k, line
         else:
-            self._start_body(line)  # a statement written again right below itself
+            self._start_body(line)  # a statement written again, or like one further up
 
     def _maybe(self, line: str, stripped: str) -> None:
         held = self._held or ""
@@ -224,7 +226,7 @@ class Place:
             self._delta = self._t.indent - self._columns(lead)
         else:
             self._base = 0
-        self._first_opener = is_opener(stripped)
+        self._first_opener = expects_deeper(stripped)
         self._phase = "body"
         self._emit_first(self._after_head(stripped), complete=complete)
 
@@ -240,7 +242,7 @@ class Place:
         """The answer's first line that goes out: it starts at the target."""
         lead = indent_text(line)
         content = line[len(lead) :]
-        self._first_opener = is_opener(content.rstrip(_SPACE))
+        self._first_opener = expects_deeper(content.rstrip(_SPACE))
         target = self._t
         if not target.head_blank:
             if self._delta is None:
@@ -256,7 +258,8 @@ class Place:
                 self._base = 0  # bare: decided by the next line
             else:
                 self._delta = target.indent - columns
-        where = columns + (self._delta or 0) - max(target.column, 0)
+        placed = target.indent if self._delta is None else columns + self._delta
+        where = placed - max(target.column, 0)
         if self._delta == 0 and not target.head and not target.replace:
             self._emit_first(line, complete=complete)
         else:
@@ -318,7 +321,7 @@ class Place:
         indent = self._t.indent
         if is_closers(content.strip(_SPACE)):
             return 0
-        if self._first_opener:
+        if self._first_opener or is_continuation(content):
             return 0 if columns > indent else indent - self._base
         return 0 if columns > 0 else indent - self._base
 
@@ -408,6 +411,17 @@ class Place:
             if self._t.prefix[index].stripped == stripped:
                 return index
         return None
+
+    def _encloses(self, k: int) -> bool:
+        """Whether the line above at ``k`` opens a block the target is in (by indentation)."""
+        columns = self._t.prefix[k].columns
+        if columns >= self._t.indent:
+            return False
+        return all(line.columns > columns for line in self._t.prefix[k + 1 :] if line.stripped)
+
+    def _near(self, k: int) -> bool:
+        """Whether the line above at ``k`` is one of the last three (non-blank) above."""
+        return sum(1 for line in self._t.prefix[k:] if line.stripped) <= 3
 
     def _could_repeat_above(self, partial: str) -> bool:
         return any(line.stripped.startswith(partial) for line in self._t.prefix if line.stripped)

@@ -51,6 +51,21 @@ def is_opener(stripped: str) -> bool:
     return stripped.endswith(_OPENER_ENDS)
 
 
+_BRACELESS = re.compile(r"(?:if|for|while|else|foreach|do)\b.*[^;{}]$")
+_CONTINUED = re.compile(r"(?:[\\+\-*/&|=?%^~]|\band|\bor)$")
+_CONTINUATION = re.compile(r"(?:[.?:+\-*/%^&|]|&&|\|\||and\b|or\b)")
+
+
+def expects_deeper(stripped: str) -> bool:
+    """Whether the line after this one is indented deeper: a block opens or the line goes on."""
+    return is_opener(stripped) or bool(_BRACELESS.match(stripped) or _CONTINUED.search(stripped))
+
+
+def is_continuation(stripped: str) -> bool:
+    """Whether a line continues the one before (``.method()``, ``&& cond``)."""
+    return bool(_CONTINUATION.match(stripped))
+
+
 def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 

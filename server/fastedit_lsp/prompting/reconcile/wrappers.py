@@ -106,6 +106,7 @@ class Unwrap:
         self._blanks = ""  # blank lines held (before the first code line, or after code)
         self._done = False  # after a closing fence or trailing prose: only commentary follows
         self._prose = False  # an introduction was dropped: the blank lines after it go too
+        self._quotes = 0  # triple quotes seen in the code: odd inside a multi-line string
 
     def feed(self, text: str) -> str:
         if self._done:
@@ -147,7 +148,7 @@ class Unwrap:
             return out + line
         if not line or _FENCE.match(line) or (not self._seen_code and self._special(line)):
             return out
-        if self._seen_code and self._blanks and self._special(line):
+        if self._trailing_prose(line):
             return out
         return out + self._code(line)
 
@@ -190,14 +191,21 @@ class Unwrap:
             return True
         if self._in_comment and not self._seen_code:
             return False
-        if self._seen_code and not self._blanks:
+        if self._seen_code and (not self._blanks or self._fenced or self._quotes % 2):
             return False
         return _could_be_prose(partial)
 
     def _code(self, text: str) -> str:
         held, self._blanks = self._blanks, ""
         self._seen_code = True
+        self._quotes += text.count('"""') + text.count("'''")
         return held + text
+
+    def _trailing_prose(self, line: str) -> bool:
+        """Prose after the code and a blank line: not inside a fence or a multi-line string."""
+        if not (self._seen_code and self._blanks) or self._fenced or self._quotes % 2:
+            return False
+        return self._special(line)
 
     def _complete(self, line: str) -> str:
         if _FENCE.match(line):
@@ -214,7 +222,7 @@ class Unwrap:
             self._blanks = ""
             self._prose = True
             return ""
-        if self._seen_code and self._blanks and self._special(line):
+        if self._trailing_prose(line):
             self._done = True  # prose after the code
             self._blanks = ""
             return ""

@@ -23,6 +23,7 @@ from ..core.rewrite_tracking import RewriteTracker
 from ..core.uris import to_fs_path
 from ..prompting import context
 from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.reconcile import reconciler
 from ..settings import ResolvedProfile
 from .edits import ConflictError, EditSession
 from .stream import ask, filtered
@@ -236,7 +237,8 @@ class PlanRun:
         )
         # The edit selection's own check (the parse check) also judges the merge.
         check = self.runner._prepare(job, self.document, path, profile).verify
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        merge = reconciler(self.document, tracker.start, tracker.end, replace=True)
+        draft = Draft(request=request, pipeline=Pipeline(merge))
         job.route, job.model = profile.name, backend.model
         host.status(job)
         info = StreamInfo(pace=session.pace)

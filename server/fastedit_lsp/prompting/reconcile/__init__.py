@@ -24,7 +24,16 @@ from .place import Place
 from .target import PREFIX_LINES, SUFFIX_LINES, Target
 from .wrappers import Unwrap, is_prose
 
-__all__ = ["Reconciler", "Target", "is_prose", "reconciler", "target_at"]
+__all__ = [
+    "Reconciler",
+    "Target",
+    "Unwrap",
+    "is_prose",
+    "reconcile_text",
+    "reconciler",
+    "target_at",
+    "unwrapped",
+]
 
 
 class Reconciler:
@@ -82,3 +91,15 @@ def reconciler(
 ) -> Reconciler:
     """A reconciler for an answer that goes between ``start`` and ``end``."""
     return Reconciler(target_at(document, start, end, replace=replace, language_id=language_id))
+
+
+def reconcile_text(target: Target, answer: str) -> str:
+    """A whole answer at once (the same result as streamed)."""
+    rec = Reconciler(target)
+    return rec.feed(answer) + rec.finish()
+
+
+def unwrapped(answer: str) -> str:
+    """The code in a whole answer: reasoning, fences and prose around it dropped, nothing placed."""
+    unwrap = Unwrap()
+    return unwrap.feed(answer) + unwrap.finish()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...core.document import Document, Point
 from .place import Place
 from .target import PREFIX_LINES, SUFFIX_LINES, Target
-from .wrappers import Unwrap, is_prose
+from .wrappers import Unwrap, is_prose, without_reasoning
 
 __all__ = [
     "Reconciler",
@@ -33,6 +33,7 @@ __all__ = [
     "reconciler",
     "target_at",
     "unwrapped",
+    "without_reasoning",
 ]
 
 

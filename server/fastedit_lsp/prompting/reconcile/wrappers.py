@@ -74,6 +74,15 @@ _SENTENCE = re.compile(r"^\s*[A-Z][a-z']*(?: [\w'`,*-]+){2,}[.:!?]\s*$")
 _CODE_CHARS = re.compile(r"[=;{}()\[\]<>]|->|::")
 
 
+def without_reasoning(answer: str) -> str:
+    """A whole answer without its leading reasoning block (all of it when never closed)."""
+    head = answer.lstrip()
+    if not head.lower().startswith(_THINK_OPEN):
+        return answer
+    closing = _THINK_CLOSE.search(head)
+    return "" if closing is None else head[closing.end() :].lstrip("\r\n")
+
+
 def is_prose(line: str) -> bool:
     """Whether a whole line reads as a sentence about code rather than code."""
     if _CHATTER.match(line):

@@ -331,10 +331,13 @@ class Place:
         """Let the current line go out before its end when nothing it could become is held."""
         partial = self._partial.removesuffix("\r")
         stripped = partial.lstrip(_SPACE)
-        if not stripped or self._phase in ("stop", "maybe", "repeat"):
+        if not stripped or self._phase in ("stop", "maybe"):
             return
         if self._phase == "body":
             self._release_body_partial(partial)
+            return
+        if self._phase == "repeat":
+            self._release_repeat_partial(partial, stripped)
             return
         if self._hs and not self._t.replace:
             if self._hs.startswith(stripped):
@@ -353,6 +356,22 @@ class Place:
             return
         self._phase = "body"
         self._first_line(partial, complete=False)
+        self._first_text = partial
+        self._partial = ""
+        self._open = True
+
+    def _release_repeat_partial(self, partial: str, stripped: str) -> None:
+        """Past a repeat: the line at the target goes out once it can no longer repeat."""
+        if self._k < self._count:
+            return  # still repeating the lines above: decided at the line's end
+        if self._hs and not self._t.replace:
+            if self._hs.startswith(stripped) or not stripped.startswith(self._hs):
+                return
+            self._phase = "body"
+            self._emit_first(self._after_head(stripped), complete=False)
+        else:
+            self._phase = "body"
+            self._first_line(partial, complete=False)
         self._first_text = partial
         self._partial = ""
         self._open = True

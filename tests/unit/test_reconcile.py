@@ -4,6 +4,7 @@ whatever the chunking, holding back at most one line, never dropping the user's 
 from __future__ import annotations
 
 import functools
+import itertools
 
 import pytest
 from hypothesis import given
@@ -92,7 +93,7 @@ def test_the_result_does_not_depend_on_how_the_answer_is_cut(
 ) -> None:
     target, answer = example
     bounds = sorted({0, len(answer), *(c for c in cuts if c < len(answer))})
-    chunks = [answer[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    chunks = [answer[a:b] for a, b in itertools.pairwise(bounds)]
     streamed, most_held = _streamed(target, chunks)
     assert streamed == reconcile_text(target, answer)
     assert streamed == _streamed(target, list(answer))[0]

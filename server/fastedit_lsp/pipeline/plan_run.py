@@ -22,8 +22,8 @@ from ..core.jobs import Attempt, InstructionInputs, Job
 from ..core.rewrite_tracking import RewriteTracker
 from ..core.uris import to_fs_path
 from ..prompting import context
-from ..prompting.filters import FenceFilter, Pipeline
-from ..prompting.reconcile import reconciler
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap, reconciler
 from ..settings import ResolvedProfile
 from .edits import ConflictError, EditSession
 from .stream import ask, filtered
@@ -163,7 +163,7 @@ class PlanRun:
             max_tokens=profile.settings.max_tokens,
             temperature=profile.settings.temperature,
         )
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        draft = Draft(request=request, pipeline=Pipeline(Unwrap(sentences=False)))
         job.route, job.model = "standard", backend.model
         host.status(job)
         info = StreamInfo()

@@ -105,8 +105,11 @@ def _could_be_prose(partial: str) -> bool:
 class Unwrap:
     """Strip reasoning, fences and prose around the code; hold at most the current line."""
 
-    def __init__(self, *, in_comment: bool = False) -> None:
+    def __init__(self, *, in_comment: bool = False, sentences: bool = True) -> None:
         self._in_comment = in_comment  # the first line continues a comment or string
+        # Whether a sentence is prose; off for answers that are prose (a plan): then only the
+        # introductions and sign-offs models put around any answer are dropped.
+        self._sentences = sentences
         self._buffer = ""  # text not decided yet: the start (a reasoning tag?) or the current line
         self._think = "maybe"  # "maybe" (undecided), "in" (inside), "no"
         self._line_open = False  # part of the current line went out: the rest is code
@@ -185,6 +188,8 @@ class Unwrap:
     def _special(self, line: str) -> bool:
         if self._in_comment and not self._seen_code:
             return False
+        if not self._sentences:
+            return bool(_CHATTER.match(line) or _THINK_CLOSE.search(line))
         return is_prose(line) or bool(_THINK_CLOSE.search(line))
 
     def _could_be_special(self, partial: str) -> bool:
@@ -202,6 +207,9 @@ class Unwrap:
             return False
         if self._seen_code and (not self._blanks or self._fenced or self._quotes % 2):
             return False
+        if not self._sentences:
+            lowered = stripped.lower()
+            return bool(_CHATTER.match(partial)) or any(o.startswith(lowered) for o in _OPENERS)
         return _could_be_prose(partial)
 
     def _code(self, text: str) -> str:

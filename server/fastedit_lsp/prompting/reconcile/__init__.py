@@ -41,7 +41,8 @@ class Reconciler:
     """Turns a model's streamed answer into the text to insert at a :class:`Target`."""
 
     def __init__(self, target: Target, *, unwrap: bool = True) -> None:
-        self._unwrap = Unwrap(in_comment=target.in_comment) if unwrap else None
+        mid_line = not target.head_blank and not target.replace
+        self._unwrap = Unwrap(in_comment=target.in_comment, mid_line=mid_line) if unwrap else None
         self._place = Place(target)
         self._cr = False  # a "\r" ended the last delta: its "\n" may come next
 

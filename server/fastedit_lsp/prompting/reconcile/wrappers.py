@@ -71,6 +71,7 @@ _CHATTER = re.compile(
 # A sentence: a capitalised word, at least two more words, ending like a sentence, and none of
 # the characters code lines are made of.
 _SENTENCE = re.compile(r"^\s*[A-Z][a-z']*(?: [\w'`,*-]+){2,}[.:!?]\s*$")
+_LONGEST_WORD = 16  # a first word longer than this is an identifier, not prose
 _CODE_CHARS = re.compile(r"[=;{}()\[\]<>]|->|::")
 
 
@@ -96,17 +97,23 @@ def _could_be_prose(partial: str) -> bool:
         return True
     if any(o.startswith(stripped) for o in _OPENERS):
         return True
-    # Could still become a sentence: a capitalised word, words and spaces only so far.
-    return bool(re.fullmatch(r"[A-Z][\w' `,*-]*", partial.lstrip())) and not _CODE_CHARS.search(
-        partial
-    )
+    # Could still become a sentence: a capitalised word (not a long identifier), words and
+    # spaces only so far.
+    head = partial.lstrip()
+    if len(head.split(" ", 1)[0]) > _LONGEST_WORD:
+        return False
+    return bool(re.fullmatch(r"[A-Z][\w' `,*-]*", head)) and not _CODE_CHARS.search(partial)
 
 
 class Unwrap:
     """Strip reasoning, fences and prose around the code; hold at most the current line."""
 
-    def __init__(self, *, in_comment: bool = False, sentences: bool = True) -> None:
+    def __init__(
+        self, *, in_comment: bool = False, mid_line: bool = False, sentences: bool = True
+    ) -> None:
         self._in_comment = in_comment  # the first line continues a comment or string
+        # The first line continues code on the target's line: a sentence there is code.
+        self._mid_line = mid_line
         # Whether a sentence is prose; off for answers that are prose (a plan): then only the
         # introductions and sign-offs models put around any answer are dropped.
         self._sentences = sentences
@@ -188,6 +195,8 @@ class Unwrap:
     def _special(self, line: str) -> bool:
         if self._in_comment and not self._seen_code:
             return False
+        if self._mid_line and not self._seen_code:
+            return bool(_CHATTER.match(line) or _THINK_CLOSE.search(line))
         if not self._sentences:
             return bool(_CHATTER.match(line) or _THINK_CLOSE.search(line))
         return is_prose(line) or bool(_THINK_CLOSE.search(line))
@@ -205,6 +214,9 @@ class Unwrap:
             return True
         if self._in_comment and not self._seen_code:
             return False
+        if self._mid_line and not self._seen_code:
+            lowered = stripped.lower()
+            return bool(_CHATTER.match(partial)) or any(o.startswith(lowered) for o in _OPENERS)
         if self._seen_code and (not self._blanks or self._fenced or self._quotes % 2):
             return False
         if not self._sentences:

@@ -180,3 +180,9 @@ def test_an_answer_that_never_leaves_its_reasoning_inserts_nothing() -> None:
 
 def test_unwrapped_keeps_only_the_code() -> None:
     assert unwrapped("Sure! Here's the pattern:\n```\n^a+$\n```\nIt matches a.") == "^a+$\n"
+
+
+def test_an_answer_that_only_repeats_the_next_line_inserts_nothing() -> None:
+    target = Target("def f(x):\n    ", "\n    return y\n")
+    assert reconcile_text(target, "return y\n") == ""
+    assert reconcile_text(target, "y = x\n    return y\n") == "y = x"

@@ -261,9 +261,15 @@ class Place:
         placed = target.indent if self._delta is None else columns + self._delta
         where = placed - max(target.column, 0)
         if self._delta == 0 and not target.head and not target.replace:
-            self._emit_first(line, complete=complete)
+            text = line
         else:
-            self._emit_first(target.style.render(where) + content, complete=complete)
+            text = target.style.render(where) + content
+        if complete and not target.replace and target.suffix[:1] == (target.head + text,):
+            # The line that already follows the target: held like any line (see _body).
+            self._s_held = (0, text)
+            self._emitted = True
+            return
+        self._emit_first(text, complete=complete)
 
     def _emit_first(self, text: str, *, complete: bool) -> None:
         self._write(text)
@@ -354,6 +360,8 @@ class Place:
             self._t.replace and self._sel_first.startswith(stripped)
         ):
             return
+        if self._could_be_next_line(stripped):
+            return
         self._phase = "body"
         self._first_line(partial, complete=False)
         self._first_text = partial
@@ -430,6 +438,13 @@ class Place:
             if self._t.prefix[index].stripped == stripped:
                 return index
         return None
+
+    def _could_be_next_line(self, stripped: str) -> bool:
+        """Whether the first line, at a blank target line, could be the line after the target."""
+        target = self._t
+        if target.replace or not target.head_blank or not target.suffix:
+            return False
+        return target.suffix[0].startswith(target.head + stripped)
 
     def _encloses(self, k: int) -> bool:
         """Whether the line above at ``k`` opens a block the target is in (by indentation)."""

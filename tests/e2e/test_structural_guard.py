@@ -334,7 +334,7 @@ async def test_a_stream_shorter_than_the_edit_interval_is_two_edits_carrying_onl
         assert job["state"] == "done", job
         assert job["metrics"]["edits"] == 2
         assert len(session.edits) == 2
-        # The answer's last line break repeats the one after the cursor: dropped (SuffixDedup).
+        # The answer's last line break repeats the one after the cursor: dropped (the reconciler).
         assert session.texts[uri] == text[:-1] + "".join(tokens)
         for size, edits in session.edits:
             [edit] = edits

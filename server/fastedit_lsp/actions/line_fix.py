@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
 from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import reconciler
 from .base import ActionInput, Draft, OfflineAnswer, Verification
 
 
@@ -45,7 +46,7 @@ def draft(
 
     return Draft(
         request=ask(),
-        pipeline=Pipeline(FenceFilter()),
+        pipeline=Pipeline(reconciler(data.document, region[0], region[1], replace=True)),
         # The region ends before its last line break, which the document keeps.
         transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
         offline=offline,

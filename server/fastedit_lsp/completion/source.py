@@ -306,8 +306,8 @@ async def _model_text(
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
     from ..backends.fim import FimRequest
-    from ..prompting.filters import FenceFilter
     from ..prompting.prompts import fim_chat_messages
+    from ..prompting.reconcile import Reconciler, Target
     from . import text as completion_text
 
     own = profile.settings
@@ -318,6 +318,9 @@ async def _model_text(
     # about done finish, to keep the connection for the next keystroke's completion.
     info = StreamInfo(linger=COMPLETION_LINGER)
     snippets = tuple((s.path, s.text) for s in context.snippets)
+    # The answer reconciled with the text around the cursor (docs/answers.md): a chat model's
+    # wrappers, and any model's repeats of the text before or after the cursor, never shown.
+    target = Target(query.prefix, query.suffix, language_id=query.language_id)
     if own.fim == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;
         # the engine closes the stream at the cut point instead.
@@ -329,12 +332,12 @@ async def _model_text(
             snippets=snippets,
         )
         request = ChatRequest(messages, max_tokens=max_tokens, temperature=own.temperature)
-        fences = FenceFilter()
+        chat_answer = Reconciler(target)
         async with aclosing(backend.stream(request, info)) as chat:
             async for delta in chat:
-                if text := fences.feed(delta):
+                if text := chat_answer.feed(delta):
                     yield text
-        if tail := fences.finish():
+        if tail := chat_answer.finish():
             yield tail
         return
     fim = FimRequest(
@@ -347,9 +350,13 @@ async def _model_text(
         path=context.path,
         language_id=context.language_id,
     )
+    fim_answer = Reconciler(target, unwrap=False)  # a FIM model answers bare code
     async with aclosing(backend.fim_stream(fim, own.fim, info)) as deltas:
         async for delta in deltas:
-            yield delta
+            if text := fim_answer.feed(delta):
+                yield text
+    if tail := fim_answer.finish():
+        yield tail
 
 
 async def _once(text: str | None) -> AsyncIterator[str]:

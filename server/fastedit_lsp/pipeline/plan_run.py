@@ -21,7 +21,8 @@ from ..core.document import Document
 from ..core.jobs import Attempt, InstructionInputs, Job
 from ..core.rewrite_tracking import RewriteTracker
 from ..prompting import context
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap, reconciler
 from ..settings import ResolvedProfile
 from . import models
 from .drafts import path_of
@@ -163,7 +164,7 @@ class PlanRun:
             return None
         backend, key = got
         request = self._plan_request(profile, path)
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        draft = Draft(request=request, pipeline=Pipeline(Unwrap(sentences=False)))
         job.route, job.model = "standard", backend.model
         host.status(job)
         info = StreamInfo()
@@ -249,7 +250,8 @@ class PlanRun:
         """Stream the apply model's merge into the selection; None: it streamed whole, else
         why it failed (a kept marker, a failed request)."""
         job, host = self.job, self.host
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        merge = reconciler(self.document, job.tracker.start, job.tracker.end, replace=True)
+        draft = Draft(request=request, pipeline=Pipeline(merge))
         info = StreamInfo(pace=session.pace)
         result: Verification | None = None
         try:

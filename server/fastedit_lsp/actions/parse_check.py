@@ -11,11 +11,17 @@ pipeline's.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
+from ..engines import names
 from .base import ActionInput, Verification
+
+if TYPE_CHECKING:
+    from ..engines.parse import Parsed
 
 #: Documents longer than this (characters) are not parse-checked: tree-sitter holds the GIL while
 #: it parses, and a 5 MB line took 1.7 s to parse and 3.4 s to check, the server answering
@@ -54,12 +60,15 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     if len(before) > MAX_CHARACTERS:
         return None
     parsed: list[object] = []
+    #: Whether CPython compiles the text before (Python; found on the first check).
+    compiled: list[bool] = []
 
     trees = data.trees
 
     def verify(text: str) -> Verification:
         from ..engines.parse import Parsed, check_edit, parse
 
+        clock = time.perf_counter()
         if not parsed:
             if trees is not None:
                 parsed.append(trees.parse(document.uri, name, before))
@@ -68,9 +77,110 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
         first = parsed[0]
         assert isinstance(first, Parsed)
         verdict = check_edit(first, start, end, text)
-        return {"ok": verdict.ok, "details": verdict.message}
+        ok, details, after = verdict.ok, verdict.message, None
+        if ok and (name == "python" or names.supported(name)):
+            after = _after(first, start, end, text)
+        if ok and name == "python" and after is not None:
+            rejected = _cpython(first, after, start, end, text, compiled)
+            if rejected is not None:
+                ok, details = False, rejected
+        checks = [_check("parse", ok, details, clock)]
+        clock = time.perf_counter()
+        checks.append(_names(name, first, after, start, text, clock))
+        return combine(checks)
 
     return verify
+
+
+def _after(before: Parsed, start: int, end: int, text: str) -> Parsed:
+    """The whole text after the draft, parsed incrementally from ``before``."""
+    from ..engines.parse import reparse
+
+    return reparse(before, start, end, text)
+
+
+def _check(
+    check: str, ok: bool | None, details: str, since: float, **extra: object
+) -> Verification:
+    ms = round((time.perf_counter() - since) * 1000, 2)
+    return {"name": check, "ok": ok, "details": details, "ms": ms, **extra}
+
+
+def _cpython(
+    before: Parsed, after: Parsed, start: int, end: int, text: str, compiled: list[bool]
+) -> str | None:
+    """CPython's message when it rejects the draft's text but not the text before (the whole
+    file, or the top-level statements around the region when the file before did not compile
+    either)."""
+    from ..engines import cpython
+
+    large = len(after.text) > cpython.WHOLE_FILE
+    if not compiled:
+        compiled.append(not large and cpython.rejects(before.text) is None)
+    if compiled[0]:
+        rejection = cpython.rejects(after.text)
+        if rejection is None:
+            return None
+        return f"Python syntax error (CPython): line {rejection.line}: {rejection.message}"
+    s = before.byte_of(start)
+    old_block, _ = cpython.block(before.tree, before.data, s, before.byte_of(end))
+    if cpython.rejects(old_block) is not None:
+        return None
+    new_end = s + len(text.encode("utf-8", "surrogatepass"))
+    new_block, line = cpython.block(after.tree, after.data, s, new_end)
+    rejection = cpython.rejects(new_block)
+    if rejection is None:
+        return None
+    return f"Python syntax error (CPython): line {line + rejection.line}: {rejection.message}"
+
+
+def _names(
+    language: str, before: Parsed, after: Parsed | None, start: int, text: str, since: float
+) -> Verification:
+    """The names check of the draft (``names`` in ``verification.checks``): ``ok: None`` when
+    the language has none or the draft does not parse. A failure says where the first name is,
+    relative to the region's start (``at``: line, character in code points, end)."""
+    from ..engines.languages import DISPLAY
+    from ..engines.names import check_names
+
+    display = DISPLAY.get(language, language)
+    if not names.supported(language):
+        return _check("names", None, f"{display} names are not checked", since)
+    if after is None:
+        return _check("names", None, "not checked: the draft does not parse", since)
+    s = before.byte_of(start)
+    new_end = s + len(text.encode("utf-8", "surrogatepass"))
+    verdict = check_names(language, after.tree, after.data, s, new_end)
+    if verdict.ok is not False:
+        return _check("names", verdict.ok, verdict.message, since)
+    first = verdict.findings[0]
+    head = after.data[s : first.start].decode("utf-8", "surrogatepass")
+    line = head.count("\n")
+    character = len(head) - (head.rfind("\n") + 1)
+    at = {"line": line, "character": character, "end": character + len(first.name)}
+    found = [f.message for f in verdict.findings[:5]]
+    return _check("names", False, verdict.message, since, symbol=first.name, at=at, findings=found)
+
+
+def combine(checks: list[Verification]) -> Verification:
+    """The verification of a draft from its checks: ``ok`` false when any failed, null only
+    when none could run; ``details`` names the first failed check (or says what passed)."""
+    failed = [c for c in checks if c["ok"] is False]
+    ran = [c for c in checks if c["ok"] is not None]
+    if failed:
+        first = failed[0]
+        what = (
+            first["details"]
+            if first["name"] == "parse"
+            else f"{first['name']} check: {first['details']}"
+        )
+        return {"ok": False, "details": what, "checks": checks}
+    if not ran:
+        return {"ok": None, "details": "; ".join(c["details"] for c in checks), "checks": checks}
+    details = "; ".join(
+        c["details"] if c["name"] == "parse" else f"{c['name']}: {c['details']}" for c in ran
+    )
+    return {"ok": True, "details": details, "checks": checks}
 
 
 def correction(
@@ -80,17 +190,20 @@ def correction(
 
     def follow_up(draft: str, result: Verification) -> ChatRequest | None:
         details = result.get("details") or "a syntax error"
+        failed = [c for c in result.get("checks", ()) if c.get("ok") is False]
+        if failed and failed[0].get("name") == "names":
+            ask = (
+                f"That uses a name that is not defined: {failed[0].get('details')}. Reply again "
+                "with the corrected code only (use only names the code defines or imports)."
+            )
+        else:
+            ask = (
+                f"That does not parse: {details}. Reply again with the corrected code only "
+                "(close every bracket, brace and string you open)."
+            )
         return dataclasses.replace(
             request,
-            messages=(
-                *request.messages,
-                ChatMessage("assistant", draft),
-                ChatMessage(
-                    "user",
-                    f"That does not parse: {details}. Reply again with the corrected code only "
-                    "(close every bracket, brace and string you open).",
-                ),
-            ),
+            messages=(*request.messages, ChatMessage("assistant", draft), ChatMessage("user", ask)),
         )
 
     return follow_up

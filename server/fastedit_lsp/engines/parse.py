@@ -56,6 +56,11 @@ def _language(name: str) -> Language:
     return Language(getattr(importlib.import_module(module), function)())
 
 
+def grammar(name: str) -> Language:
+    """The grammar ``name`` (loaded once): for the queries of ``engines.names``."""
+    return _language(name)
+
+
 def load(name: str) -> None:
     """Load a grammar ahead of its first check (the server's warm-up, off the event loop)."""
     _language(name)

@@ -1,0 +1,68 @@
+"""The names check: does every name a draft reads resolve? (tree-sitter, no external tool)
+
+Pure and offline. A draft replaces one region of a document; the check looks at the names read
+inside the region of the document after the edit (its tree, from ``engines.parse``) and finds
+each one's definition: a local, a parameter, an enclosing scope's name, a module-level
+definition (wherever in the file), an import, a builtin or standard global of the language.
+A member of a module whose members are known without running anything (Python's standard
+library from typeshed's stubs; JavaScript's standard globals from a list shipped here) is
+checked too.
+
+What cannot be resolved with certainty is not flagged: a false alarm costs more than a miss
+(a star import, ``globals()`` writes, a global of another environment, a name another file of
+the package may define). Where a language has no names check, the answer is ``ok: None``
+("not checked"), never ``ok: True``.
+
+The API: :func:`check_names` (a parsed text and the region's bytes → :class:`NamesVerdict`),
+:func:`supported` (the languages checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..languages import DISPLAY
+from .findings import Finding as Finding
+from .findings import NamesVerdict as NamesVerdict
+
+if TYPE_CHECKING:
+    from tree_sitter import Tree
+
+#: A language's rules: (tree, the text's bytes, region start, region end) → the findings, or a
+#: reason the region cannot be checked (a string).
+Rules = Callable[["Tree", bytes, int, int], "list[Finding] | str"]
+
+
+def _rules(language: str) -> Rules | None:
+    if language == "python":
+        from . import python
+
+        return python.findings
+    return None
+
+
+def supported(language: str) -> bool:
+    """Whether drafts in ``language`` (a grammar name) get a names check."""
+    return language == "python"
+
+
+def check_names(language: str, tree: Tree, data: bytes, start: int, end: int) -> NamesVerdict:
+    """The names read in bytes ``[start, end)`` of ``data`` (parsed as ``tree``), resolved.
+
+    A text that does not parse is not checked (its definitions cannot be read with
+    certainty): the parse check speaks for it.
+    """
+    name = DISPLAY.get(language, language)
+    rules = _rules(language)
+    if rules is None:
+        return NamesVerdict(None, f"{name} names are not checked")
+    if tree.root_node.has_error:
+        return NamesVerdict(None, f"{name} names not checked: the text does not parse")
+    found = rules(tree, data, start, end)
+    if isinstance(found, str):
+        return NamesVerdict(None, f"{name} names not checked: {found}")
+    if found:
+        found.sort(key=lambda f: f.start)
+        return NamesVerdict(False, found[0].message, tuple(found))
+    return NamesVerdict(True, "every name read resolves")

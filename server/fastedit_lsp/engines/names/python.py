@@ -99,6 +99,13 @@ _ALWAYS = frozenset(
         "_",
         "reveal_type",
         "reveal_locals",
+        "WindowsError",
+    )
+)
+
+#: Python 2's builtins: not flagged in code that tells the versions apart (it guards them).
+_PYTHON2 = frozenset(
+    (
         "unicode",
         "basestring",
         "xrange",
@@ -114,9 +121,9 @@ _ALWAYS = frozenset(
         "intern",
         "coerce",
         "__builtin__",
-        "WindowsError",
     )
 )
+_TELLS_VERSIONS = re.compile(rb"version_info|\bPY2\b|\bPY3\b|\bsix\b|\bPY3K\b")
 
 #: Text that can define names no tree shows.
 _DYNAMIC = re.compile(
@@ -266,6 +273,8 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
                 out.append(found)
             continue
         if dynamic or name in known or name in _ALWAYS:
+            continue
+        if name in _PYTHON2 and _TELLS_VERSIONS.search(data):
             continue
         out.append(_finding("undefined", node, name, data))
     out.extend(_from_imports(tree, data, start, end))

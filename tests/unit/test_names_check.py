@@ -87,8 +87,14 @@ def test_a_local_of_another_function_does_not_resolve_here() -> None:
 
 @pytest.mark.parametrize(
     "head",
-    ["from os import *", "globals()['x'] = 1", "exec('x = 1')", "import builtins"],
-    ids=["star import", "globals() write", "exec", "builtins"],
+    [
+        "from os import *",
+        "globals()['x'] = 1",
+        "exec('x = 1')",
+        "import builtins\nbuiltins.load_config = print",
+        "define(globals())",
+    ],
+    ids=["star import", "globals() write", "exec", "builtins", "globals() handed over"],
 )
 def test_what_cannot_be_known_is_not_flagged(head: str) -> None:
     text = f"{head}\n\ndef f():\n    return load_config(1)\n"

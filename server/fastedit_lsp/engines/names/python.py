@@ -127,8 +127,13 @@ _TELLS_VERSIONS = re.compile(rb"version_info|\bPY2\b|\bPY3\b|\bsix\b|\bPY3K\b")
 
 #: Text that can define names no tree shows.
 _DYNAMIC = re.compile(
-    rb"\bglobals\s*\(|\bexec\s*\(|\bbuiltins\b|\b__builtin__\b|\bvars\s*\(|\b_convert_\b"
-    rb"|sys\.modules\[__name__\]"
+    rb"globals\(\)\s*(?:\[[^\]\n]*\]\s*=[^=]|\.update|\.setdefault|\.__setitem__)"
+    rb"|\bexec\((?:[^,()\n]*\)|[^)\n]*globals\(\))"  # exec(code) or exec(code, globals())
+    rb"|vars\(\)\s*(?:\[[^\]\n]*\]\s*=[^=]|\.update)"
+    rb"|\b(?:builtins|__builtin__|__builtins__)\.\w+\s*=[^=]|__builtins__\["
+    rb"|setattr\(\s*(?:builtins|__builtin__|sys\.modules)|sys\.modules\[__name__\]"
+    rb"|[(,]\s*globals\(\)"  # the namespace handed to code that may write it
+    rb"|\b_convert_\b"
 )
 
 
@@ -174,7 +179,19 @@ class _Bindings:
         from tree_sitter import QueryCursor
 
         captures = QueryCursor(_query()).captures(tree.root_node)
-        self.star = bool(captures.get("star"))
+        #: A star import of a module whose names cannot be known (not the stdlib's).
+        self.star = False
+        #: The names star imports of stdlib modules bring.
+        self.starred: set[str] = set()
+        for node in captures.get("star", ()):
+            statement = node.parent
+            module = statement.child_by_field_name("module_name") if statement else None
+            source = module.text.decode() if module is not None and module.text else ""
+            known = members(source) if module is not None and module.type == "dotted_name" else None
+            if known is None or not is_stdlib(source):
+                self.star = True
+            else:
+                self.starred.update(known)
         #: name → the scopes binding it (None: the module).
         self.scopes: dict[str, list[Node | None]] = {}
         #: (start byte) of every identifier in a binding position.
@@ -272,7 +289,7 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
             if found is not None:
                 out.append(found)
             continue
-        if dynamic or name in known or name in _ALWAYS:
+        if dynamic or name in known or name in _ALWAYS or name in bindings.starred:
             continue
         if name in _PYTHON2 and _TELLS_VERSIONS.search(data):
             continue

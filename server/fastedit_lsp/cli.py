@@ -82,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
         "--only",
         metavar="SECTIONS",
         help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
-        "cancel, sync, code-actions, completions, parse (the parse check, in process)",
+        "cancel, sync, code-actions, completions, parse (the parse check, in process), names "
+        "(the names check, in process)",
     )
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"

@@ -154,7 +154,7 @@ def test_cpython_rejects_what_tree_sitter_recovers_from() -> None:
     assert "CPython" in str(result["details"]) and "indented block" in str(result["details"])
 
 
-def test_cpython_judges_the_block_when_the_file_before_does_not_compile() -> None:
+def test_cpython_judges_the_statements_around_the_draft_when_the_file_does_not_compile() -> None:
     text = "def broken(:\n    pass\n\n\ndef f():\n    pass\n"
     bad = _verify(text, Point(5, 4), Point(5, 8), "if x:\n    return 1\n     return 2")
     assert bad["ok"] is False and "CPython" in str(bad["details"])

@@ -60,7 +60,8 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     if len(before) > MAX_CHARACTERS:
         return None
     parsed: list[object] = []
-    #: Whether CPython compiles the text before (Python; found on the first check).
+    #: Whether CPython accepts the statements around the region before (Python; found on the
+    #: first check).
     compiled: list[bool] = []
 
     trees = data.trees
@@ -107,25 +108,18 @@ def _check(
 
 
 def _cpython(
-    before: Parsed, after: Parsed, start: int, end: int, text: str, compiled: list[bool]
+    before: Parsed, after: Parsed, start: int, end: int, text: str, accepted: list[bool]
 ) -> str | None:
-    """CPython's message when it rejects the draft's text but not the text before (the whole
-    file, or the top-level statements around the region when the file before did not compile
-    either)."""
+    """CPython's message when it rejects the top-level statements around the draft but not
+    those around the region before (found once: ``accepted``), else None."""
     from ..engines import cpython
 
-    large = len(after.text) > cpython.WHOLE_FILE
-    if not compiled:
-        compiled.append(not large and cpython.rejects(before.text) is None)
-    if compiled[0]:
-        rejection = cpython.rejects(after.text)
-        if rejection is None:
-            return None
-        return f"Python syntax error (CPython): line {rejection.line}: {rejection.message}"
     s = before.byte_of(start)
-    old_block, _ = cpython.block(before.tree, before.data, s, before.byte_of(end))
-    if cpython.rejects(old_block) is not None:
-        return None
+    if not accepted:
+        old_block, _ = cpython.block(before.tree, before.data, s, before.byte_of(end))
+        accepted.append(cpython.rejects(old_block) is None)
+    if not accepted[0]:
+        return None  # CPython rejects the code around already: tree-sitter's verdict stands
     new_end = s + len(text.encode("utf-8", "surrogatepass"))
     new_block, line = cpython.block(after.tree, after.data, s, new_end)
     rejection = cpython.rejects(new_block)

@@ -3,11 +3,12 @@
 Pure. tree-sitter recovers where CPython does not (``def f():\\n    def g():\\n    return 1``
 parses for it; CPython says "expected an indented block"), so a Python draft that passes the
 tree-sitter check is compiled too — to an AST only (``PyCF_ONLY_AST``: nothing is executed,
-no bytecode is made) — as the whole file, or, when the file before the job did not compile
-either (the user is mid-edit elsewhere), as the top-level statements around the region. A
-draft fails when CPython rejects what it accepted before. The judge is the Python the server
-runs on: syntax newer than it (a 3.13 feature on a 3.11 server) is rejected where the file
-did not use it before.
+no bytecode is made) — as the top-level statements around the region (a function, a class:
+what CPython's parser rejects there it rejects in the file; compiling them costs what they
+cost, not the file's length, and an error of the user's elsewhere does not count). A draft
+fails when CPython rejects the statements around it where it accepted them before. The
+judge is the Python the server runs on: syntax newer than it (a 3.13 feature on a 3.11
+server) is rejected where the code around did not use it before.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tree_sitter import Tree
-
-#: Files longer than this (characters) are compiled by the region's statements only.
-WHOLE_FILE = 400_000
 
 
 @dataclass(frozen=True)

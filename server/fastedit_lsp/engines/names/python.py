@@ -16,6 +16,7 @@ module's name is bound by nothing but its import.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from typing import TYPE_CHECKING
@@ -27,38 +28,6 @@ from .python_stdlib import builtins, is_stdlib, members
 if TYPE_CHECKING:
     from tree_sitter import Node, Query, Tree
 
-_BINDINGS = """
-(function_definition name: (identifier) @inner)
-(class_definition name: (identifier) @inner)
-(parameters (identifier) @b)
-(lambda_parameters (identifier) @b)
-(typed_parameter . (identifier) @b)
-(default_parameter name: (identifier) @b)
-(typed_default_parameter name: (identifier) @b)
-(list_splat_pattern (identifier) @b)
-(dictionary_splat_pattern (identifier) @b)
-(type_parameter (type (identifier) @b))
-(type_alias_statement . (type (identifier) @b))
-(import_statement name: (dotted_name . (identifier) @b))
-(aliased_import alias: (identifier) @b)
-(import_from_statement name: (dotted_name (identifier) @b))
-(assignment left: (identifier) @b)
-(augmented_assignment left: (identifier) @b)
-(pattern_list (identifier) @b)
-(tuple_pattern (identifier) @b)
-(list_pattern (identifier) @b)
-(for_statement left: (identifier) @b)
-(for_in_clause left: (identifier) @b)
-(named_expression name: (identifier) @walrus)
-(global_statement (identifier) @global)
-(nonlocal_statement (identifier) @b)
-(as_pattern alias: (_) @alias)
-(as_pattern (case_pattern) (identifier) @b)
-(case_pattern (dotted_name . (identifier) @capture .))
-(keyword_pattern (dotted_name . (identifier) @capture .))
-(splat_pattern (identifier) @b)
-(import_from_statement (wildcard_import) @star)
-"""
 
 #: Nodes that open a scope.
 _SCOPES = frozenset(
@@ -138,13 +107,6 @@ _DYNAMIC = re.compile(
 
 
 @functools.cache
-def _query() -> Query:
-    from tree_sitter import Query
-
-    return Query(grammar("python"), _BINDINGS)
-
-
-@functools.cache
 def _reads_query() -> Query:
     from tree_sitter import Query
 
@@ -161,71 +123,190 @@ def _scope(node: Node, *, skip_comprehensions: bool = False) -> Node | None:
     return None
 
 
-def _identifiers(node: Node) -> list[Node]:
-    if node.type == "identifier":
-        return [node]
-    out: list[Node] = []
-    for child in node.named_children:
-        if child.type in ("attribute", "subscript"):
-            continue
-        out.extend(_identifiers(child))
-    return out
+#: Parents whose identifier children all bind (parameters, patterns, ``nonlocal``).
+_BINDING_PARENTS = frozenset(
+    {
+        "parameters",
+        "lambda_parameters",
+        "typed_parameter",
+        "list_splat_pattern",
+        "dictionary_splat_pattern",
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "nonlocal_statement",
+        "splat_pattern",
+        "as_pattern_target",
+    }
+)
+#: Parents whose ``field`` child binds.
+_BINDING_FIELDS = {
+    "default_parameter": "name",
+    "typed_default_parameter": "name",
+    "aliased_import": "alias",
+    "assignment": "left",
+    "augmented_assignment": "left",
+    "for_statement": "left",
+    "for_in_clause": "left",
+}
+#: Nodes an ``as`` target may nest its names in (``with open(p) as (a, b)``).
+_NESTING = frozenset({"tuple", "list", "parenthesized_expression"})
+
+
+def _binding(node: Node) -> str | None:
+    """How identifier ``node`` binds its name: "local" (in the scope it is in), "outer" (a
+    def's or class's name: the scope around it), "global", "walrus" (the nearest scope that is
+    not a comprehension); None when it does not bind."""
+    parent = node.parent
+    if parent is None:
+        return None
+    kind = parent.type
+    if kind in _BINDING_PARENTS:
+        return "local"
+    field = _BINDING_FIELDS.get(kind)
+    if field is not None:
+        return "local" if parent.child_by_field_name(field) == node else None
+    if kind in ("function_definition", "class_definition"):
+        return "outer" if parent.child_by_field_name("name") == node else None
+    if kind == "named_expression":
+        return "walrus" if parent.child_by_field_name("name") == node else None
+    if kind == "global_statement":
+        return "global"
+    grand = parent.parent
+    if grand is None:
+        return None
+    if kind == "type":
+        first = grand.named_children[0] if grand.type == "type_alias_statement" else None
+        return "local" if grand.type == "type_parameter" or first == parent else None
+    if kind == "dotted_name":
+        if grand.type == "import_statement":
+            return "local" if parent.named_children[0] == node else None
+        if grand.type == "import_from_statement":
+            return "local" if grand.child_by_field_name("module_name") != parent else None
+        if grand.type in ("case_pattern", "keyword_pattern") and parent.named_child_count == 1:
+            return "local"  # a capture pattern
+        return None
+    if kind == "as_pattern":
+        children = parent.named_children
+        return "local" if children[-1] == node and children[0].type == "case_pattern" else None
+    while kind in _NESTING and grand is not None:
+        if grand.type == "as_pattern_target":
+            return "local"
+        kind, grand = grand.type, grand.parent
+    return None
 
 
 class _Bindings:
-    """Every binding of the text, by name, with its scope."""
+    """The bindings of the names a region reads, found lazily where they can be seen from it:
+    the module's own statements, and the top-level definition the region is in (a name bound
+    only inside another function is no binding for it; a ``global`` line is). Each read looks
+    at its name's occurrences nearest first, and stops at the first binding it sees."""
 
-    def __init__(self, tree: Tree) -> None:
-        from tree_sitter import QueryCursor
-
-        captures = QueryCursor(_query()).captures(tree.root_node)
+    def __init__(self, tree: Tree, data: bytes, names: set[str], start: int) -> None:
         #: A star import of a module whose names cannot be known (not the stdlib's).
         self.star = False
         #: The names star imports of stdlib modules bring.
         self.starred: set[str] = set()
-        for node in captures.get("star", ()):
-            statement = node.parent
-            module = statement.child_by_field_name("module_name") if statement else None
-            source = module.text.decode() if module is not None and module.text else ""
-            known = members(source) if module is not None and module.type == "dotted_name" else None
-            if known is None or not is_stdlib(source):
+        for match in _STAR.finditer(data):
+            source = match.group(1).decode()
+            known = members(source) if is_stdlib(source) else None
+            if known is None:
                 self.star = True
             else:
                 self.starred.update(known)
-        #: name → the scopes binding it (None: the module).
-        self.scopes: dict[str, list[Node | None]] = {}
-        #: (start byte) of every identifier in a binding position.
-        self.positions: set[int] = set()
-        #: name → how it is bound at module level: an ``import X`` of X (the module) or other.
-        self.imports: dict[str, list[str | None]] = {}
-        for kind, nodes in captures.items():
-            for node in nodes:
-                if kind == "alias":
-                    for name in _identifiers(node):
-                        self._add(name, _scope(name))
-                elif kind == "inner":
-                    # A def's or class's name is bound in the scope around it.
-                    assert node.parent is not None
-                    self._add(node, _scope(node.parent))
-                elif kind == "global":
-                    self._add(node, None)
-                elif kind == "walrus":
-                    self._add(node, _scope(node, skip_comprehensions=True))
-                elif kind in ("b", "capture"):
-                    self._add(node, _scope(node))
+        self._root = tree.root_node
+        self._data = data
+        #: name → the byte offsets where it occurs (as a word), in order.
+        self._spans: dict[str, list[int]] = {}
+        #: offset → (the name's binding there: its scope, or None for the module; bound?)
+        self._seen: dict[int, tuple[Node | None, bool]] = {}
+        if not names:
+            return
+        # The bodies of the top-level definitions the region is not in.
+        hidden: list[tuple[int, int]] = []
+        for child in self._root.children:
+            node = child
+            if child.type == "decorated_definition":
+                node = child.child_by_field_name("definition") or child
+            if node.type not in ("function_definition", "class_definition"):
+                continue
+            body = node.child_by_field_name("body")
+            if body is not None and not body.start_byte <= start < body.end_byte:
+                hidden.append((body.start_byte, body.end_byte))
+        words = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
+        pattern = re.compile(rb"(?<![\w.])(?:" + words + rb")(?!\w)")
+        visible, position = [], 0
+        for lo, hi in hidden:
+            visible.append((position, lo))
+            position = hi
+        visible.append((position, len(data)))
+        spans: list[tuple[str, int]] = []
+        for lo, hi in visible:
+            spans.extend((m.group(0).decode(), m.start()) for m in pattern.finditer(data, lo, hi))
+        # ``global`` lines in the bodies left out bind at module level.
+        for line in _GLOBAL.finditer(data):
+            spans.extend(
+                (m.group(0).decode(), m.start())
+                for m in pattern.finditer(data, line.start(), line.end())
+            )
+        for name, at in sorted(set(spans), key=lambda span: span[1]):
+            self._spans.setdefault(name, []).append(at)
 
-    def _add(self, node: Node, scope: Node | None) -> None:
-        name = node.text.decode("utf-8", "replace") if node.text else ""
-        self.scopes.setdefault(name, []).append(scope)
-        self.positions.add(node.start_byte)
-        if scope is None:
-            self.imports.setdefault(name, []).append(_imported(node))
+    def _at(self, at: int, size: int) -> tuple[Node | None, bool]:
+        """The binding at byte ``at`` (a name of ``size`` bytes): (its scope, True), or
+        (None, False) where the name is not bound there."""
+        seen = self._seen.get(at)
+        if seen is not None:
+            return seen
+        node = self._root.descendant_for_byte_range(at, at + size)
+        how = None
+        if node is not None and node.type == "identifier" and node.start_byte == at:
+            how = _binding(node)
+        result: tuple[Node | None, bool] = (None, False)
+        if node is not None and how is not None:
+            if how == "outer":
+                result = (_scope(node.parent) if node.parent is not None else None, True)
+            elif how == "global":
+                result = (None, True)
+            else:
+                result = (_scope(node, skip_comprehensions=how == "walrus"), True)
+        self._seen[at] = result
+        return result
 
     def resolves(self, name: str, read: Node) -> bool:
-        for scope in self.scopes.get(name, ()):
-            if scope is None or scope.start_byte <= read.start_byte < scope.end_byte:
+        spans = self._spans.get(name, [])
+        size = len(name.encode())
+        index = bisect.bisect_left(spans, read.start_byte)
+        for at in [*reversed(spans[:index]), *spans[index:]]:
+            scope, bound = self._at(at, size)
+            if bound and (scope is None or scope.start_byte <= read.start_byte < scope.end_byte):
                 return True
         return False
+
+    def module_bindings(self, name: str) -> list[Node]:
+        """The identifiers binding ``name`` anywhere it can be seen from the region."""
+        out: list[Node] = []
+        size = len(name.encode())
+        for at in self._spans.get(name, []):
+            if self._at(at, size)[1]:
+                node = self._root.descendant_for_byte_range(at, at + size)
+                if node is not None:
+                    out.append(node)
+        return out
+
+
+#: Words without which :data:`_DYNAMIC` cannot match (found in C, before the regex runs).
+_DYNAMIC_WORDS = (b"globals(", b"exec(", b"vars(", b"builtin", b"_convert_", b"sys.modules")
+
+
+def _dynamic(data: bytes) -> bool:
+    """Whether the text may define names no tree shows."""
+    return any(word in data for word in _DYNAMIC_WORDS) and _DYNAMIC.search(data) is not None
+
+
+_GLOBAL = re.compile(rb"^[ \t]*global[ \t][^\n]*", re.M)
+
+_STAR = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*\*", re.M)
 
 
 def _imported(node: Node) -> str | None:
@@ -239,10 +320,10 @@ def _imported(node: Node) -> str | None:
     return node.text.decode() if node.text else None
 
 
-def _is_read(node: Node, bindings: _Bindings) -> bool:
+def _is_read(node: Node) -> bool:
     """Whether identifier ``node`` reads a name (not a member, a keyword, an import's path, a
     binding)."""
-    if node.start_byte in bindings.positions:
+    if _binding(node) is not None:
         return False
     parent = node.parent
     if parent is None:
@@ -274,16 +355,18 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
     """The names read in bytes ``[start, end)`` that resolve nowhere."""
     from tree_sitter import QueryCursor
 
-    bindings = _Bindings(tree)
-    dynamic = bindings.star or _DYNAMIC.search(data) is not None
-    known = builtins()
     cursor = QueryCursor(_reads_query())
     cursor.set_byte_range(start, end)
+    reads = [
+        (node, node.text.decode("utf-8", "replace") if node.text else "")
+        for node in cursor.captures(tree.root_node).get("id", ())
+        if start <= node.start_byte and node.end_byte <= end and _is_read(node)
+    ]
+    bindings = _Bindings(tree, data, {name for _, name in reads}, start)
+    dynamic = bindings.star or _dynamic(data)
+    known = builtins()
     out: list[Finding] = []
-    for node in cursor.captures(tree.root_node).get("id", ()):
-        if node.start_byte < start or node.end_byte > end or not _is_read(node, bindings):
-            continue
-        name = node.text.decode("utf-8", "replace") if node.text else ""
+    for node, name in reads:
         if bindings.resolves(name, node):
             found = _member(node, name, bindings, data)
             if found is not None:
@@ -308,11 +391,11 @@ def _member(node: Node, name: str, bindings: _Bindings, data: bytes) -> Finding 
     parent = node.parent
     if parent is None or parent.type != "attribute":
         return None
-    imported = bindings.imports.get(name)
-    if not imported or any(m != name for m in imported) or len(bindings.scopes[name]) != 1:
-        return None
     if not is_stdlib(name):
         return None
+    bound = bindings.module_bindings(name)
+    if len(bound) != 1 or _imported(bound[0]) != name:
+        return None  # bound otherwise too (json = ..., import simplejson as json)
     attribute = parent.child_by_field_name("attribute")
     if attribute is None or attribute.text is None:
         return None

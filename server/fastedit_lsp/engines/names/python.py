@@ -21,7 +21,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from ..parse import grammar
+from ..parse_tree import grammar
 from .findings import Finding
 from .python_stdlib import builtins, is_stdlib, members
 

@@ -21,7 +21,7 @@ from .conftest import MakeEditor
 
 DIAGNOSTICS = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 #: Whether JavaScript drafts get a names check (engines/names).
-NAMES_JS = False
+NAMES_JS = True
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Store:
     [
         ("return load_config('a')", ["line 21: 'load_config' is not defined"]),
         ("return bufer", ["line 21: 'bufer' is not defined"]),
-        ("return json.parse('1')", ["line 21: module 'json' has no member 'parse'"]),
+        ("return json.parse('1')", ["line 21: 'json' has no member 'parse'"]),
         ("return Path('a')", ["line 21: 'Path' is not defined"]),
     ],
     ids=["a synonym of a defined function", "a misspelled local", "a member", "a missing import"],
@@ -92,9 +92,10 @@ def test_a_local_of_another_function_does_not_resolve_here() -> None:
         "globals()['x'] = 1",
         "exec('x = 1')",
         "import builtins\nbuiltins.load_config = print",
+        "setattr(builtins, 'load_config', print)",
         "define(globals())",
     ],
-    ids=["star import", "globals() write", "exec", "builtins", "globals() handed over"],
+    ids=["star import", "globals() write", "exec", "builtins", "setattr", "globals() handed over"],
 )
 def test_what_cannot_be_known_is_not_flagged(head: str) -> None:
     text = f"{head}\n\ndef f():\n    return load_config(1)\n"
@@ -178,3 +179,50 @@ def test_a_follow_up_for_a_names_failure_asks_about_the_name() -> None:
     assert follow is not None
     assert "'bufer' is not defined" in follow.messages[-1].content
     assert "parse" not in follow.messages[-1].content
+
+
+JS = """\
+import { readConfig as rc } from './config';
+const fs = require('fs');
+
+function readConfig(path, { strict = false, ...rest }, [first]) {
+  try {
+    return JSON.parse(fs.readFileSync(path, 'utf8')) || rc(first, strict, rest);
+  } catch (error) {
+    console.error(error, document.title, HTMLCanvasElement, process.env);
+  }
+  BODY
+}
+
+function later() { var hoisted = 1; return hoisted; }
+"""
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("return loadConfig(path);", ["line 10: 'loadConfig' is not defined"]),
+        ("return pth;", ["line 10: 'pth' is not defined"]),
+        ("return Math.clamp(1, 0, 2);", ["line 10: 'Math' has no member 'clamp'"]),
+        ("return path.join(dir, 'a');", ["line 10: 'dir' is not defined"]),
+    ],
+    ids=["a synonym", "a misspelled local", "a member", "a missing import"],
+)
+def test_javascript_names_that_resolve_nowhere_are_found(
+    language: str, body: str, expected: list[str]
+) -> None:
+    assert _names(JS.replace("BODY", body), body, language) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return later() + rc(first) + Math.max(1, 2) + Object.keys(rest).length;",
+        "if (Math.clamp) { return Math.clamp(1, 0, 2); }",
+        "describe('x', () => it('y', () => expect(window.x).toBe(undefined)));",
+    ],
+    ids=["declared and hoisted names", "a feature-tested member", "globals of other environments"],
+)
+def test_correct_javascript_has_no_finding(body: str) -> None:
+    assert _names(JS.replace("BODY", body), body, "javascript") == []

@@ -34,17 +34,24 @@ if TYPE_CHECKING:
 Rules = Callable[["Tree", bytes, int, int], "list[Finding] | str"]
 
 
+_JAVASCRIPT = frozenset({"javascript", "typescript", "tsx"})
+
+
 def _rules(language: str) -> Rules | None:
     if language == "python":
         from . import python
 
         return python.findings
+    if language in _JAVASCRIPT:
+        from . import javascript
+
+        return javascript.rules(language)
     return None
 
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language == "python"
+    return language == "python" or language in _JAVASCRIPT
 
 
 def check_names(language: str, tree: Tree, data: bytes, start: int, end: int) -> NamesVerdict:

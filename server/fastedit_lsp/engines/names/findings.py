@@ -29,7 +29,7 @@ class Finding:
         """What the user is told: "line 12: 'load_config' is not defined"."""
         where = f"line {self.line + 1}"
         if self.kind == "member":
-            return f"{where}: module '{self.module}' has no member '{self.name}'"
+            return f"{where}: '{self.module}' has no member '{self.name}'"
         if self.kind == "import":
             return f"{where}: cannot import '{self.name}' from '{self.module}'"
         return f"{where}: '{self.name}' is not defined"

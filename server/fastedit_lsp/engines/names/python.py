@@ -94,15 +94,24 @@ _PYTHON2 = frozenset(
 )
 _TELLS_VERSIONS = re.compile(rb"version_info|\bPY2\b|\bPY3\b|\bsix\b|\bPY3K\b")
 
+#: Modules whose members are not checked (the builtins: shadowed and extended at will).
+_IMPLEMENTATION_SPECIFIC = frozenset({"builtins", "__builtin__"})
+#: Members of other Python implementations than typeshed's (PyPy's, Pyston's), not flagged.
+_OTHER_IMPLEMENTATIONS = {
+    "sys": frozenset(
+        {"pypy_version_info", "pypy_translation_info", "pypy_objspace", "pyston_version_info"}
+    )
+}
+
 #: Text that can define names no tree shows.
 _DYNAMIC = re.compile(
     rb"globals\(\)\s*(?:\[[^\]\n]*\]\s*=[^=]|\.update|\.setdefault|\.__setitem__)"
     rb"|\bexec\((?:[^,()\n]*\)|[^)\n]*globals\(\))"  # exec(code) or exec(code, globals())
     rb"|vars\(\)\s*(?:\[[^\]\n]*\]\s*=[^=]|\.update)"
-    rb"|\b(?:builtins|__builtin__|__builtins__)\.\w+\s*=[^=]|__builtins__\["
+    rb"|__builtins__\["
     rb"|setattr\(\s*(?:builtins|__builtin__|sys\.modules)|sys\.modules\[__name__\]"
     rb"|[(,]\s*globals\(\)"  # the namespace handed to code that may write it
-    rb"|\b_convert_\b"
+    rb"|\._convert_\("
 )
 
 
@@ -207,6 +216,8 @@ class _Bindings:
         self.star = False
         #: The names star imports of stdlib modules bring.
         self.starred: set[str] = set()
+        # Names a module adds to the builtins (``builtins._ = value``) are known from then on.
+        self.starred.update(m.group(1).decode() for m in _SETS_BUILTIN.finditer(data))
         for match in _STAR.finditer(data):
             source = match.group(1).decode()
             known = members(source) if is_stdlib(source) else None
@@ -306,6 +317,7 @@ def _dynamic(data: bytes) -> bool:
 
 _GLOBAL = re.compile(rb"^[ \t]*global[ \t][^\n]*", re.M)
 
+_SETS_BUILTIN = re.compile(rb"\b(?:builtins|__builtin__|__builtins__)\.(\w+)\s*=[^=]")
 _STAR = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*\*", re.M)
 
 
@@ -391,7 +403,7 @@ def _member(node: Node, name: str, bindings: _Bindings, data: bytes) -> Finding 
     parent = node.parent
     if parent is None or parent.type != "attribute":
         return None
-    if not is_stdlib(name):
+    if not is_stdlib(name) or name in _IMPLEMENTATION_SPECIFIC:
         return None
     bound = bindings.module_bindings(name)
     if len(bound) != 1 or _imported(bound[0]) != name:
@@ -410,8 +422,10 @@ def _member(node: Node, name: str, bindings: _Bindings, data: bytes) -> Finding 
     ):
         return None  # json.x = ...: setting a member is legal
     names = members(name)
-    if names is None or member in names:
+    if names is None or member in names or member in _OTHER_IMPLEMENTATIONS.get(name, ()):
         return None
+    if re.search(rb"hasattr\(\s*" + name.encode() + rb"\s*,\s*['\"]" + member.encode(), data):
+        return None  # feature-tested by the file
     return _finding("member", attribute, member, data, name)
 
 

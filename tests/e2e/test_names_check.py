@@ -93,3 +93,39 @@ async def test_a_hallucinated_name_escalates_in_auto_mode(
     names = [c for c in record["verification"]["checks"] if c["name"] == "names"]
     assert names and names[0]["ok"] is True
     assert _fastedit_diagnostics(editor) == []
+
+
+def _weighted(name: str, value: str = "value") -> str:
+    return (
+        f"def {name}(rows):\n    total = 0\n    for weight, {value} in rows:\n"
+        f"        total += weight * {value}\n    return total\n\n\n"
+    )
+
+
+async def test_an_offline_completion_reading_an_undeclared_name_is_not_offered(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await make_editor(
+        model=False, inline=True, init_options={"completionDeadlineMs": 20000}
+    )
+    uri = "file:///tmp/fastedit-e2e/names/offline.py"
+    head = _weighted("first") + _weighted("second")
+    # Here the loop names its item ``amount``: the other functions' "ght * value" would read
+    # a name this function does not have.
+    text = head + "def third(rows):\n    total = 0\n    for weight, amount in rows:\n"
+    text += "        total += wei\n"
+    editor.open(uri, text, language_id="python")
+    cursor = text.index("total += wei\n") + len("total += wei")
+    result = await editor.inline_completion(uri, cursor, automatic=False)
+    items = [] if result is None else (result.items if hasattr(result, "items") else result)
+    assert [item.insert_text for item in items] == []
+    # The same cut where the name exists is offered (the engine is not just silent).
+    other = "file:///tmp/fastedit-e2e/names/offline_good.py"
+    good = head + "def third(rows):\n    total = 0\n    for weight, value in rows:\n"
+    good += "        total += wei\n"
+    editor.open(other, good, language_id="python")
+    cursor = good.index("total += wei\n") + len("total += wei")
+    result = await editor.inline_completion(other, cursor, automatic=False)
+    items = [] if result is None else (result.items if hasattr(result, "items") else result)
+    assert [item.insert_text for item in items] == ["ght * value"]
+    assert stub.requests == []

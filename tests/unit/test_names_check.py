@@ -226,3 +226,15 @@ def test_javascript_names_that_resolve_nowhere_are_found(
 )
 def test_correct_javascript_has_no_finding(body: str) -> None:
     assert _names(JS.replace("BODY", body), body, "javascript") == []
+
+
+def test_a_completion_reading_an_undeclared_name_does_not_resolve() -> None:
+    """The offline completion (completion/source.py) offers nothing that fails this: a line
+    from another document using a variable this one does not declare."""
+    from fastedit_lsp.engines.names import draft_resolves
+
+    prefix = "def area(width, height):\n    return "
+    suffix = "\n"
+    assert not draft_resolves("python", prefix, "width * height * scale", suffix)
+    assert draft_resolves("python", prefix, "width * height", suffix)
+    assert draft_resolves("go", "package a\n", "var x = y\n", "")  # no names check: offered

@@ -73,3 +73,17 @@ def check_names(language: str, tree: Tree, data: bytes, start: int, end: int) ->
         found.sort(key=lambda f: f.start)
         return NamesVerdict(False, found[0].message, tuple(found))
     return NamesVerdict(True, "every name read resolves")
+
+
+def draft_resolves(language: str | None, prefix: str, draft: str, suffix: str) -> bool:
+    """Whether the names ``draft`` reads, between ``prefix`` and ``suffix``, resolve: False only
+    when a names check finds one that does not (a completion is then not offered); True where
+    there is no check, or the text does not parse."""
+    if language is None or not supported(language) or not draft.strip():
+        return True
+    from ..parse_tree import parse
+
+    parsed = parse(language, prefix + draft + suffix)
+    start = len(prefix.encode("utf-8", "surrogatepass"))
+    end = start + len(draft.encode("utf-8", "surrogatepass"))
+    return check_names(language, parsed.tree, parsed.data, start, end).ok is not False

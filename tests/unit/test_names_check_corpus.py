@@ -40,8 +40,7 @@ from fastedit_lsp.core.document import Document, Point
 from fastedit_lsp.engines.names.python_stdlib import builtins, is_stdlib, members
 from fastedit_lsp.engines.parse import parse
 from fastedit_lsp.engines.parse_trees import ParseTrees
-
-from .summary_figures import section_lines
+from tests.support.summary_figures import section_lines
 
 KINDS = ("synonym", "misspelled", "member", "import")
 #: Files per language and the largest file read.

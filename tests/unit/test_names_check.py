@@ -238,3 +238,14 @@ def test_a_completion_reading_an_undeclared_name_does_not_resolve() -> None:
     assert not draft_resolves("python", prefix, "width * height * scale", suffix)
     assert draft_resolves("python", prefix, "width * height", suffix)
     assert draft_resolves("go", "package a\n", "var x = y\n", "")  # no names check: offered
+
+
+def test_the_bench_section_measures_the_names_check_and_gets_the_verdicts_right() -> None:
+    from fastedit_lsp.tools import bench_names
+
+    result = bench_names.measure(5, lines=300)
+    assert result["verdictsRight"] is True  # the draft passes, its misspelled copy fails
+    assert result["firstUseMs"] > 0 and result["warmMs"]["p50"] > 0
+    assert result["lines"] >= 250
+    table = bench_names.report(result)
+    assert "names check" in table and "| python |" in table

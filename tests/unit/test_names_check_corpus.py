@@ -343,7 +343,9 @@ _JS_INVENTED = {"Math": "clamp", "JSON": "load", "Object": "merge", "Array": "ra
 
 
 def _js_files() -> list[str]:
-    roots = [Path("/usr/lib/node_modules/npm"), NPM_CORPORA / "node_modules"]
+    from tests.unit.test_parse_check_corpus import _npm_root
+
+    roots = [r for r in (_npm_root(), NPM_CORPORA / "node_modules") if r is not None]
     found: list[str] = []
     for root in roots:
         if root.is_dir():

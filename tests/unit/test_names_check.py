@@ -249,3 +249,16 @@ def test_the_bench_section_measures_the_names_check_and_gets_the_verdicts_right(
     assert result["lines"] >= 250
     table = bench_names.report(result)
     assert "names check" in table and "| python |" in table
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("javascript", "const ua = typeof __BUILD_FLAG__ !== 'undefined' ? 1 : 2;\n"),
+        ("typescript", "type Row = [red: number, green?: number];\nlet m: { [key: string]: 1 };\n"),
+        ("typescript", "const enum Size { CELL = 3, BYTES = CELL * 4 }\n"),
+    ],
+    ids=["typeof guard", "tuple members and index signatures", "enum members"],
+)
+def test_typescript_and_javascript_constructs_that_read_no_name(language: str, text: str) -> None:
+    assert _names(text, text, language) == []

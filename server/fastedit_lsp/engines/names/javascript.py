@@ -43,6 +43,10 @@ _BINDINGS = (
     "(arrow_function parameter: (identifier) @b)",
     "(required_parameter pattern: (identifier) @b)",
     "(optional_parameter pattern: (identifier) @b)",
+    "(required_parameter name: (identifier) @b)",
+    "(optional_parameter name: (identifier) @b)",
+    "(enum_assignment name: (property_identifier) @b)",
+    "(enum_body (property_identifier) @b)",
     "(assignment_pattern left: (identifier) @b)",
     "(shorthand_property_identifier_pattern) @b",
     "(pair_pattern value: (identifier) @b)",
@@ -128,8 +132,12 @@ def _is_read(node: Node) -> bool:
     if kind in ("jsx_opening_element", "jsx_closing_element", "jsx_self_closing_element"):
         name = _text(node)
         return parent.child_by_field_name("name") == node and name[:1].isupper()
-    if kind in ("nested_identifier", "jsx_namespace_name"):
-        return False
+    if kind == "unary_expression":
+        operator = parent.child_by_field_name("operator")
+        if operator is not None and operator.type == "typeof":
+            return False  # typeof x: the guard for a global that may not exist
+    if kind in ("nested_identifier", "jsx_namespace_name", "index_signature"):
+        return False  # ... and TypeScript's { [key: string]: T }: a name of the type's own
     return kind != "ERROR"
 
 

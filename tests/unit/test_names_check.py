@@ -262,3 +262,23 @@ def test_the_bench_section_measures_the_names_check_and_gets_the_verdicts_right(
 )
 def test_typescript_and_javascript_constructs_that_read_no_name(language: str, text: str) -> None:
     assert _names(text, text, language) == []
+
+
+def test_a_region_over_several_functions_sees_each_ones_parameters() -> None:
+    text = "def a(x):\n    return x\n\n\ndef b(y):\n    return y + z\n"
+    assert _names(text, text) == ["line 6: 'z' is not defined"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "try:\n    number = (int, long)\nexcept NameError:\n    number = int\n",
+        "def f(self):\n    self.rows: Dict[str, int] = {}\n",
+        "from __future__ import annotations\n\ndef f(x: Missing) -> None:\n    pass\n",
+        "import base64\nif hasattr(base64, 'decodebytes'):\n    d = base64.decodebytes\n"
+        "else:\n    d = base64.decodestring\n",
+    ],
+    ids=["try except NameError", "a local's annotation", "lazy annotations", "hasattr"],
+)
+def test_names_python_never_evaluates_or_guards_are_not_flagged(text: str) -> None:
+    assert _names(text, text) == []

@@ -69,6 +69,8 @@ _ALWAYS = frozenset(
         "reveal_type",
         "reveal_locals",
         "WindowsError",
+        "get_ipython",
+        "__IPYTHON__",
     )
 )
 
@@ -95,7 +97,7 @@ _PYTHON2 = frozenset(
 _TELLS_VERSIONS = re.compile(rb"version_info|\bPY2\b|\bPY3\b|\bsix\b|\bPY3K\b")
 
 #: Modules whose members are not checked (the builtins: shadowed and extended at will).
-_IMPLEMENTATION_SPECIFIC = frozenset({"builtins", "__builtin__"})
+_IMPLEMENTATION_SPECIFIC = frozenset({"builtins", "__builtin__", "distutils"})
 #: Members of other Python implementations than typeshed's (PyPy's, Pyston's), not flagged.
 _OTHER_IMPLEMENTATIONS = {
     "sys": frozenset(
@@ -211,7 +213,7 @@ class _Bindings:
     only inside another function is no binding for it; a ``global`` line is). Each read looks
     at its name's occurrences nearest first, and stops at the first binding it sees."""
 
-    def __init__(self, tree: Tree, data: bytes, names: set[str], start: int) -> None:
+    def __init__(self, tree: Tree, data: bytes, names: set[str], start: int, end: int) -> None:
         #: A star import of a module whose names cannot be known (not the stdlib's).
         self.star = False
         #: The names star imports of stdlib modules bring.
@@ -233,7 +235,7 @@ class _Bindings:
         self._seen: dict[int, tuple[Node | None, bool]] = {}
         if not names:
             return
-        # The bodies of the top-level definitions the region is not in.
+        # The bodies of the top-level definitions the region does not overlap.
         hidden: list[tuple[int, int]] = []
         for child in self._root.children:
             node = child
@@ -242,7 +244,7 @@ class _Bindings:
             if node.type not in ("function_definition", "class_definition"):
                 continue
             body = node.child_by_field_name("body")
-            if body is not None and not body.start_byte <= start < body.end_byte:
+            if body is not None and (body.end_byte <= start or body.start_byte >= end):
                 hidden.append((body.start_byte, body.end_byte))
         words = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
         pattern = re.compile(rb"(?<![\w.])(?:" + words + rb")(?!\w)")
@@ -317,6 +319,7 @@ def _dynamic(data: bytes) -> bool:
 
 _GLOBAL = re.compile(rb"^[ \t]*global[ \t][^\n]*", re.M)
 
+_LAZY_ANNOTATIONS = re.compile(rb"^from __future__ import [^\n]*\bannotations\b", re.M)
 _SETS_BUILTIN = re.compile(rb"\b(?:builtins|__builtin__|__builtins__)\.(\w+)\s*=[^=]")
 _STAR = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]*\*", re.M)
 
@@ -330,6 +333,46 @@ def _imported(node: Node) -> str | None:
     if statement is None or statement.type != "import_statement":
         return None
     return node.text.decode() if node.text else None
+
+
+def _unevaluated(node: Node, lazy: bool) -> bool:
+    """Whether the name ``node`` reads is never evaluated, or its failing handled: in an
+    annotation under ``from __future__ import annotations`` (``lazy``), a variable's annotation
+    in a function (``x: Dict = {}``), or the body of a ``try`` that catches ``NameError``
+    (``try: long except NameError: ...``)."""
+    parent = node.parent
+    annotation = None
+    while parent is not None and parent.type not in ("module", "class_definition"):
+        kind = parent.type
+        if kind == "type" and annotation is None:
+            annotation = parent
+            if lazy:
+                return True
+        elif kind == "function_definition":
+            if annotation is not None and annotation.parent is not None:
+                return annotation.parent.type == "assignment"
+            return False
+        elif kind == "try_statement" and _catches(parent, b"NameError"):
+            return True
+        elif kind == "if_statement" and _version_test(parent):
+            return True  # a branch for another Python version (if PY2: ... else: ...)
+        parent = parent.parent
+    return False
+
+
+def _version_test(statement: Node) -> bool:
+    condition = statement.child_by_field_name("condition")
+    return condition is not None and _TELLS_VERSIONS.search(condition.text or b"") is not None
+
+
+def _catches(statement: Node, error: bytes) -> bool:
+    """Whether the ``try`` ``statement`` has an ``except`` naming ``error``."""
+    for clause in statement.children:
+        if clause.type == "except_clause":
+            caught = clause.named_children[0] if clause.named_child_count > 1 else None
+            if caught is not None and error in (caught.text or b""):
+                return True
+    return False
 
 
 def _is_read(node: Node) -> bool:
@@ -374,7 +417,9 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
         for node in cursor.captures(tree.root_node).get("id", ())
         if start <= node.start_byte and node.end_byte <= end and _is_read(node)
     ]
-    bindings = _Bindings(tree, data, {name for _, name in reads}, start)
+    lazy = _LAZY_ANNOTATIONS.search(data) is not None
+    reads = [(node, name) for node, name in reads if not _unevaluated(node, lazy)]
+    bindings = _Bindings(tree, data, {name for _, name in reads}, start, end)
     dynamic = bindings.star or _dynamic(data)
     known = builtins()
     out: list[Finding] = []
@@ -424,8 +469,15 @@ def _member(node: Node, name: str, bindings: _Bindings, data: bytes) -> Finding 
     names = members(name)
     if names is None or member in names or member in _OTHER_IMPLEMENTATIONS.get(name, ()):
         return None
-    if re.search(rb"hasattr\(\s*" + name.encode() + rb"\s*,\s*['\"]" + member.encode(), data):
-        return None  # feature-tested by the file
+    if re.search(rb"hasattr\(\s*" + name.encode() + rb"\s*,", data):
+        return None  # the file feature-tests the module (hasattr(base64, "decodebytes"))
+    ancestor = parent.parent
+    while ancestor is not None and ancestor.type not in ("function_definition", "module"):
+        if (ancestor.type == "try_statement" and _catches(ancestor, b"AttributeError")) or (
+            ancestor.type == "if_statement" and _version_test(ancestor)
+        ):
+            return None  # the code handles its failing (try: ... except AttributeError)
+        ancestor = ancestor.parent
     return _finding("member", attribute, member, data, name)
 
 

@@ -29,7 +29,7 @@ from tests.support.editors.emacs_driver import (
 from tests.support.editors.written_tests import run_written_tests
 
 ORIGINAL = "import os\n\nvalue = "
-ANSWER = "compute(1, 2, 3)"
+ANSWER = "max(1, 2, 3)"  # a builtin: its name resolves (the names check)
 
 
 def lisp(text: str) -> str:

@@ -19,20 +19,15 @@ The API: :func:`check_names` (a parsed text and the region's bytes → :class:`N
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..languages import DISPLAY
 from .findings import Finding as Finding
 from .findings import NamesVerdict as NamesVerdict
+from .findings import Rules
 
 if TYPE_CHECKING:
     from tree_sitter import Tree
-
-#: A language's rules: (tree, the text's bytes, region start, region end) → the findings, or a
-#: reason the region cannot be checked (a string).
-Rules = Callable[["Tree", bytes, int, int], "list[Finding] | str"]
-
 
 _JAVASCRIPT = frozenset({"javascript", "typescript", "tsx"})
 

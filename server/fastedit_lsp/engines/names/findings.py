@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from tree_sitter import Tree
 
 #: What a finding is: a name defined nowhere, a member the module does not have, a name
 #: imported from a module that does not define it.
@@ -42,3 +46,8 @@ class NamesVerdict:
     ok: bool | None
     message: str
     findings: tuple[Finding, ...] = ()
+
+
+#: A language's rules: (tree, the text's bytes, region start, region end) → the findings, or a
+#: reason the region cannot be checked (a string).
+Rules = Callable[["Tree", bytes, int, int], "list[Finding] | str"]

@@ -25,7 +25,7 @@ from .js_globals import GLOBALS, MEMBERS, WEB_INTERFACE
 if TYPE_CHECKING:
     from tree_sitter import Node, Query, Tree
 
-    from . import Rules
+    from .findings import Rules
 
 #: Binding patterns (each kept where the grammar has its node types).
 _BINDINGS = (

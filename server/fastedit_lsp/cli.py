@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
         "--only",
         metavar="SECTIONS",
         help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
-        "cancel, sync, code-actions, completions, parse (the parse check, in process)",
+        "cancel, sync, code-actions, completions, parse (the parse check, in process), names "
+        "(the names check, in process)",
     )
     editors = sub.add_parser(
         "editors", help="where the bundled Neovim and Emacs plugins are, and how to load them"

@@ -225,7 +225,7 @@ async def _typed_then_released(editor: Editor, request: RecordedRequest) -> None
 async def test_typing_before_the_anchor_survives_and_the_stream_continues_after_it(
     editor: Editor, stub: StubModelServer
 ) -> None:
-    text = "first = 1\nsecond = \nthird = 3\n"
+    text = "from fixtures import *\nfirst = 1\nsecond = \nthird = 3\n"  # QQQ… may exist
     editor.open(URI, text)
     cursor = text.index("second = ") + len("second = ")
     job_id, request = await _held_job(editor, stub, text, cursor)
@@ -282,7 +282,7 @@ async def test_a_late_batched_editor_never_loses_typing(
     """eglot-like: changes reach the server late and batched while edits keep streaming."""
     editor = await make_editor(sync="batched")
     editor.batch_delay = 0.2
-    text = "header = 0\nvalue = \ntail = 1\n"
+    text = "from fixtures import *\nheader = 0\nvalue = \ntail = 1\n"  # QQQ… may exist
     editor.open(URI, text)
     editor.flush()
     cursor = text.index("value = ") + len("value = ")

@@ -557,7 +557,8 @@ def test_ai_completion_items_appear_in_the_popup_menu(
 
 
 TABLE = "".join(f"value_{i} = compute({i})\n" for i in range(12))
-TAIL = "print(value_0)\n"
+#: ``compute`` defined (below its uses: module level), so the drafts' names resolve.
+TAIL = "print(value_0)\n\n\ndef compute(n, fast=False):\n    return n\n"
 
 
 def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(

@@ -469,7 +469,15 @@ async def test_a_good_draft_passes_the_parse_check_with_one_request() -> None:
     fast = Script("fast-model", "return a + b")
     host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
     job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
-    assert job.verification == {"ok": True, "details": "Go parses around the edit"}
+    assert (job.verification["ok"], job.verification["details"]) == (
+        True,
+        "Go parses around the edit",
+    )
+    # Go has no names check: "not checked", never "ok".
+    assert [(c["name"], c["ok"]) for c in job.verification["checks"]] == [
+        ("parse", True),
+        ("names", None),
+    ]
     assert len(fast.requests) == 1
 
 

@@ -221,7 +221,17 @@ class CompletionSources:
             for uri, d in self._documents()
             if uri != document.uri and d.language_id == document.language_id
         ]
-        return lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
+        proposal = lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
+        if proposal is None:
+            return None
+        from ..engines.languages import language_of
+        from ..engines.names import draft_resolves
+
+        # Not offered when a name it reads resolves nowhere here (a line from another document
+        # using a variable this one does not declare).
+        if not draft_resolves(language_of(document.language_id), prefix, proposal, suffix):
+            return None
+        return proposal
 
     # -- the model ---------------------------------------------------------------------------------
 

@@ -77,6 +77,10 @@ JOB_MODULES = (
     # themselves load when a document of their language opens: see :func:`grammar`).
     "fastedit_lsp.actions.parse_check",
     "fastedit_lsp.engines.parse",
+    # Its names check (Python's rules and the stdlib's stubs) and CPython's verdict.
+    "fastedit_lsp.engines.names.python",
+    "fastedit_lsp.engines.names.python_stdlib",
+    "fastedit_lsp.engines.cpython",
     "tree_sitter",
     # What keeps the kept parses current after the job's edits come back as didChange.
     "fastedit_lsp.lsp.parse_trees",

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..actions.base import Action, ActionError, ActionInput, Draft
-from ..actions.parse_check import ParseTrees
 from ..core.document import Document, Point
 from ..core.jobs import Job
 from ..core.uris import to_fs_path
+from ..engines.parse_trees import ParseTrees
 from ..prompting import context
 from ..settings import ResolvedProfile
 from .ports import JobHost, TestModuleHost

@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ..actions.parse_check import ParseTrees
 from ..actions.registry import Registry
 from ..backends.base import BackendError, NoModelError
 from ..core.document import Document
 from ..core.jobs import Job, State
+from ..engines.parse_trees import ParseTrees
 from . import failover, plan_run, region, test_module
 from .announce import Announcer
 from .drafts import Drafts, JobFailedError

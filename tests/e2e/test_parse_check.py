@@ -86,9 +86,8 @@ async def _final_status(editor: Editor, job_id: str) -> dict[str, Any]:
 
 async def _next_diagnostics(editor: Editor) -> asyncio.Future[Any]:
     """A future for the next publishDiagnostics, listening from now on."""
-    future = asyncio.ensure_future(editor.client.wait_for_notification(DIAGNOSTICS))
-    await asyncio.sleep(0)  # let it register before the caller triggers the notification
-    return future
+    # Listening from this call on: the protocol files the future before returning it.
+    return editor.client.protocol.wait_for_notification_async(DIAGNOSTICS)
 
 
 def _progress_ends(editor: Editor) -> list[str]:

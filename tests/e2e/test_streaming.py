@@ -160,8 +160,15 @@ async def test_cancel_before_the_first_token_closes_the_http_stream_and_changes_
         # The progress' cancel button shows once its progress began (the client files the
         # token when asked to create it, before the server begins it).
         token = f"fastedit-{job_id}"
-        while not editor.client.progress_reports.get(token):
-            await asyncio.wait_for(editor.client.wait_for_notification("$/progress"), HANG_GUARD)
+
+        async def progress_began() -> None:
+            # Look, then listen, in one step of one task: asyncio.wait_for runs a coroutine in a
+            # task of its own, which began listening a loop turn later, so a $/progress read in
+            # between was missed and the cancel went out only with the job's end, 15 s on.
+            while not editor.client.progress_reports.get(token):
+                await editor.client.wait_for_notification("$/progress")
+
+        await asyncio.wait_for(progress_began(), HANG_GUARD)
         editor.client.window_work_done_progress_cancel(
             types.WorkDoneProgressCancelParams(token=token)
         )

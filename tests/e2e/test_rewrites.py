@@ -102,6 +102,24 @@ async def test_three_hunks_are_listed_and_revert_one_at_a_time_in_any_order(
     assert whole["reverted"] is False and "edited since" in whole["reason"]
 
 
+async def test_a_rewritten_document_closed_and_reopened_shorter_keeps_the_status_answering(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    # The finished rewrite's hunks belong to the closed text; edits to the reopened one are not
+    # theirs (fastedit.status failed with an IndexError when they were applied to it).
+    editor.open(URI, HEAD + BODY + TAIL)
+    stub.script(Answer(text=_three_hunks(), tps=2000))
+    record = await _rewrite(editor, _three_hunks())
+    assert record["state"] == "done", record
+    editor.close(URI)
+    editor.open(URI, "x = 1\n")
+    editor.type(URI, 0, "# typed\n")
+    status = await editor.command("fastedit.status")
+    (job,) = [j for j in status["jobs"] if j["jobId"] == record["jobId"]]
+    assert job["hunks"] == record["hunks"]
+    assert editor.text(URI) == "# typed\nx = 1\n"
+
+
 async def test_a_whole_revert_of_a_rewrite_is_one_edit(
     editor: Editor, stub: StubModelServer
 ) -> None:

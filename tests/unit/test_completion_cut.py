@@ -1,4 +1,4 @@
-"""completion_text.py: what of a model's inline completion is shown at the cursor.
+"""completion/cut.py: what of a model's inline completion is shown at the cursor.
 
 Each case is a document with the cursor marked ``‸``, the model's text, and what each step makes
 of it. The properties at the end pin what the caller relies on: an early stop (``has_enough``,
@@ -11,8 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.completion.text import (
-    PREFIX_WINDOW,
+from fastedit_lsp.completion.cut import (
     Scope,
     balance_brackets,
     completion_scope,
@@ -22,6 +21,7 @@ from fastedit_lsp.completion.text import (
     stop_sequences,
     trim_suffix_overlap,
 )
+from fastedit_lsp.completion.lexer import PREFIX_WINDOW
 
 CURSOR = "‸"
 

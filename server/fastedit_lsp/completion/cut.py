@@ -3,7 +3,9 @@
 Pure: no pygls, no httpx, no I/O. Used by ``textDocument/inlineCompletion`` and
 ``textDocument/completion``: the model's text is proposed at a cursor between ``prefix`` (the
 document before it) and ``suffix`` (after it), and :func:`finish` turns it into what the editor
-shows:
+shows. The text is the reconciler's (:mod:`fastedit_lsp.prompting.reconcile`): wrappers and
+the overlap with the text before and after the cursor are trimmed there, in one place for every
+action. Then:
 
 1. :func:`completion_scope`: a single line (mid-line, or after a plain statement) or a block (on an
    otherwise blank line, or right after a block opener such as ``:`` in Python, ``{``, ``(``,
@@ -12,9 +14,8 @@ shows:
    that belong to it (deeper than the opener line, or at least as deep as a blank cursor line),
    ends right after the closer of its opener, at a dedent, or at two blank lines in a row.
 3. :func:`balance_brackets`, first half: the text is cut at a closer that matches nothing open.
-4. :func:`trim_suffix_overlap`: a tail that repeats what already follows the cursor is dropped.
-5. :func:`balance_brackets`, second half: trailing closers that the suffix supplies are dropped.
-6. Nothing useful left is ``""``; at the end of a line trailing whitespace goes; line breaks
+4. :func:`balance_brackets`, second half: trailing closers that the suffix supplies are dropped.
+5. Nothing useful left is ``""``; at the end of a line trailing whitespace goes; line breaks
    become the document's.
 
 No step ever adds text. :func:`has_enough` says when more streamed text could no longer change
@@ -34,11 +35,9 @@ from .lexer import (
     BREAK,
     OPENERS,
     PAIR,
-    SENTINEL,
     SPACE,
     TAB_WIDTH,
     Cursor,
-    Lang,
     Walk,
     apply_bracket,
     scan,
@@ -334,159 +333,20 @@ def _drop_supplied_closers(text: str, cur: Cursor) -> str:
     return text if best_count == 0 else text[: tail[best_count - 1]]
 
 
-# -- overlap with the suffix ------------------------------------------------------------------
-
-
-def trim_suffix_overlap(
-    text: str, suffix: str, scope: Scope, *, prefix: str = "", language_id: str = ""
-) -> str:
-    """Drop the completion's tail that repeats what already follows the cursor.
-
-    line scope: the longest tail of the completion that the rest of the cursor line starts with.
-    block scope: first the completion's last lines when they equal the suffix's first non-blank
-    lines (ignoring trailing whitespace; the completion's first line, which continues the cursor
-    line, ignoring indentation too), then as for a line. A completion that only repeats the
-    suffix's start becomes ``""``.
-
-    Brackets decide doubtful cases: a tail that is not self-contained (it closes a bracket
-    opened before it, or opens one, or a string) is dropped only when that leaves fewer unmatched
-    closers and unterminated strings in the completion and the suffix's window (``print(f(x`` +
-    ``)``, suffix ``)``: the ``)`` stays). ``prefix`` and ``language_id`` sharpen that count.
-    """
-    return _trim(text, Cursor.of(prefix, suffix, language_id), scope)
-
-
-def _trim(text: str, cur: Cursor, scope: Scope) -> str:
-    if scope == "block":
-        trimmed = _trim_lines(text, cur)
-        if trimmed is not None:
-            return trimmed
-    trimmed = _trim_tail(text, cur)
-    return text if trimmed is None else trimmed
-
-
-def _errors(text: str, cur: Cursor) -> int:
-    """Unmatched closers and unterminated strings from the cursor line to the suffix's window."""
-    offset = len(cur.head)
-    stack = list(cur.head_stack)
-    errors = 0
-    for match in cur.lang.tokens.finditer(cur.head + text + cur.suffix):
-        bracket = match.group("b")
-        if bracket:
-            if not apply_bracket(stack, bracket) and match.start() >= offset:
-                errors += 1
-        elif match.end() > offset and (
-            (match.group("s") is not None and match.group("dq") is None)
-            or (match.group("q") is not None and match.group("sq") is None)
-        ):
-            errors += 1
-    if cur.suffix_whole:
-        errors += len(stack)  # the document's end is in view: what is still open stays open
-    return errors
-
-
-def _self_contained(text: str, lang: Lang) -> bool:
-    """Whether the text closes only what it opens, and leaves no string or comment open."""
-    stack: list[str] = []
-    for match in lang.tokens.finditer(text + SENTINEL):
-        bracket = match.group("b")
-        if bracket:
-            if not apply_bracket(stack, bracket):
-                return False
-        elif match.end() > len(text):
-            return False
-    return not stack
-
-
-def _trim_tail(text: str, cur: Cursor) -> str | None:
-    rest = cur.rest
-    if not rest or not text:
-        return None
-    errors: int | None = None
-    for start in range(max(0, len(text) - len(rest)), len(text)):
-        repeat = text[start:]
-        if not rest.startswith(repeat):
-            continue
-        if errors is None:
-            errors = _errors(text, cur)
-        trimmed = text[:start]
-        after = _errors(trimmed, cur)
-        if after < errors or (after == errors and _self_contained(repeat, cur.lang)):
-            return trimmed
-    return None
-
-
-def _suffix_lines(cur: Cursor) -> tuple[list[str], bool]:
-    """The suffix's lines from the first non-blank one, and whether that first one is the rest of
-    the cursor line (a partial line)."""
-    lines = _lines(cur.suffix)
-    if not cur.suffix_whole:
-        lines = [line for line in lines if line.complete]  # the window may cut the last one
-    texts = [cur.suffix[line.start : line.end] for line in lines]
-    if texts and texts[0].strip(SPACE):
-        return texts, True
-    first = next((i for i, t in enumerate(texts) if t.strip(SPACE)), len(texts))
-    return texts[first:], False
-
-
-def _trim_lines(text: str, cur: Cursor) -> str | None:
-    lines = _lines(text)
-    contents = [text[line.start : line.end] for line in lines]
-    while len(contents) > 1 and not contents[-1].strip(SPACE):
-        contents.pop()
-    if not contents[-1].strip(SPACE):
-        return None
-    wanted, rest_first = _suffix_lines(cur)
-    errors: int | None = None
-    for count in range(min(len(contents), len(wanted)), 0, -1):
-        first = len(contents) - count
-        if not all(
-            _same_line(
-                contents[first + k], wanted[k], partial=(first + k == 0) or (k == 0 and rest_first)
-            )
-            for k in range(count)
-        ):
-            continue
-        if first == 0:
-            trimmed = ""
-        elif rest_first:
-            # The rest of the cursor line follows the completion: keep the line break and the
-            # indentation before it, so that `{|}` gets its `}` on a line of its own.
-            line = lines[first]
-            content = contents[first]
-            trimmed = text[: line.start + len(content) - len(content.lstrip(SPACE))]
-        else:
-            kept = [k for k in range(first) if contents[k].strip(SPACE)]
-            trimmed = text[: lines[kept[-1] if kept else 0].end]
-        if errors is None:
-            errors = _errors(text, cur)
-        # Whole lines that repeat the suffix are strong evidence: a tie in the count is enough.
-        if _errors(trimmed, cur) <= errors:
-            return trimmed
-    return None
-
-
-def _same_line(line: str, wanted: str, *, partial: bool) -> bool:
-    if partial:
-        return line.strip(SPACE) == wanted.strip(SPACE)
-    return line.rstrip(SPACE) == wanted.rstrip(SPACE)
-
-
 # -- all together -----------------------------------------------------------------------------
 
 
 def finish(text: str, prefix: str, suffix: str, language_id: str) -> str:
     """All of the above, in order: the text to show. Empty string when nothing useful remains.
 
-    Scope, block boundary, the cut at a stray closer, the suffix overlap, the closers the suffix
-    supplies; then whitespace-only text becomes ``""``, trailing whitespace goes when nothing
-    follows on the cursor line, and line breaks become the document's (never splitting one).
+    Scope, block boundary, the cut at a stray closer, the closers the suffix supplies; then
+    whitespace-only text becomes ``""``, trailing whitespace goes when nothing follows on the
+    cursor line, and line breaks become the document's (never splitting one).
     """
     cur = Cursor.of(prefix, suffix, language_id)
     scope = _scope(cur)
     end, _ = _cut(text, cur, scope)
     out = _cut_at_stray_closer(text[:end], cur)
-    out = _trim(out, cur, scope)
     out = _drop_supplied_closers(out, cur)
     if not out.strip():
         return ""

@@ -342,3 +342,33 @@ async def test_an_unknown_action_is_refused_naming_it(editor: Editor) -> None:
         await editor.command(
             "fastedit.run", {"action": "nope", "uri": URI, "position": editor.pos(URI, 0)}
         )
+
+
+def _states(original: str, applied: list[tuple[str, int, int, str]]) -> list[str]:
+    """Every buffer state the editor went through, replaying its applied edits in order."""
+    states = [original]
+    for _, start, end, text in applied:
+        states.append(states[-1][:start] + text + states[-1][end:])
+    return states
+
+
+async def test_a_streamed_rewrite_never_shows_a_replaced_line_glued_to_the_old_one(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, HEAD + BODY + TAIL)
+    # Every line changes, streamed in small pieces: each replacement meets its old line.
+    rewrite = BODY.replace("value_", "result_")
+    stub.script(Answer(text=rewrite, tps=400, token_size=3))
+    record = await _rewrite(editor, rewrite)
+    assert record["state"] == "done", record
+    assert editor.text(URI) == HEAD + rewrite + TAIL
+    old_lines = set((HEAD + BODY + TAIL).splitlines())
+    new_lines = rewrite.splitlines()
+    states = _states(HEAD + BODY + TAIL, editor.applied)
+    assert len(states) > 3  # the rewrite streamed in several edits
+    for state in states:
+        for line in state.splitlines():
+            # An old line, or a new line (possibly still partial) on a line of its own.
+            assert line in old_lines or any(new.startswith(line) for new in new_lines), (
+                f"glued line {line!r} in\n{state}"
+            )

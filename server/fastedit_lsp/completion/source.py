@@ -318,7 +318,7 @@ async def _model_text(
     from ..backends.fim import FimRequest
     from ..prompting.prompts import fim_chat_messages
     from ..prompting.reconcile import Reconciler, Target
-    from . import text as completion_text
+    from . import cut as completion_text
 
     own = profile.settings
     # Cerebras reserves max_tokens against the rate limit up front: keep it tight.
@@ -375,13 +375,13 @@ async def _once(text: str | None) -> AsyncIterator[str]:
 
 
 def _finish(text: str, query: CompletionQuery) -> str:
-    from . import text as completion_text
+    from . import cut as completion_text
 
     return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
 
 
 def _ends(text: str, query: CompletionQuery) -> bool:
-    from . import text as completion_text
+    from . import cut as completion_text
 
     return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
 

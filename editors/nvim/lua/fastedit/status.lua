@@ -222,7 +222,7 @@ function M.update_job(job)
     end
   end
   if FINISHED[job.state] and uri and undo.running[uri] == nil then
-    undo.stop_following(uri)
+    undo.settle(uri)
   end
   if FINISHED[job.state] and not notified[job.jobId] then
     notified[job.jobId] = true

@@ -193,6 +193,29 @@ def test_toggle_key_changes_the_servers_mode(session: Session) -> None:
     assert any("stub-fast" in line for line in lines), lines
 
 
+def test_the_toggle_says_the_mode_and_never_the_last_jobs_figures(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream(ANSWER, tps=60))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    figures = session.wait(
+        lambda: session.lua(
+            "local s = require('fastedit.status'); local j = s.state.jobs[s.state.current];"
+            " return j and j.state == 'done' and s.figures(j) or nil"
+        ),
+        "the job's figures",
+    )
+    session.press(session.key("toggle"))
+    session.wait(lambda: "fastedit: ⚡ fast" in session.messages(), "the toggle's message")
+    said = [m for m in session.messages().splitlines() if m.startswith("fastedit: ⚡ fast")]
+    # The mode and its model; the figures of a job run in another mode would read as this one's.
+    assert said == ["fastedit: ⚡ fast mode · stub-fast"], (said, figures)
+
+
 def test_action_key_streams_into_the_buffer_and_one_undo_restores(
     session: Session, stub: StubModelServer
 ) -> None:

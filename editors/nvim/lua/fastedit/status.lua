@@ -302,6 +302,19 @@ function M.statusline()
   return table.concat(parts, ' · ')
 end
 
+--- What a mode change says: the mode and its model, never a job's figures (they were measured
+--- in the mode before).
+--- @param mode string
+--- @return string
+function M.mode_message(mode)
+  local text = (ICONS[mode] and (ICONS[mode] .. ' ') or '') .. mode .. ' mode'
+  local profile = M.state.profiles[mode]
+  if type(profile) == 'table' and type(profile.model) == 'string' and profile.model ~= '' then
+    text = text .. ' · ' .. profile.model
+  end
+  return text
+end
+
 --- Lines for :FasteditStatus.
 --- @param reply table a fastedit.status reply
 --- @return string[]

@@ -27,6 +27,10 @@ ErrorKind = Literal[
 ]
 
 
+#: Why a model stopped, the same word whatever the wire format (``StreamInfo.stop_reason``).
+StopReason = Literal["stop", "length", "content_filter", "max_tokens", "refusal"]
+
+
 class BackendError(Exception):
     """A backend failure with a user-facing message (never containing a secret)."""
 
@@ -94,6 +98,18 @@ class StreamInfo:
 
     model: str = ""
     finish_reason: str | None = None
+    #: Why the model stopped, normalised over every wire format: ``stop``, ``length``,
+    #: ``content_filter``, ``max_tokens`` or ``refusal`` (None: not said, or the stream broke).
+    stop_reason: StopReason | None = None
+    #: The provider's own word for it (``end_turn``, ``max_output_tokens``, ``length`` ...).
+    stop_detail: str | None = None
+    #: The profile's ``speedTier`` as asked, and the tier the response says served it
+    #: (``standard`` when the provider fell back, or the field was refused); None: not asked.
+    tier_asked: str | None = None
+    tier_served: str | None = None
+    #: What the backend did on its own that the user should hear of (a refused field sent
+    #: again without it, a switch of API), each a sentence; the job adds them to its reason.
+    notes: list[str] = field(default_factory=list)
     #: Completion tokens as reported by the provider's usage chunk, if it sent one.
     completion_tokens: int | None = None
     #: ``usage.completion_tokens_details``' accepted / rejected prediction tokens, when sent.

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
+from .tiers import SessionMemory
 
 if TYPE_CHECKING:
     import httpx
@@ -20,7 +21,12 @@ if TYPE_CHECKING:
     from .breaker import CircuitBreakers
     from .openai import OpenAICompatibleBackend
     from .ratelimit import RateLimits
+    from .streams import ApiBackend, ResponsesFallback
+    from .tiers import Api
     from .wire import Wire
+
+    #: What :meth:`Backends.backend` makes: chat completions, or the Responses / Messages APIs.
+    ModelBackend = OpenAICompatibleBackend | ApiBackend | ResponsesFallback
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -51,6 +57,8 @@ class Backends:
         self._breakers: CircuitBreakers | None = None
         #: Model ids discovered from /v1/models, per ``profile:baseUrl`` and per profile.
         self.discovered: dict[str, str] = {}
+        #: Refused speed tiers and Responses-only models, for the session.
+        self.memory = SessionMemory()
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -58,6 +66,12 @@ class Backends:
         if self._http is None:
             self._http = new_http_client()
         return self._http
+
+    @property
+    def stream_client(self) -> httpx.AsyncClient:
+        """The httpx client of the Responses and Messages streams (for now the model list's;
+        the model streams' own client when chat completions move to httpx)."""
+        return self.http
 
     @property
     def wire(self) -> Wire:
@@ -88,8 +102,9 @@ class Backends:
         """The model a profile calls: its own, or the one discovered for it."""
         return profile.model or self.discovered.get(profile.name)
 
-    async def backend(self, profile: ResolvedProfile) -> OpenAICompatibleBackend:
-        """The profile's model backend (the model id asked from /v1/models once, if unset)."""
+    async def backend(self, profile: ResolvedProfile) -> ModelBackend:
+        """The profile's model backend (the model id asked from /v1/models once, if unset),
+        over the wire its ``api`` names (:func:`.tiers.default_api` when unset)."""
         assert profile.base_url is not None
         from .openai import OpenAICompatibleBackend, list_models
 
@@ -111,7 +126,7 @@ class Backends:
             self.discovered[f"{profile.name}:{profile.base_url}"] = model
             self.discovered[profile.name] = model
             self._log(f"profiles.{profile.name}: using model {model} (first listed)")
-        return OpenAICompatibleBackend(
+        chat = OpenAICompatibleBackend(
             self.wire,
             provider=profile.provider,
             base_url=profile.base_url,
@@ -122,6 +137,39 @@ class Backends:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             profile=profile.name,
+        )
+        api = profile.api_for(model)
+        if api == "chat" and profile.settings.api is not None:
+            return chat
+
+        def over(api: Api) -> ApiBackend:
+            from .streams import ApiBackend
+
+            assert profile.base_url is not None
+            return ApiBackend(
+                self.stream_client,
+                api=api,
+                provider=profile.provider,
+                base_url=profile.base_url,
+                model=model,
+                api_key=profile.api_key,
+                timeout_ms=profile.settings.timeout_ms,
+                rate_limits=self.rate_limits,
+                memory=self.memory,
+                reasoning_effort=profile.settings.reasoning_effort,
+                speed_tier=profile.settings.speed_tier,
+                key_hint=profile.key_hint,
+                profile=profile.name,
+                fim=chat,
+            )
+
+        if api != "chat":
+            return over(api)
+        from .streams import ResponsesFallback
+
+        # ``api`` unset: a model served by the Responses API only moves there (once, said).
+        return ResponsesFallback(
+            chat, lambda: over("responses"), self.memory, profile=profile.name, log=self._log
         )
 
     # -- circuit breakers, per (baseUrl, model) ---------------------------------------------------

@@ -319,7 +319,8 @@ async def _model_text(
     # about done finish, to keep the connection for the next keystroke's completion.
     info = StreamInfo(linger=COMPLETION_LINGER)
     snippets = tuple((s.path, s.text) for s in context.snippets)
-    if own.fim == "chat":
+    dialect = profile.fim
+    if dialect == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;
         # the engine closes the stream at the cut point instead.
         messages = fim_chat_messages(
@@ -348,7 +349,7 @@ async def _model_text(
         path=context.path,
         language_id=context.language_id,
     )
-    async with aclosing(backend.fim_stream(fim, own.fim, info)) as deltas:
+    async with aclosing(backend.fim_stream(fim, dialect, info)) as deltas:
         async for delta in deltas:
             yield delta
 

@@ -457,6 +457,10 @@ class JobRunner:
             if info.accepted_prediction_tokens is not None:
                 job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
                 job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
+            if info.tier_asked is not None:
+                job.speed_tier = {"asked": info.tier_asked, "served": info.tier_served}
+            for note in info.notes:  # a refused speed tier, a switch of API
+                job.reason += f"; {note}"
         if key is not None:
             host.models.success(key)
         for note in notes:

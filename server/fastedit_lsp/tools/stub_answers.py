@@ -100,6 +100,14 @@ class Answer:
     #: Each SSE event in its own HTTP chunk, as hosted providers flush them (the default puts
     #: all the events due at one time in one chunk).
     chunk_per_event: bool = False
+    #: Responses / Messages APIs: a reasoning summary (Responses) or ``thinking`` block
+    #: (Messages) sent before the text, which a client must skip.
+    reasoning: str | None = None
+    #: Responses / Messages APIs: the tier the response says served it (default: the one asked;
+    #: the Responses API says ``default`` when none was).
+    tier_served: str | None = None
+    #: Responses / Messages APIs: a request carrying a tier field gets a 400 naming it.
+    refuse_tier: bool = False
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -133,7 +141,16 @@ class Answer:
                 problems.append(f"{name} must be null or a string")
         if not isinstance(self.finish_reason, str):
             problems.append("finish_reason must be a string")
-        for name in ("role_chunk", "malformed_continue", "split_bytes", "chunk_per_event"):
+        for name in ("reasoning", "tier_served"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                problems.append(f"{name} must be null or a string")
+        for name in (
+            "role_chunk",
+            "malformed_continue",
+            "split_bytes",
+            "chunk_per_event",
+            "refuse_tier",
+        ):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be a boolean")
         if self.error_body is not None and not isinstance(self.error_body, dict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .stub_answers import Answer, RecordedRequest, _default_error, _error_json, _is_int
+from .stub_apis import ApiWire
 from .stub_http import _Exchange, _json_bytes
 
 #: How an endpoint frames an answer: OpenAI chat, legacy completions, llama.cpp, Mistral FIM.
@@ -222,7 +223,7 @@ async def _complete(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    wire: _Wire,
+    wire: _Wire | ApiWire,
     tokens: list[str],
     finish: str,
 ) -> bool:
@@ -264,7 +265,9 @@ def _stream_actions(answer: Answer, n_tokens: int) -> dict[int, list[str]]:
     return actions
 
 
-def _malformed_event(answer: Answer, wire: _Wire) -> bytes:
+def _malformed_event(answer: Answer, wire: _Wire | ApiWire) -> bytes:
+    if answer.malformed == "error_event" and isinstance(wire, ApiWire):
+        return wire.error_event()
     if answer.malformed == "bad_json":
         return wire.bad_json()
     if answer.malformed == "no_data_prefix":
@@ -278,7 +281,7 @@ async def _stream(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    wire: _Wire,
+    wire: _Wire | ApiWire,
     tokens: list[str],
     finish: str,
 ) -> bool:

@@ -1,0 +1,79 @@
+"""The Responses and Messages APIs through the real server: a profile's ``api`` and
+``speedTier`` against the stub's ``/v1/responses`` and ``/v1/messages``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fastedit_lsp.tools.stub import MESSAGES_PATH, RESPONSES_PATH, Answer, StubModelServer
+
+from .conftest import MakeEditor
+from .harness import Editor
+from .helpers_errors import CURSOR, TEXT, URI, complete
+
+KEY = "sk-e2e-key-0123456789"
+
+
+async def _editor(make_editor: MakeEditor, **fast: Any) -> Editor:
+    init = {"mode": "fast", "failover": [], "profiles": {"fast": fast}}
+    editor = await make_editor(init_options=init, env={"FASTEDIT_FAST_API_KEY": KEY})
+    editor.open(URI, TEXT)
+    return editor
+
+
+@pytest.mark.parametrize(
+    ("api", "path"), [("responses", RESPONSES_PATH), ("messages", MESSAGES_PATH)]
+)
+async def test_each_api_streams_its_tokens_into_the_buffer_with_usage_and_the_tier(
+    make_editor: MakeEditor, stub: StubModelServer, api: str, path: str
+) -> None:
+    editor = await _editor(make_editor, api=api, speedTier="fast")
+    tokens = ["a", " +", " b", "  # the", " sum"]
+    stub.script(Answer(tokens=tokens, reasoning="first, think", chunk_per_event=True))
+    record = await complete(editor)
+    assert record["state"] == "done", record
+    assert editor.text(URI) == TEXT[:CURSOR] + "".join(tokens) + TEXT[CURSOR:]
+    assert record["metrics"]["tokens"] == len(tokens)
+    assert record["metrics"]["ttftMs"] is not None
+    assert record["speedTier"] == {"asked": "fast", "served": "fast"}
+    [request] = [r for r in stub.requests if r.path == path]
+    assert request.tokens_sent == len(tokens)
+    if api == "messages":
+        assert request.headers["x-api-key"] == KEY
+        assert request.body["speed"] == "fast"
+    else:
+        assert request.body["service_tier"] == "fast"
+
+
+async def test_a_tier_served_below_the_one_asked_is_recorded(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await _editor(make_editor, api="responses", speedTier="fast")
+    stub.script(Answer(text="a + b", tier_served="standard"))
+    record = await complete(editor)
+    assert record["speedTier"] == {"asked": "fast", "served": "standard"}
+
+
+async def test_a_refused_tier_is_asked_again_without_it_and_the_user_is_told(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await _editor(make_editor, api="messages", speedTier="fast")
+    stub.script(Answer(refuse_tier=True), Answer(text="a + b"))
+    record = await complete(editor)
+    assert record["state"] == "done", record
+    assert "refused speedTier fast" in record["reason"], record
+    assert record["speedTier"] == {"asked": "fast", "served": "standard"}
+    assert ["speed" in r.body for r in stub.requests if r.path == MESSAGES_PATH] == [True, False]
+
+
+async def test_an_overloaded_messages_api_fails_the_job_with_anthropics_message(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await _editor(make_editor, api="messages")
+    stub.script(*[Answer(status=529, headers={"retry-after": "0"})] * 3)
+    record = await complete(editor)
+    assert record["state"] == "failed", record
+    assert "Overloaded (overloaded_error)" in record["error"], record
+    assert editor.text(URI) == TEXT

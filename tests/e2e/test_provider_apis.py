@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import MESSAGES_PATH, RESPONSES_PATH, Answer, StubModelServer
+from tests.support.errors import CURSOR, TEXT, URI, complete
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
-from .helpers_errors import CURSOR, TEXT, URI, complete
 
 KEY = "sk-e2e-key-0123456789"
 

@@ -45,6 +45,11 @@ def new_http_client() -> httpx.AsyncClient:
     )
 
 
+#: Providers whose chat model may turn out to be served by the Responses API only (OpenAI's own
+#: 400 "only supported in v1/responses", also through an OpenAI-compatible proxy).
+RESPONSES_CAPABLE = frozenset({"openai", "openai-compatible"})
+
+
 class Backends:
     """Makes model backends; keeps what outlives one call (connections, limits, breakers)."""
 
@@ -139,7 +144,9 @@ class Backends:
             profile=profile.name,
         )
         api = profile.api_for(model)
-        if api == "chat" and profile.settings.api is not None:
+        if api == "chat" and (
+            profile.settings.api is not None or profile.provider not in RESPONSES_CAPABLE
+        ):
             return chat
 
         def over(api: Api) -> ApiBackend:

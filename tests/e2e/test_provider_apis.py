@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from fastedit_lsp.tools.stub import MESSAGES_PATH, RESPONSES_PATH, Answer, StubModelServer
+from fastedit_lsp.tools.stub import (
+    CHAT_PATH,
+    MESSAGES_PATH,
+    RESPONSES_PATH,
+    Answer,
+    StubModelServer,
+)
 from tests.support.errors import CURSOR, TEXT, URI, complete
 from tests.support.harness import Editor
 
@@ -77,3 +83,39 @@ async def test_an_overloaded_messages_api_fails_the_job_with_anthropics_message(
     assert record["state"] == "failed", record
     assert "Overloaded (overloaded_error)" in record["error"], record
     assert editor.text(URI) == TEXT
+
+
+async def test_chat_completions_ask_the_tier_as_service_tier_and_drop_it_once_refused(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    editor = await _editor(make_editor, api="chat", speedTier="fast")
+    stub.script(Answer(text="a", tier_served="standard"))
+    record = await complete(editor)
+    assert record["speedTier"] == {"asked": "fast", "served": "standard"}, record
+    stub.script(Answer(refuse_tier=True), Answer(text="b"))
+    refused = await complete(editor)
+    assert refused["state"] == "done", refused
+    assert "refused speedTier fast" in refused["reason"], refused
+    assert refused["speedTier"] == {"asked": "fast", "served": "standard"}
+    stub.script(Answer(text="c"))
+    await complete(editor)
+    chat = [r.body.get("service_tier") for r in stub.requests if r.path == CHAT_PATH]
+    assert chat == ["fast", "fast", None, None]
+
+
+async def test_auto_mode_reasks_a_failed_fast_tier_draft_of_the_same_model_at_the_standard_tier(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    init = {"mode": "auto", "failover": [], "profiles": {"fast": {"speedTier": "fast"}}}
+    env = {"FASTEDIT_FAST_API_KEY": KEY, "FASTEDIT_STANDARD_MODEL": "stub-fast"}
+    editor = await make_editor(init_options=init, env=env)
+    editor.open(URI, TEXT)
+    stub.script(Answer(text="a + (b"), Answer(text="a + (b"), Answer(text="a + b"))
+    record = await complete(editor)
+    assert record["state"] == "done", record
+    assert record["escalated"] is True, record
+    assert "stub-fast asked again at the standard tier" in record["reason"], record
+    tiers = [r.body.get("service_tier") for r in stub.requests if r.path == CHAT_PATH]
+    assert tiers == ["fast", "fast", None]
+    assert "speedTier" not in record  # the answer that landed asked for no tier
+    assert editor.text(URI) == TEXT[:CURSOR] + "a + b" + TEXT[CURSOR:]

@@ -142,6 +142,8 @@ class Backends:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             profile=profile.name,
+            speed_tier=profile.settings.speed_tier,
+            memory=self.memory,
         )
         api = profile.api_for(model)
         if api == "chat" and (

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import random
@@ -37,6 +38,7 @@ from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_ch
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
 from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
+from .tiers import SessionMemory, TierFields, refuses_field, served_tier, tier_fields
 from .wire import Response, Wire
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
@@ -359,6 +361,8 @@ class _Call:
     parse: Callable[[str], ChatChunk]
     #: The FIM dialect, for its 404 message; None for chat.
     fim: FimKind | None = None
+    #: The speed tier's fields in ``body`` (chat only), taken out again if refused.
+    tier: TierFields | None = None
 
 
 class OpenAICompatibleBackend:
@@ -384,6 +388,8 @@ class OpenAICompatibleBackend:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         profile: str | None = None,
+        speed_tier: str | None = None,
+        memory: SessionMemory | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
@@ -403,6 +409,9 @@ class OpenAICompatibleBackend:
         self._wall_clock = wall_clock
         #: The profile's name (``fast``, ``standard``), for messages naming its settings.
         self._profile = profile
+        #: The profile's ``speedTier`` (sent as ``service_tier``), and what the session learnt.
+        self._tier = speed_tier
+        self._memory = memory if memory is not None else SessionMemory()
 
     def __repr__(self) -> str:
         key = "set" if self._target.api_key is not None else "none"
@@ -416,9 +425,16 @@ class OpenAICompatibleBackend:
         body = build_chat_body(
             request, model=self.model, preset=self._preset, reasoning_effort=self._reasoning_effort
         )
-        return self._stream(
-            _Call(f"{self.base_url}/chat/completions", body, parse_chat_chunk), info
-        )
+        tier = None
+        if self._tier:
+            info.tier_asked = self._tier
+            if self._rate_key in self._memory.no_tier:
+                info.tier_served = "standard"
+            else:
+                tier = tier_fields(self.provider, "chat", self._tier)
+                body.update(tier.body)
+        url = f"{self.base_url}/chat/completions"
+        return self._stream(_Call(url, body, parse_chat_chunk, tier=tier), info)
 
     def fim_stream(
         self, request: FimRequest, kind: FimKind, info: StreamInfo
@@ -450,10 +466,30 @@ class OpenAICompatibleBackend:
                         yield text
                 return
             except BackendError as error:
+                tier = call.tier
+                if (
+                    tier is not None
+                    and error.kind == "bad_request"
+                    and not info.deltas
+                    and refuses_field(str(error), tier.name)
+                ):
+                    call = self._without_tier(call, tier, str(error), info)
+                    continue
                 if error.kind != "server" or info.deltas or attempt > self._retries:
                     raise
             await asyncio.sleep(self._backoff(attempt))
             attempt += 1
+
+    def _without_tier(self, call: _Call, tier: TierFields, said: str, info: StreamInfo) -> _Call:
+        """The call again without the refused speed tier, never sent again this session."""
+        self._memory.no_tier.add(self._rate_key)
+        info.tier_served = "standard"
+        info.notes.append(
+            f"{self._target.who} refused speedTier {self._tier} ({tier.name}): sent again "
+            f"without it, and not sent again this session ({said})"
+        )
+        body = {k: v for k, v in call.body.items() if k not in tier.body}
+        return dataclasses.replace(call, body=body, tier=None)
 
     async def _attempt(
         self, call: _Call, info: StreamInfo, attempt: int
@@ -572,6 +608,8 @@ class OpenAICompatibleBackend:
             info.model = chunk.model
         if chunk.finish_reason:
             info.finish_reason = chunk.finish_reason
+        if chunk.service_tier is not None and call.tier is not None and self._tier:
+            info.tier_served = served_tier(self._tier, call.tier, chunk.service_tier)
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
         if chunk.prediction_tokens is not None:

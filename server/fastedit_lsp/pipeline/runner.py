@@ -322,6 +322,12 @@ class JobRunner:
         details = job.verification.get("details", "")
         job.escalated = True
         job.reason += f"; fast draft failed verification ({details}) → escalated to standard"
+        fast = self.host.profile("fast", announce=False).settings
+        standard_profile = self.host.profile("standard", announce=False)
+        if fast.speed_tier and standard_profile.model == job.model:
+            # "The same model, fast tier": the escalation is the same model at its own tier.
+            tier = standard_profile.settings.speed_tier or "standard"
+            job.reason += f": {job.model} asked again at the {tier} tier"
         first_edits = job.metrics.edits
         job.tracker.restart()
         job.verification = dict(NOTHING_TO_VERIFY)
@@ -457,8 +463,11 @@ class JobRunner:
             if info.accepted_prediction_tokens is not None:
                 job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
                 job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
-            if info.tier_asked is not None:
-                job.speed_tier = {"asked": info.tier_asked, "served": info.tier_served}
+            if backend is not None:  # the tier of the answer that landed (an escalation's)
+                asked = info.tier_asked
+                job.speed_tier = (
+                    None if asked is None else {"asked": asked, "served": info.tier_served}
+                )
             for note in info.notes:  # a refused speed tier, a switch of API
                 job.reason += f"; {note}"
         if key is not None:

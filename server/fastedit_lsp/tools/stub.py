@@ -25,7 +25,11 @@ Endpoints:
 - ``POST /v1/fim/completions`` (Mistral's Codestral FIM): chat-shaped chunks, as for
   ``/v1/chat/completions``, with the usage in the finish chunk as Mistral sends it (no
   ``stream_options`` needed); ``stream: false`` gives a ``chat.completion`` object.
-  ``max_tokens`` truncates.
+  ``max_tokens`` truncates. With ``Answer.fim_dialect = "inception"`` it is Inception's FIM
+  (Mercury Edit, same path and body), framed as ``text_completion`` chunks (``choices[0].text``)
+  as Inception's documentation shows, then ``[DONE]``.
+- ``POST /v1/responses`` and ``POST /v1/messages``: OpenAI's Responses API and Anthropic's
+  Messages API, framed by :mod:`.stub_apis` (its docstring has their events and knobs).
 - ``GET /v1/models``: the configured model ids, in OpenAI's list format.
 - Control, for out-of-process use (never recorded): ``POST /_stub/script`` (a JSON list of
   answer objects with :class:`Answer`'s field names), ``POST /_stub/default`` (one answer
@@ -499,7 +503,18 @@ class StubModelServer:
                 headers=answer.headers,
                 content_type=answer.content_type,
             )
+        if dialect == "fim" and answer.fim_dialect == "inception":
+            # Inception's FIM (Mercury Edit) shares Mistral's path, with completions' chunks.
+            dialect = "completions"
         params = _Params.parse(dialect, body, self.models[0])
+        if params.service_tier is not None:
+            if answer.refuse_tier:
+                return await ex.send_json(
+                    400, refusal_body("responses", "service_tier", params.service_tier)
+                )
+            served = answer.tier_served
+            served = "default" if served == "standard" else served
+            params = dataclasses.replace(params, tier_served=served)
         tokens = answer.token_list()
         if params.prediction is not None:
             counts = prediction_tokens(params.prediction, tokens, answer.token_size)

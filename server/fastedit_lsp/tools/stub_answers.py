@@ -108,6 +108,9 @@ class Answer:
     tier_served: str | None = None
     #: Responses / Messages APIs: a request carrying a tier field gets a 400 naming it.
     refuse_tier: bool = False
+    #: Whose FIM ``/v1/fim/completions`` is: ``mistral`` (chat-shaped chunks) or ``inception``
+    #: (Mercury Edit: ``text_completion`` chunks).
+    fim_dialect: str = "mistral"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -141,6 +144,8 @@ class Answer:
                 problems.append(f"{name} must be null or a string")
         if not isinstance(self.finish_reason, str):
             problems.append("finish_reason must be a string")
+        if self.fim_dialect not in ("mistral", "inception"):
+            problems.append("fim_dialect must be mistral or inception")
         for name in ("reasoning", "tier_served"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 problems.append(f"{name} must be null or a string")

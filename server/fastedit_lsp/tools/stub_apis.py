@@ -17,7 +17,8 @@ Errors: a non-200 status answers the API's own error object (Anthropic's
 ``{"type": "error", "error": {"type", "message"}}``, with ``overloaded_error`` for 529), the
 ``error_event`` malformation sends the API's ``error`` event mid-stream. Tiers:
 ``Answer.tier_served`` is what the response says served it (default: the tier asked), and
-``Answer.refuse_tier`` answers 400 naming the field when the request carries one. The shapes are
+``Answer.refuse_tier`` answers 400 naming the field when the request carries one; both work on
+chat completions too (``service_tier``, echoed in the usage chunk). The shapes are
 checked against the providers' SDK types in the tests. Stdlib only.
 """
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +18,7 @@ from fastedit_lsp.tools.stub import (
     StubModelServer,
 )
 from tests.support.errors import CURSOR, TEXT, URI, complete
-from tests.support.harness import Editor
+from tests.support.harness import Editor, hermetic_env
 
 from .conftest import MakeEditor
 
@@ -119,3 +122,29 @@ async def test_auto_mode_reasks_a_failed_fast_tier_draft_of_the_same_model_at_th
     assert tiers == ["fast", "fast", None]
     assert "speedTier" not in record  # the answer that landed asked for no tier
     assert editor.text(URI) == TEXT[:CURSOR] + "a + b" + TEXT[CURSOR:]
+
+
+async def test_doctor_probes_each_profile_over_its_api_and_names_the_tier(
+    stub: StubModelServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "fastedit.toml"
+    config.write_text(
+        "[fastedit.profiles.fast]\n"
+        f'baseUrl = "{stub.base_url}"\nmodel = "stub-fast"\napi = "responses"\n'
+        'speedTier = "fast"\n'
+        "[fastedit.profiles.standard]\n"
+        f'baseUrl = "{stub.base_url}"\nmodel = "stub-strong"\napi = "messages"\n',
+        encoding="utf-8",
+    )
+    out = await asyncio.to_thread(
+        subprocess.run,
+        ["fastedit-lsp", "doctor"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(FASTEDIT_CONFIG=str(config)),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "stream: stub-fast over the responses API, fast tier asked, fast served" in out.stdout
+    assert "stream: stub-strong over the messages API:" in out.stdout
+    assert {r.path for r in stub.requests} >= {RESPONSES_PATH, MESSAGES_PATH}

@@ -390,3 +390,52 @@ async def test_a_model_only_served_by_the_responses_api_switches_once_and_says_s
     assert "".join(await _collect(fallback.stream(REQUEST, second)))
     assert chat.calls == 1 and not second.notes
     assert [r.path for r in stub.requests] == [RESPONSES_PATH, RESPONSES_PATH]
+
+
+async def test_anthropics_model_list_is_asked_with_its_own_key_header() -> None:
+    from fastedit_lsp.backends.openai import list_models
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"data": [{"id": "claude-opus-4-6", "type": "model"}]})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        models = await list_models(
+            http, "https://api.anthropic.com/v1", SecretStr(KEY), provider="anthropic"
+        )
+    assert models == ["claude-opus-4-6"]
+    [request] = seen
+    assert request.headers["x-api-key"] == KEY and "authorization" not in request.headers
+    assert request.headers["anthropic-version"] == "2023-06-01"
+
+
+async def test_chat_completions_report_the_normalised_stop_reason(
+    stub: StubModelServer,
+) -> None:
+    from fastedit_lsp.backends.openai import OpenAICompatibleBackend
+    from fastedit_lsp.backends.wire import Wire
+
+    wire = Wire()
+    backend = OpenAICompatibleBackend(
+        wire,
+        provider="openai-compatible",
+        base_url=stub.base_url,
+        model="stub-fast",
+        api_key=None,
+        timeout_ms=5000,
+        rate_limits=RateLimits(),
+    )
+    try:
+        for finish, normal in (("stop", "stop"), ("content_filter", "content_filter")):
+            stub.script(Answer(text="ok", finish_reason=finish))
+            info = StreamInfo()
+            await _collect(backend.stream(REQUEST, info))
+            assert (info.stop_reason, info.stop_detail) == (normal, finish)
+        stub.script(Answer(tokens=["x"] * 100))
+        info = StreamInfo()
+        await _collect(backend.stream(REQUEST, info))
+        assert (info.stop_reason, info.stop_detail) == ("length", "length")
+    finally:
+        await wire.aclose()

@@ -35,6 +35,7 @@ from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
+from .formats import normal_stop
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
 from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
@@ -608,6 +609,8 @@ class OpenAICompatibleBackend:
             info.model = chunk.model
         if chunk.finish_reason:
             info.finish_reason = chunk.finish_reason
+            info.stop_detail = chunk.finish_reason
+            info.stop_reason = normal_stop("chat", chunk.finish_reason)
         if chunk.service_tier is not None and call.tier is not None and self._tier:
             info.tier_served = served_tier(self._tier, call.tier, chunk.service_tier)
         if chunk.completion_tokens is not None:
@@ -672,7 +675,7 @@ async def list_models(
         async with client.stream(
             "GET",
             target.url("/models"),
-            headers=target.headers("application/json"),
+            headers=_models_headers(target),
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
         ) as response:
             if not response.is_success:
@@ -681,6 +684,17 @@ async def list_models(
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise transport_error(exc, target, timeout_s=timeout_s, deltas=0) from exc
     return _model_ids(body, target)
+
+
+def _models_headers(target: _Target) -> dict[str, str]:
+    """Anthropic's model list takes the key as ``x-api-key``, with its version header."""
+    headers = target.headers("application/json")
+    if target.provider == "anthropic":
+        key = headers.pop("Authorization", None)
+        if key is not None:
+            headers["x-api-key"] = key.removeprefix("Bearer ")
+        headers["anthropic-version"] = "2023-06-01"
+    return headers
 
 
 async def _models_status_error(response: httpx.Response, target: _Target) -> BackendError:

@@ -17,7 +17,7 @@ from fastedit_lsp.tools.stub import (
     Answer,
     StubModelServer,
 )
-from tests.support.errors import CURSOR, TEXT, URI, complete
+from tests.support.errors import CURSOR, TEXT, URI, complete, start_completion
 from tests.support.harness import Editor, hermetic_env
 
 from .conftest import MakeEditor
@@ -40,8 +40,15 @@ async def test_each_api_streams_its_tokens_into_the_buffer_with_usage_and_the_ti
 ) -> None:
     editor = await _editor(make_editor, api=api, speedTier="fast")
     tokens = ["a", " +", " b", "  # the", " sum"]
-    stub.script(Answer(tokens=tokens, reasoning="first, think", chunk_per_event=True))
-    record = await complete(editor)
+    stub.script(Answer(tokens=tokens, reasoning="first, think", chunk_per_event=True, hold_after=2))
+    job_id = await start_completion(editor)
+    [held] = await stub.wait_for_requests(1, path=path)
+    # The first tokens land while the model holds the rest back: they stream, one by one.
+    await editor.wait_applied(1)
+    landed = editor.text(URI)[CURSOR : CURSOR + len("".join(tokens))]
+    assert landed.startswith("a") and not landed.startswith("".join(tokens)), landed
+    held.release.set()
+    record = await editor.wait_job(job_id, timeout_ms=10000)
     assert record["state"] == "done", record
     assert editor.text(URI) == TEXT[:CURSOR] + "".join(tokens) + TEXT[CURSOR:]
     assert record["metrics"]["tokens"] == len(tokens)

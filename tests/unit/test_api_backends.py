@@ -439,3 +439,39 @@ async def test_chat_completions_report_the_normalised_stop_reason(
         assert (info.stop_reason, info.stop_detail) == ("length", "length")
     finally:
         await wire.aclose()
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "key_env", "fim"),
+    [
+        ("anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", None),
+        ("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", "mistral"),
+        ("inception", "https://api.inceptionlabs.ai/v1", "INCEPTION_API_KEY", "inception"),
+        (
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "GEMINI_API_KEY",
+            None,
+        ),
+        ("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "completions"),
+        ("llamacpp", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", "infill"),
+    ],
+)
+def test_each_preset_has_its_providers_url_key_variable_and_fim_dialect(
+    provider: str, base_url: str, key_env: str, fim: str | None
+) -> None:
+    from fastedit_lsp.backends.presets import PRESETS
+
+    preset = PRESETS[provider]  # type: ignore[index]
+    assert (preset.base_url, preset.key_env, preset.fim) == (base_url, key_env, fim)
+
+
+def test_deepseeks_fim_goes_to_its_beta_api_unless_base_url_was_set() -> None:
+    from fastedit_lsp.backends.fim import fim_base_url, fim_endpoint
+    from fastedit_lsp.backends.presets import PRESETS
+
+    deepseek = PRESETS["deepseek"]
+    at_preset = fim_endpoint("completions", fim_base_url(deepseek, "https://api.deepseek.com/v1"))
+    assert at_preset == "https://api.deepseek.com/beta/completions"
+    own = fim_endpoint("completions", fim_base_url(deepseek, "http://127.0.0.1:9/v1"))
+    assert own == "http://127.0.0.1:9/v1/completions"

@@ -85,6 +85,14 @@ def fim_endpoint(kind: FimKind, base_url: str) -> str:
     return f"{base}/completions"
 
 
+def fim_base_url(preset: Preset, base_url: str) -> str:
+    """Where a profile's FIM is served: the preset's FIM base URL (DeepSeek's beta API) when the
+    profile uses the preset's own ``baseUrl``, else ``baseUrl`` (a URL the user set is kept)."""
+    base = base_url.rstrip("/")
+    at_preset = base == (preset.base_url or "").rstrip("/")
+    return preset.fim_base_url if preset.fim_base_url and at_preset else base
+
+
 def build_fim_body(
     kind: FimKind, request: FimRequest, *, model: str, preset: Preset
 ) -> dict[str, Any]:

@@ -34,7 +34,14 @@ import orjson
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
-from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
+from .fim import (
+    FimKind,
+    FimRequest,
+    build_fim_body,
+    fim_base_url,
+    fim_endpoint,
+    parse_fim_chunk,
+)
 from .formats import normal_stop
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
@@ -445,10 +452,7 @@ class OpenAICompatibleBackend:
         Over the ``kind`` dialect (:mod:`.fim`), with exactly the guarantees of :meth:`stream`.
         """
         body = build_fim_body(kind, request, model=self.model, preset=self._preset)
-        # A preset's FIM may live elsewhere (DeepSeek's beta API), unless baseUrl was set.
-        fim_base = self._preset.fim_base_url
-        at_preset = self.base_url == (self._preset.base_url or "").rstrip("/")
-        url = fim_endpoint(kind, fim_base if fim_base and at_preset else self.base_url)
+        url = fim_endpoint(kind, fim_base_url(self._preset, self.base_url))
         return self._stream(_Call(url, body, lambda data: parse_fim_chunk(kind, data), kind), info)
 
     async def _stream(self, call: _Call, info: StreamInfo) -> AsyncGenerator[str, None]:

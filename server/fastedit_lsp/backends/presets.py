@@ -116,7 +116,14 @@ PRESETS: dict[Provider, Preset] = {
     ),
     # Anthropic's Messages API (``api: messages``); the key goes in ``x-api-key``.
     "anthropic": Preset("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", True),
-    "mistral": Preset("https://api.mistral.ai/v1", "MISTRAL_API_KEY", True, fim="mistral"),
+    # Mistral documents no ``stream_options`` (it puts the usage in its last chunk unasked).
+    "mistral": Preset(
+        "https://api.mistral.ai/v1",
+        "MISTRAL_API_KEY",
+        True,
+        usage_in_stream=False,
+        fim="mistral",
+    ),
     # Mercury: chat at /chat/completions, FIM (mercury-edit-2) at /fim/completions.
     "inception": Preset(
         "https://api.inceptionlabs.ai/v1", "INCEPTION_API_KEY", True, fim="inception"

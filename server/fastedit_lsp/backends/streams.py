@@ -290,7 +290,7 @@ class ApiBackend:
         if step.output_tokens is not None:
             info.completion_tokens = step.output_tokens
         if step.stop and info.stop_detail != "refusal":
-            info.stop_detail = step.stop
+            info.finish_reason = info.stop_detail = step.stop
             info.stop_reason = normal_stop(self.api, step.stop)
         if step.text:
             info.deltas += 1

@@ -155,3 +155,21 @@ async def test_doctor_probes_each_profile_over_its_api_and_names_the_tier(
     assert "stream: stub-fast over the responses API, fast tier asked, fast served" in out.stdout
     assert "stream: stub-strong over the messages API:" in out.stdout
     assert {r.path for r in stub.requests} >= {RESPONSES_PATH, MESSAGES_PATH}
+
+
+async def test_a_model_served_by_the_responses_api_only_moves_the_profile_there_once(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    init = {"mode": "fast", "failover": []}
+    env = {"FASTEDIT_FAST_PROVIDER": "openai", "FASTEDIT_FAST_API_KEY": KEY}
+    editor = await make_editor(init_options=init, env=env)
+    editor.open(URI, TEXT)
+    only = "This model is only supported in v1/responses and not in v1/chat/completions."
+    stub.script(Answer(status=400, error_message=only), Answer(text="a"), Answer(text="b"))
+    record = await complete(editor)
+    assert record["state"] == "done", record
+    assert "served by the Responses API only" in record["reason"], record
+    second = await complete(editor)
+    assert "Responses API only" not in second["reason"], second
+    paths = [r.path for r in stub.requests if r.path != "/v1/models"]
+    assert paths == [CHAT_PATH, RESPONSES_PATH, RESPONSES_PATH]

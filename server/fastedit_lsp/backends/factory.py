@@ -46,8 +46,9 @@ def new_http_client() -> httpx.AsyncClient:
 
 
 #: Providers whose chat model may turn out to be served by the Responses API only (OpenAI's own
-#: 400 "only supported in v1/responses", also through an OpenAI-compatible proxy).
-RESPONSES_CAPABLE = frozenset({"openai", "openai-compatible"})
+#: 400 "only supported in v1/responses"). Others get the chat backend bare: the fallback is a
+#: generator hop per token (0.5 us) and an object per job on the path to the first edit.
+RESPONSES_CAPABLE = frozenset({"openai"})
 
 
 class Backends:

@@ -331,7 +331,8 @@ async def _model_text(
     # The answer reconciled with the text around the cursor (docs/answers.md): a chat model's
     # wrappers, and any model's repeats of the text before or after the cursor, never shown.
     target = Target(query.prefix, query.suffix, language_id=query.language_id)
-    if own.fim == "chat":
+    dialect = profile.fim  # the profile's fim, else its provider's dialect
+    if dialect == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;
         # the engine closes the stream at the cut point instead.
         messages = fim_chat_messages(
@@ -361,7 +362,7 @@ async def _model_text(
         language_id=context.language_id,
     )
     fim_answer = Reconciler(target, unwrap=False)  # a FIM model answers bare code
-    async with aclosing(backend.fim_stream(fim, own.fim, info)) as deltas:
+    async with aclosing(backend.fim_stream(fim, dialect, info)) as deltas:
         async for delta in deltas:
             if text := fim_answer.feed(delta):
                 yield text

@@ -134,6 +134,9 @@ class FakeHost:
     def other_texts(self, uri: str) -> Sequence[str]:
         return ()
 
+    def package_names(self, path: str) -> frozenset[str] | None:
+        return None
+
     async def apply_edit(
         self,
         uri: str,

@@ -115,6 +115,9 @@ class ActionInput:
     original: str | None = None
     #: The documents' last parses, for the parse check to start from (None: parse anew).
     trees: ParseTrees | None = None
+    #: The names the other files of the document's package declare (Go; read when asked
+    #: for), None when unknown: the names check then flags no unknown package-level name.
+    package: Callable[[], frozenset[str] | None] = lambda: None
     #: With ``tests.run`` on (the user opted in to running their code): runs the function a
     #: test-writing job is for on a plan of calls, through the host's recorder; None: off.
     record: Callable[[RecordPlan], Awaitable[Recording]] | None = None

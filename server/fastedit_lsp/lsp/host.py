@@ -20,6 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..core.document import Document
 from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
+from ..project.go_package import GoPackages
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
@@ -69,6 +70,8 @@ class ServerHost:
         self._backends = backends
         #: The workspace folder holding a path (``FasteditServer.workspace_root_for``).
         self._workspace_root_for = workspace_root_for
+        #: Go packages' declarations on disk (the names check), kept per file.
+        self._go = GoPackages()
 
     @property
     def mode(self) -> Mode:
@@ -90,6 +93,9 @@ class ServerHost:
 
     def other_texts(self, uri: str) -> Sequence[str]:
         return self._documents.others(uri)
+
+    def package_names(self, path: str) -> frozenset[str] | None:
+        return self._go.names(path)
 
     async def apply_edit(
         self,

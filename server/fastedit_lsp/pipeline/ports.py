@@ -65,6 +65,11 @@ class JobHost(Protocol):
         """The text of every other open document (offline lookup)."""
         ...
 
+    def package_names(self, path: str) -> frozenset[str] | None:
+        """The names the other files of ``path``'s package declare (Go's, read on disk; the
+        names check); None when they cannot be read."""
+        ...
+
     async def apply_edit(
         self,
         uri: str,

@@ -32,7 +32,11 @@ if TYPE_CHECKING:
 _JAVASCRIPT = frozenset({"javascript", "typescript", "tsx"})
 
 
-def _rules(language: str) -> Rules | None:
+def _rules(language: str, package: frozenset[str] | None) -> Rules | None:
+    if language == "go":
+        from . import go
+
+        return go.rules(package)
     if language == "python":
         from . import python
 
@@ -46,17 +50,25 @@ def _rules(language: str) -> Rules | None:
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language == "python" or language in _JAVASCRIPT
+    return language in ("python", "go") or language in _JAVASCRIPT
 
 
-def check_names(language: str, tree: Tree, data: bytes, start: int, end: int) -> NamesVerdict:
+def check_names(
+    language: str,
+    tree: Tree,
+    data: bytes,
+    start: int,
+    end: int,
+    package: frozenset[str] | None = None,
+) -> NamesVerdict:
     """The names read in bytes ``[start, end)`` of ``data`` (parsed as ``tree``), resolved.
+    ``package``: the names the package's other files declare (Go), None when unknown.
 
     A text that does not parse is not checked (its definitions cannot be read with
     certainty): the parse check speaks for it.
     """
     name = DISPLAY.get(language, language)
-    rules = _rules(language)
+    rules = _rules(language, package)
     if rules is None:
         return NamesVerdict(None, f"{name} names are not checked")
     if tree.root_node.has_error:

@@ -85,3 +85,12 @@ def test_the_package_is_read_from_the_files_next_to_the_document(tmp_path: Path)
 def test_a_package_with_a_file_that_does_not_parse_is_unknown(tmp_path: Path) -> None:
     (tmp_path / "a.go").write_text("package text\n\nfunc helper( {\n")
     assert GoPackages().names(str(tmp_path / "d.go")) is None
+
+
+def test_every_name_of_a_multi_name_const_or_var_resolves(tmp_path: Path) -> None:
+    (tmp_path / "a.go").write_text("package p\n\nconst (\n\tlo, hi = 1, 2\n)\n\nvar x, y int\n")
+    assert GoPackages().names(str(tmp_path / "b.go")) == frozenset({"lo", "hi", "x", "y"})
+    text = "package p\n\nfunc f() int {\n\tvar a, b = 1, 2\n\treturn a + b\n}\n"
+    parsed = parse("go", text)
+    verdict = check_names("go", parsed.tree, parsed.data, 0, len(parsed.data), frozenset())
+    assert verdict.ok is True

@@ -86,8 +86,8 @@ _BINDINGS = """
 (type_parameter_declaration name: (identifier) @b)
 (type_spec name: (type_identifier) @b)
 (type_alias name: (type_identifier) @b)
-(var_spec name: (identifier) @b)
-(const_spec name: (identifier) @b)
+(var_spec) @s
+(const_spec) @s
 (short_var_declaration left: (expression_list (identifier) @b))
 (range_clause left: (expression_list (identifier) @b))
 (type_switch_statement alias: (expression_list (identifier) @b))
@@ -99,9 +99,9 @@ _TOP = """
 (source_file (function_declaration name: (identifier) @d))
 (source_file (type_declaration (type_spec name: (type_identifier) @d)))
 (source_file (type_declaration (type_alias name: (type_identifier) @d)))
-(source_file (var_declaration (var_spec name: (identifier) @d)))
-(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @d))))
-(source_file (const_declaration (const_spec name: (identifier) @d)))
+(source_file (var_declaration (var_spec) @s))
+(source_file (var_declaration (var_spec_list (var_spec) @s)))
+(source_file (const_declaration (const_spec) @s))
 """
 
 
@@ -132,8 +132,17 @@ def declared(tree: Tree) -> frozenset[str]:
     """The package-level names one file declares (a package's other files' share)."""
     from tree_sitter import QueryCursor
 
-    found = QueryCursor(_query(_TOP)).captures(tree.root_node).get("d", ())
-    return frozenset(_text(n) for n in found)
+    captures = QueryCursor(_query(_TOP)).captures(tree.root_node)
+    return frozenset(_text(n) for n in captures.get("d", ())) | _spec_names(captures)
+
+
+def _spec_names(captures: dict[str, list[Node]]) -> set[str]:
+    """The names of ``var``/``const`` specs (``const a, b = 1, 2``: a query's field pattern
+    matches the first name only)."""
+    specs = captures.get("s", ())
+    return {
+        _text(n) for s in specs for n in s.children_by_field_name("name") if n.type == "identifier"
+    }
 
 
 def package_name(tree: Tree) -> str | None:
@@ -221,7 +230,7 @@ def findings(
     from tree_sitter import QueryCursor
 
     captures = QueryCursor(_query(_BINDINGS)).captures(tree.root_node)
-    bound = {_text(n) for n in captures.get("b", ())}
+    bound = {_text(n) for n in captures.get("b", ())} | _spec_names(captures)
     imported, open_ended = _imports(tree)
     reads = QueryCursor(_query("[(identifier) (type_identifier) (package_identifier)] @id"))
     reads.set_byte_range(start, end)

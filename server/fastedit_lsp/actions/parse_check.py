@@ -63,8 +63,8 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     #: Whether CPython accepts the statements around the region before (Python; found on the
     #: first check).
     compiled: list[bool] = []
-    #: The names the package's other files declare (Go; read on the first check).
-    package: list[frozenset[str] | None] = []
+    #: What the package's other files declare (Go, Java; read on the first check).
+    package: list[names.PackageNames] = []
 
     trees = data.trees
 
@@ -89,7 +89,7 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
                 ok, details = False, rejected
         checks = [_check("parse", ok, details, clock)]
         clock = time.perf_counter()
-        if name == "go" and not package:
+        if name in ("go", "java") and not package:
             package.append(data.package())
         known = package[0] if package else None
         checks.append(_names(name, first, after, start, text, clock, known))
@@ -140,7 +140,7 @@ def _names(
     start: int,
     text: str,
     since: float,
-    package: frozenset[str] | None = None,
+    package: names.PackageNames = None,
 ) -> Verification:
     """The names check of the draft (``names`` in ``verification.checks``): ``ok: None`` when
     the language has none or the draft does not parse. A failure says where the first name is,

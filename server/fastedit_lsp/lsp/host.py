@@ -21,9 +21,11 @@ from ..core.document import Document
 from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 from ..project.go_package import GoPackages
+from ..project.java_package import JavaPackages
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
     from .client import ClientChannel
@@ -72,6 +74,8 @@ class ServerHost:
         self._workspace_root_for = workspace_root_for
         #: Go packages' declarations on disk (the names check), kept per file.
         self._go = GoPackages()
+        #: Java packages and sources on disk (the names check), kept per file.
+        self._java = JavaPackages()
 
     @property
     def mode(self) -> Mode:
@@ -94,7 +98,9 @@ class ServerHost:
     def other_texts(self, uri: str) -> Sequence[str]:
         return self._documents.others(uri)
 
-    def package_names(self, path: str) -> frozenset[str] | None:
+    def package_names(self, path: str) -> PackageNames:
+        if path.endswith(".java"):
+            return self._java.package(path)
         return self._go.names(path)
 
     async def apply_edit(

@@ -18,6 +18,7 @@ from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
+    from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
 
@@ -65,9 +66,9 @@ class JobHost(Protocol):
         """The text of every other open document (offline lookup)."""
         ...
 
-    def package_names(self, path: str) -> frozenset[str] | None:
-        """The names the other files of ``path``'s package declare (Go's, read on disk; the
-        names check); None when they cannot be read."""
+    def package_names(self, path: str) -> PackageNames:
+        """What the other files of ``path``'s package declare (Go's names, Java's surroundings,
+        read on disk; the names check); None when they cannot be read."""
         ...
 
     async def apply_edit(

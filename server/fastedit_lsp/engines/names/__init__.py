@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING
 
 from ..languages import DISPLAY
 from .findings import Finding as Finding
+from .findings import JavaPackage as JavaPackage
+from .findings import JavaType as JavaType
 from .findings import NamesVerdict as NamesVerdict
+from .findings import PackageNames as PackageNames
 from .findings import Rules
 
 if TYPE_CHECKING:
@@ -32,11 +35,15 @@ if TYPE_CHECKING:
 _JAVASCRIPT = frozenset({"javascript", "typescript", "tsx"})
 
 
-def _rules(language: str, package: frozenset[str] | None) -> Rules | None:
+def _rules(language: str, package: PackageNames) -> Rules | None:
     if language == "go":
         from . import go
 
-        return go.rules(package)
+        return go.rules(package if isinstance(package, frozenset) else None)
+    if language == "java":
+        from . import java
+
+        return java.rules(package if isinstance(package, JavaPackage) else None)
     if language == "python":
         from . import python
 
@@ -50,7 +57,7 @@ def _rules(language: str, package: frozenset[str] | None) -> Rules | None:
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language in ("python", "go") or language in _JAVASCRIPT
+    return language in ("python", "go", "java") or language in _JAVASCRIPT
 
 
 def check_names(
@@ -59,10 +66,11 @@ def check_names(
     data: bytes,
     start: int,
     end: int,
-    package: frozenset[str] | None = None,
+    package: PackageNames = None,
 ) -> NamesVerdict:
     """The names read in bytes ``[start, end)`` of ``data`` (parsed as ``tree``), resolved.
-    ``package``: the names the package's other files declare (Go), None when unknown.
+    ``package``: what the package's other files declare (Go: names; Java: a
+    :class:`JavaPackage`), None when unknown.
 
     A text that does not parse is not checked (its definitions cannot be read with
     certainty): the parse check speaks for it.

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from ..parse_tree import grammar
+from .bindings import Bindings
 from .findings import Finding
 
 if TYPE_CHECKING:
@@ -229,8 +230,7 @@ def findings(
     library package does not have."""
     from tree_sitter import QueryCursor
 
-    captures = QueryCursor(_query(_BINDINGS)).captures(tree.root_node)
-    bound = {_text(n) for n in captures.get("b", ())} | _spec_names(captures)
+    bound = Bindings(_query(_BINDINGS), tree, data, start, _bound)
     imported, open_ended = _imports(tree)
     reads = QueryCursor(_query("[(identifier) (type_identifier) (package_identifier)] @id"))
     reads.set_byte_range(start, end)
@@ -242,19 +242,22 @@ def findings(
         if parent is not None and parent.type in ("package_clause", "import_spec"):
             continue
         name = _text(node)
-        if name in bound or (package is not None and name in package):
-            member = None
-        elif name in imported:
+        if package is not None and name in package:
+            continue
+        if name in imported:
             member = _member(node, name, imported[name])
-        elif name in PREDECLARED or open_ended or package is None:
+            if member is not None and name not in bound:
+                out.append(member)
             continue
-        else:
-            row, column = node.start_point
-            out.append(Finding("undefined", name, node.start_byte, node.end_byte, row, column))
+        if name in PREDECLARED or open_ended or package is None or name in bound:
             continue
-        if member is not None:
-            out.append(member)
+        row, column = node.start_point
+        out.append(Finding("undefined", name, node.start_byte, node.end_byte, row, column))
     return out
+
+
+def _bound(captures: dict[str, list[Node]]) -> set[str]:
+    return {_text(n) for n in captures.get("b", ())} | _spec_names(captures)
 
 
 def _member(node: Node, name: str, path: str) -> Finding | None:

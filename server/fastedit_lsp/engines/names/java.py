@@ -23,6 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from ..parse_tree import grammar
+from .bindings import Bindings
 from .findings import Finding, JavaPackage, JavaType
 
 if TYPE_CHECKING:
@@ -366,17 +367,9 @@ def findings(
     does not have."""
     from tree_sitter import QueryCursor
 
-    del data
     facts = Facts(tree)
     resolver = _Resolver(facts, package)
-    captures = QueryCursor(_query(_BINDINGS)).captures(tree.root_node)
-    bound = {_text(n) for n in captures.get("b", ())}
-    bound |= {
-        _text(n)
-        for n in captures.get("n", ())
-        if n.parent is not None and n.parent.type not in _NOT_BINDING
-    }
-    bound |= set(facts.local) | set(facts.imports)
+    bound = Bindings(_query(_BINDINGS), tree, data, start, _bound)
     java_lang = stdlib_packages().get("java.lang", frozenset())
     known: set[str] | None = None
     open_ended = False
@@ -395,7 +388,9 @@ def findings(
             if member is not None:
                 out.append(member)
             continue
-        if name in bound or name in java_lang or name in OBJECT_MEMBERS or name == "var":
+        if name in java_lang or name in OBJECT_MEMBERS or name == "var":
+            continue
+        if name in facts.local or name in facts.imports:
             continue
         if package is not None and name in package.types:
             continue
@@ -405,8 +400,20 @@ def findings(
             continue
         if context == "package?" and name[:1].islower():
             continue
+        if name in bound:
+            continue
         row, column = node.start_point
         out.append(Finding("undefined", name, node.start_byte, node.end_byte, row, column))
+    return out
+
+
+def _bound(captures: dict[str, list[Node]]) -> set[str]:
+    out = {_text(n) for n in captures.get("b", ())}
+    out |= {
+        _text(n)
+        for n in captures.get("n", ())
+        if n.parent is not None and n.parent.type not in _NOT_BINDING
+    }
     return out
 
 
@@ -446,7 +453,7 @@ def _context(node: Node) -> str | None:
 
 
 def _member(
-    node: Node, name: str, facts: Facts, resolver: _Resolver, bound: set[str]
+    node: Node, name: str, facts: Facts, resolver: _Resolver, bound: Bindings
 ) -> Finding | None:
     """``Math.clamp``, ``Map.Entri``: a member a type known to the end of its chain lacks."""
     parent = node.parent
@@ -462,13 +469,13 @@ def _member(
             return None
         owner = owner_node
     written = _text(owner)
-    if written in bound and written not in facts.local and written not in facts.imports:
-        return None  # a variable (or a type shadowed by one)
     if not written[:1].isupper():
         return None
     target = resolve(written, facts, resolver.exists)
     members = None if target is None else resolver.members(target)
     if members is None or name in members or name in ("length", "this", "class", "super"):
         return None
+    if written not in facts.local and written not in facts.imports and written in bound:
+        return None  # a variable (or a type shadowed by one)
     row, column = node.start_point
     return Finding("member", name, node.start_byte, node.end_byte, row, column, written)

@@ -22,6 +22,7 @@ from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 from ..project.go_package import GoPackages
 from ..project.java_package import JavaPackages
+from ..project.rust_crate import RustCrates
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
@@ -76,6 +77,8 @@ class ServerHost:
         self._go = GoPackages()
         #: Java packages and sources on disk (the names check), kept per file.
         self._java = JavaPackages()
+        #: Rust packages' manifests (the crates a path may start with), kept per manifest.
+        self._rust = RustCrates()
 
     @property
     def mode(self) -> Mode:
@@ -101,6 +104,8 @@ class ServerHost:
     def package_names(self, path: str) -> PackageNames:
         if path.endswith(".java"):
             return self._java.package(path)
+        if path.endswith(".rs"):
+            return self._rust.crates(path)
         return self._go.names(path)
 
     async def apply_edit(

@@ -96,9 +96,30 @@ def _java_method(i: int) -> str:
     )
 
 
+def _rust_function(i: int) -> str:
+    return (
+        f"fn step{i}(path: &str, items: &[String], limit: usize)"
+        " -> HashMap<String, Vec<String>> {\n"
+        "    let mut found: HashMap<String, Vec<String>> = HashMap::new();\n"
+        "    for (index, item) in items.iter().enumerate() {\n"
+        "        let name = Path::new(path).join(item).display().to_string();\n"
+        "        if name.starts_with('x') && index < limit {\n"
+        f"            found.entry(name).or_default().push({i}.to_string());\n"
+        "        }\n"
+        "    }\n"
+        f"    step{max(0, i - 1)}(path, items, cmp::max(limit, 1))\n}}\n\n"
+    )
+
+
 def other_document(language: str, lines: int = LINES) -> tuple[str, int, int]:
-    """A Go or Java document of about ``lines`` lines, and a draft's region in its middle."""
+    """A Go, Java or Rust document of about ``lines`` lines, and a draft's region in its middle."""
     count = max(2, (lines - 10) // 10)
+    if language == "rust":
+        head = "use std::cmp;\nuse std::collections::HashMap;\nuse std::path::Path;\n\n"
+        text = head + "".join(_rust_function(i) for i in range(count))
+        at = text.index(f"fn step{count // 2}(")
+        start = text.index("    for (index", at)
+        return text, start, text.index(f"    step{max(0, count // 2 - 1)}(", start)
     if language == "go":
         head = 'package demo\n\nimport (\n\t"path/filepath"\n\t"strconv"\n\t"strings"\n)\n\n'
         text = head + "".join(_go_function(i) for i in range(count))
@@ -117,11 +138,13 @@ def _package(language: str) -> Any:
 
     if language == "go":
         return frozenset()
+    if language == "rust":
+        return frozenset({"std", "core", "alloc"})
     return JavaPackage("demo", frozenset(), lambda _q: None, lambda _p: None)
 
 
 def measure_other(language: str, runs: int, lines: int = LINES) -> dict[str, Any]:
-    """Warm p50/p99 of the names check of a Go or Java draft (the package known, empty)."""
+    """Warm p50/p99 of the names check of a Go, Java or Rust draft (the package known)."""
     from ..engines.names import check_names
     from ..engines.parse import parse, reparse
 
@@ -129,6 +152,7 @@ def measure_other(language: str, runs: int, lines: int = LINES) -> dict[str, Any
     draft = text[start:end]
     before = parse(language, text[:start] + text[end:])
     bad = draft.replace("found[name]", "fund[name]", 1).replace("found.compute", "fund.compute")
+    bad = bad.replace("found.entry", "fund.entry")
     package = _package(language)
     clock = time.perf_counter()
     after = reparse(before, start, start, draft)
@@ -201,7 +225,7 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
         broken = reparse(before, start, start, bad)
         wrong = check_names("python", broken.tree, broken.data, s, s + len(bad.encode()))
         verdicts.add((good.ok, wrong.ok))
-    others = {language: measure_other(language, runs, lines) for language in ("go", "java")}
+    others = {language: measure_other(language, runs, lines) for language in ("go", "java", "rust")}
     return {
         "others": others,
         "lines": text.count("\n"),

@@ -111,9 +111,30 @@ def _rust_function(i: int) -> str:
     )
 
 
+def _c_sharp_method(i: int) -> str:
+    return (
+        f"        Dictionary<string, List<string>> Step{i}(string path, List<string> items, "
+        "int limit)\n        {\n"
+        "            var found = new Dictionary<string, List<string>>();\n"
+        "            for (var index = 0; index < items.Count; index++)\n            {\n"
+        "                var name = Path.Combine(path, items[index]);\n"
+        f'                if (name.StartsWith("x") && index < limit) found[name] = '
+        f'new List<string> {{ "{i}" }};\n'
+        "            }\n"
+        f"            return Step{max(0, i - 1)}(path, items, Math.Max(limit, 1));\n        }}\n\n"
+    )
+
+
 def other_document(language: str, lines: int = LINES) -> tuple[str, int, int]:
-    """A Go, Java or Rust document of about ``lines`` lines, and a draft's region in its middle."""
+    """A Go, Java, Rust or C# document of about ``lines`` lines, and a draft's region in its
+    middle."""
     count = max(2, (lines - 10) // 10)
+    if language == "c_sharp":
+        head = "using System;\nusing System.IO;\n\nnamespace Demo\n{\n    class Steps\n    {\n"
+        text = head + "".join(_c_sharp_method(i) for i in range(count)) + "    }\n}\n"
+        at = text.index(f"Step{count // 2}(string")
+        start = text.index("            for (var", at)
+        return text, start, text.index("            return", start)
     if language == "rust":
         head = "use std::cmp;\nuse std::collections::HashMap;\nuse std::path::Path;\n\n"
         text = head + "".join(_rust_function(i) for i in range(count))
@@ -138,13 +159,15 @@ def _package(language: str) -> Any:
 
     if language == "go":
         return frozenset()
+    if language == "c_sharp":
+        return None
     if language == "rust":
         return frozenset({"std", "core", "alloc"})
     return JavaPackage("demo", frozenset(), lambda _q: None, lambda _p: None)
 
 
 def measure_other(language: str, runs: int, lines: int = LINES) -> dict[str, Any]:
-    """Warm p50/p99 of the names check of a Go, Java or Rust draft (the package known)."""
+    """Warm p50/p99 of the names check of a Go, Java, Rust or C# draft (the package known)."""
     from ..engines.names import check_names
     from ..engines.parse import parse, reparse
 
@@ -152,7 +175,7 @@ def measure_other(language: str, runs: int, lines: int = LINES) -> dict[str, Any
     draft = text[start:end]
     before = parse(language, text[:start] + text[end:])
     bad = draft.replace("found[name]", "fund[name]", 1).replace("found.compute", "fund.compute")
-    bad = bad.replace("found.entry", "fund.entry")
+    bad = bad.replace("found.entry", "fund.entry").replace("found[name] =", "fund[name] =")
     package = _package(language)
     clock = time.perf_counter()
     after = reparse(before, start, start, draft)
@@ -225,7 +248,10 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
         broken = reparse(before, start, start, bad)
         wrong = check_names("python", broken.tree, broken.data, s, s + len(bad.encode()))
         verdicts.add((good.ok, wrong.ok))
-    others = {language: measure_other(language, runs, lines) for language in ("go", "java", "rust")}
+    others = {
+        language: measure_other(language, runs, lines)
+        for language in ("go", "java", "rust", "c_sharp")
+    }
     return {
         "others": others,
         "lines": text.count("\n"),

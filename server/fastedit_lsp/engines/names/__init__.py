@@ -44,6 +44,10 @@ def _rules(language: str, package: PackageNames) -> Rules | None:
         from . import java
 
         return java.rules(package if isinstance(package, JavaPackage) else None)
+    if language == "c_sharp":
+        from . import c_sharp
+
+        return c_sharp.findings
     if language == "rust":
         from . import rust
 
@@ -61,7 +65,7 @@ def _rules(language: str, package: PackageNames) -> Rules | None:
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language in ("python", "go", "java", "rust") or language in _JAVASCRIPT
+    return language in ("python", "go", "java", "rust", "c_sharp") or language in _JAVASCRIPT
 
 
 def check_names(

@@ -1,3 +1,4 @@
+# ruff: noqa: B023  (the closures are called within their loop iteration only)
 """Regenerate ``server/fastedit_lsp/engines/names/java_stdlib.txt`` from a JDK's ``src.zip``.
 
 The table lists, for every public type of the packages ``java.base`` exports, the names of its
@@ -104,7 +105,8 @@ def main() -> None:
     for package in exported:
         folder = "java.base/" + package.replace(".", "/") + "/"
         for name in sorted(n for n in files if n.startswith(folder) and n.endswith(".java")):
-            if "/" in name[len(folder) :] or name.endswith(("package-info.java", "module-info.java")):
+            nested_dir = "/" in name[len(folder) :]
+            if nested_dir or name.endswith(("package-info.java", "module-info.java")):
                 continue
             text = archive.read(name).decode("utf-8", "replace")
             tree = parse("java", text).tree

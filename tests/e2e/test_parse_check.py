@@ -202,10 +202,10 @@ async def test_a_good_fast_draft_passes_the_parse_check_with_one_request(
     assert record["state"] == "done", record
     verification = record["verification"]
     assert verification["ok"] is True and "parses" in verification["details"]
-    # Each check recorded; Go and Rust have no names check yet: "not checked", never "ok".
+    # Each check recorded (each of these languages has a names check).
     assert [(c["name"], c["ok"]) for c in verification["checks"]] == [
         ("parse", True),
-        ("names", True if language == "javascript" else None),
+        ("names", True),
     ]
     assert len(stub.requests) == 1
     assert editor.text(case.uri) == text[:cursor] + case.good + text[cursor:]

@@ -113,8 +113,8 @@ def test_importing_a_name_a_stdlib_module_lacks_is_found() -> None:
 
 
 def test_a_language_without_a_names_check_is_not_checked_rather_than_ok() -> None:
-    parsed = parse("go", "package a\n\nfunc f() int { return g() }\n")
-    verdict = check_names("go", parsed.tree, parsed.data, 0, len(parsed.data))
+    parsed = parse("c", "int f(void) { return g(); }\n")
+    verdict = check_names("c", parsed.tree, parsed.data, 0, len(parsed.data))
     assert verdict.ok is None and "not checked" in verdict.message
 
 

@@ -22,6 +22,7 @@ from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
 
 if TYPE_CHECKING:
+    from ..engines.names.findings import PackageNames
     from ..engines.parse_trees import ParseTrees
     from ..engines.test_stubs import Recording, RecordPlan
 
@@ -115,6 +116,10 @@ class ActionInput:
     original: str | None = None
     #: The documents' last parses, for the parse check to start from (None: parse anew).
     trees: ParseTrees | None = None
+    #: What the other files of the document's package declare (Go: names; Java: its
+    #: surroundings on disk; read when asked for), None when unknown: the names check then
+    #: flags no unknown package-level name.
+    package: Callable[[], PackageNames] = lambda: None
     #: With ``tests.run`` on (the user opted in to running their code): runs the function a
     #: test-writing job is for on a plan of calls, through the host's recorder; None: off.
     record: Callable[[RecordPlan], Awaitable[Recording]] | None = None

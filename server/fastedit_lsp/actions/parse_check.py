@@ -63,6 +63,9 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     #: Whether CPython accepts the statements around the region before (Python; found on the
     #: first check).
     compiled: list[bool] = []
+    #: What the package's other files declare (Go, Java; Rust: its crates; read on the
+    #: first check).
+    package: list[names.PackageNames] = []
 
     trees = data.trees
 
@@ -87,7 +90,10 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
                 ok, details = False, rejected
         checks = [_check("parse", ok, details, clock)]
         clock = time.perf_counter()
-        checks.append(_names(name, first, after, start, text, clock))
+        if name in ("go", "java", "rust") and not package:
+            package.append(data.package())
+        known = package[0] if package else None
+        checks.append(_names(name, first, after, start, text, clock, known))
         return combine(checks)
 
     return verify
@@ -129,7 +135,13 @@ def _cpython(
 
 
 def _names(
-    language: str, before: Parsed, after: Parsed | None, start: int, text: str, since: float
+    language: str,
+    before: Parsed,
+    after: Parsed | None,
+    start: int,
+    text: str,
+    since: float,
+    package: names.PackageNames = None,
 ) -> Verification:
     """The names check of the draft (``names`` in ``verification.checks``): ``ok: None`` when
     the language has none or the draft does not parse. A failure says where the first name is,
@@ -144,7 +156,7 @@ def _names(
         return _check("names", None, "not checked: the draft does not parse", since)
     s = before.byte_of(start)
     new_end = s + len(text.encode("utf-8", "surrogatepass"))
-    verdict = check_names(language, after.tree, after.data, s, new_end)
+    verdict = check_names(language, after.tree, after.data, s, new_end, package)
     if verdict.ok is not False:
         return _check("names", verdict.ok, verdict.message, since)
     first = verdict.findings[0]

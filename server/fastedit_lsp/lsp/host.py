@@ -20,9 +20,13 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..core.document import Document
 from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
+from ..project.go_package import GoPackages
+from ..project.java_package import JavaPackages
+from ..project.rust_crate import RustCrates
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
     from .client import ClientChannel
@@ -69,6 +73,12 @@ class ServerHost:
         self._backends = backends
         #: The workspace folder holding a path (``FasteditServer.workspace_root_for``).
         self._workspace_root_for = workspace_root_for
+        #: Go packages' declarations on disk (the names check), kept per file.
+        self._go = GoPackages()
+        #: Java packages and sources on disk (the names check), kept per file.
+        self._java = JavaPackages()
+        #: Rust packages' manifests (the crates a path may start with), kept per manifest.
+        self._rust = RustCrates()
 
     @property
     def mode(self) -> Mode:
@@ -90,6 +100,13 @@ class ServerHost:
 
     def other_texts(self, uri: str) -> Sequence[str]:
         return self._documents.others(uri)
+
+    def package_names(self, path: str) -> PackageNames:
+        if path.endswith(".java"):
+            return self._java.package(path)
+        if path.endswith(".rs"):
+            return self._rust.crates(path)
+        return self._go.names(path)
 
     async def apply_edit(
         self,

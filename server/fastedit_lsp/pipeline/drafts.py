@@ -71,6 +71,7 @@ class Drafts:
             # with what the user had.
             original=job.tracker.original if region is None else None,
             trees=self.trees,
+            package=lambda: host.package_names(path),
             record=self.recorder(job),
         )
         try:

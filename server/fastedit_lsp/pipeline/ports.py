@@ -18,6 +18,7 @@ from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
+    from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
 
@@ -63,6 +64,11 @@ class JobHost(Protocol):
 
     def other_texts(self, uri: str) -> Sequence[str]:
         """The text of every other open document (offline lookup)."""
+        ...
+
+    def package_names(self, path: str) -> PackageNames:
+        """What the other files of ``path``'s package declare (Go's names, Java's surroundings,
+        read on disk; the names check); None when they cannot be read."""
         ...
 
     async def apply_edit(

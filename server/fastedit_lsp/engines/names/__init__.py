@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING
 
 from ..languages import DISPLAY
 from .findings import Finding as Finding
+from .findings import JavaPackage as JavaPackage
+from .findings import JavaType as JavaType
 from .findings import NamesVerdict as NamesVerdict
+from .findings import PackageNames as PackageNames
 from .findings import Rules
 
 if TYPE_CHECKING:
@@ -32,7 +35,23 @@ if TYPE_CHECKING:
 _JAVASCRIPT = frozenset({"javascript", "typescript", "tsx"})
 
 
-def _rules(language: str) -> Rules | None:
+def _rules(language: str, package: PackageNames) -> Rules | None:
+    if language == "go":
+        from . import go
+
+        return go.rules(package if isinstance(package, frozenset) else None)
+    if language == "java":
+        from . import java
+
+        return java.rules(package if isinstance(package, JavaPackage) else None)
+    if language == "c_sharp":
+        from . import c_sharp
+
+        return c_sharp.findings
+    if language == "rust":
+        from . import rust
+
+        return rust.rules(package if isinstance(package, frozenset) else None)
     if language == "python":
         from . import python
 
@@ -46,17 +65,26 @@ def _rules(language: str) -> Rules | None:
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language == "python" or language in _JAVASCRIPT
+    return language in ("python", "go", "java", "rust", "c_sharp") or language in _JAVASCRIPT
 
 
-def check_names(language: str, tree: Tree, data: bytes, start: int, end: int) -> NamesVerdict:
+def check_names(
+    language: str,
+    tree: Tree,
+    data: bytes,
+    start: int,
+    end: int,
+    package: PackageNames = None,
+) -> NamesVerdict:
     """The names read in bytes ``[start, end)`` of ``data`` (parsed as ``tree``), resolved.
+    ``package``: what the package's other files declare (Go: names; Java: a
+    :class:`JavaPackage`), None when unknown.
 
     A text that does not parse is not checked (its definitions cannot be read with
     certainty): the parse check speaks for it.
     """
     name = DISPLAY.get(language, language)
-    rules = _rules(language)
+    rules = _rules(language, package)
     if rules is None:
         return NamesVerdict(None, f"{name} names are not checked")
     if tree.root_node.has_error:

@@ -48,6 +48,33 @@ class NamesVerdict:
     findings: tuple[Finding, ...] = ()
 
 
+@dataclass(frozen=True)
+class JavaType:
+    """A Java type read from a source or the JDK table: the names it declares (fields,
+    methods, member types) and its direct supertypes, qualified ("?": one that cannot be
+    resolved)."""
+
+    members: frozenset[str]
+    supertypes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JavaPackage:
+    """What the disk says around a Java file (read in ``project/``): its package's name, the
+    top-level types of the package's other files, and lookups of the sources on disk."""
+
+    name: str
+    types: frozenset[str]
+    #: A qualified type (``a.b.C``, ``a.b.C.Inner``) → what its source declares, or None.
+    lookup: Callable[[str], JavaType | None]
+    #: A package (``a.b``) → its top-level types on disk, or None.
+    package_types: Callable[[str], frozenset[str] | None]
+
+
+#: What the caller knows of the file's package on disk: the names a Go package's other files
+#: declare, a Java file's surroundings, or None (unknown).
+PackageNames = frozenset[str] | JavaPackage | None
+
 #: A language's rules: (tree, the text's bytes, region start, region end) → the findings, or a
 #: reason the region cannot be checked (a string).
 Rules = Callable[["Tree", bytes, int, int], "list[Finding] | str"]

@@ -1,0 +1,225 @@
+"""C#'s names check on injected mistakes in real third-party code (the C# sources npm packages
+ship: edge-js, which ``.ci/run`` unpacks under ``~/.cache/fastedit/corpora``, and node-gyp's),
+with the correct answers as controls, per kind. Built like ``test_names_check_corpus`` (the same
+held-out quarter of files by a hash of the path, chosen before tuning). Kinds: ``synonym`` (an
+unqualified call of a method the file declares, renamed) and ``misspelled``; no ``member`` or
+``import`` kind (what ``using`` brings is not known without the assemblies, and is not checked).
+The sources are few: every method with a long enough body is sampled.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tree_sitter import Node
+
+from fastedit_lsp.actions import parse_check
+from fastedit_lsp.core.document import Document
+from fastedit_lsp.engines.parse import parse
+from fastedit_lsp.engines.parse_trees import ParseTrees
+from tests.support.summary_figures import section_lines
+from tests.unit.test_names_check_corpus import (
+    MAX_BYTES,
+    Sample,
+    _Cut,
+    _Function,
+    _misspell,
+    _synonym,
+    held_out,
+)
+
+NPM_CORPORA = Path.home() / ".cache" / "fastedit" / "corpora"
+NODE_GYP = Path("/usr/lib/node_modules/npm/node_modules/node-gyp/lib")
+KINDS = ("synonym", "misspelled")
+#: Functions sampled per file at most.
+PER_FILE = 40
+#: Floors: the false-alarm goal; caught: a guard under the blind held-out figure (63.6 %, 7 of
+#: 11: below the goal of 85 %, misses where a class inherits from a type of another file;
+#: tuned part 15/15), the sources being few.
+CAUGHT_FLOOR = 0.60
+FALSE_ALARM_CEILING = 0.01
+_BINDING_PARENTS = frozenset(
+    {"variable_declarator", "parameter", "foreach_statement", "catch_declaration"}
+)
+
+
+def _files() -> list[str]:
+    found = sorted(NPM_CORPORA.glob("node_modules/**/*.cs")) + sorted(NODE_GYP.glob("*.cs"))
+    return [str(p) for p in found if p.stat().st_size <= MAX_BYTES]
+
+
+def _pascal_synonym(name: str) -> str:
+    if name[:1].isupper():
+        other = _synonym(name[0].lower() + name[1:])
+        return other[0].upper() + other[1:]
+    return _synonym(name)
+
+
+def _locals(function: Node) -> set[str]:
+    """Names the method binds (parameters, locals, ``foreach`` and ``catch`` variables)."""
+    out: set[str] = set()
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        parent = node.parent
+        if node.type != "identifier" or parent is None or node.text is None:
+            continue
+        if parent.type in _BINDING_PARENTS and node in (
+            parent.child_by_field_name("name"),
+            parent.child_by_field_name("left"),
+        ):
+            out.add(node.text.decode())
+    return out
+
+
+def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
+    parsed = parse("c_sharp", text)
+    if parsed.has_errors:
+        return
+    every = set(re.findall(r"[A-Za-z_]\w*", text))
+    declared: set[str] = set()
+    functions = []
+    # Byte offsets (tree-sitter's) → character offsets (the text's).
+    chars = [i for i, ch in enumerate(text) for _ in range(len(ch.encode()))] + [len(text)]
+    stack = [parsed.tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type in ("method_declaration", "local_function_statement"):
+            name = node.child_by_field_name("name")
+            if name is not None and name.text is not None:
+                declared.add(name.text.decode())
+        if node.type not in ("method_declaration", "constructor_declaration"):
+            continue
+        body = node.child_by_field_name("body")
+        if body is None:
+            continue
+        statements = [c for c in body.named_children if not c.type.endswith("comment")]
+        if len(statements) < 3:
+            continue
+        first = statements[len(statements) // 3]
+        functions.append((node, chars[first.start_byte], chars[body.end_byte - 1]))
+    functions.sort(key=lambda f: f[1])
+    for index, (node, lo, hi) in enumerate(rng.sample(functions, min(PER_FILE, len(functions)))):
+        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        body = cut.body
+        yield cut.sample("control", body)
+        ids = []
+        walk = [node]
+        while walk:
+            current = walk.pop()
+            walk.extend(current.children)
+            at = chars[current.start_byte]
+            if current.type == "identifier" and lo <= at < hi and current.text:
+                ids.append((current.text.decode(), at - lo, chars[current.end_byte] - lo))
+        ids.sort(key=lambda i: i[1])
+        calls = [
+            i
+            for i in ids
+            if i[0] in declared
+            and body[i[2] : i[2] + 1] == "("
+            and body[i[1] - 1 : i[1]] != "."
+            and not re.search(r"\w\s+$", body[: i[1]])
+        ]
+        if calls:
+            at = rng.choice(calls)
+            new = _pascal_synonym(at[0])
+            if new not in every:
+                yield cut.sample("synonym", cut.replaced(at, new))
+        bound = _locals(node)
+        reads = [
+            i
+            for i in ids
+            if len(i[0]) > 3
+            and i[0] in bound
+            and body[i[1] - 1 : i[1]] != "."
+            and not re.match(r"\s*(?:=[^=>]|[,:)])", body[i[2] :])
+            and not re.search(r"(?:[\w>\]]\s+|\(|,\s*)$", body[: i[1]])
+        ]
+        if reads:
+            at = rng.choice(reads)
+            new = _misspell(at[0])
+            if new not in every:
+                yield cut.sample("misspelled", cut.replaced(at, new))
+
+
+@functools.cache
+def _c_sharp() -> tuple[Sample, ...]:
+    out: list[Sample] = []
+    for path in _files():
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.extend(_samples_of(path, text, random.Random(f"names/{path}")))
+    return tuple(out)
+
+
+def _verify(sample: Sample) -> dict[str, object] | None:
+    class Data:  # the fields the verifier reads of an ActionInput
+        document = Document(f"file://{sample.path}", sample.before, language_id="csharp")
+        path = sample.path
+        start, end = sample.start, sample.end
+        original = None
+        trees = ParseTrees()
+
+        @staticmethod
+        def package() -> None:
+            return None
+
+    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
+    return None if verify is None else verify(sample.draft)
+
+
+@pytest.fixture
+def figures(request: pytest.FixtureRequest) -> list[str]:
+    return section_lines(request, "names check corpus")
+
+
+@pytest.mark.parametrize("part", ["tuned", "held-out"])
+def test_injected_c_sharp_mistakes_are_caught_and_correct_answers_pass(
+    part: str, figures: list[str]
+) -> None:
+    samples = [s for s in _c_sharp() if held_out(s.path) == (part == "held-out")]
+    if len(samples) < 10:
+        message = "no C# sources: .ci/run unpacks edge-js under ~/.cache/fastedit/corpora"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    count: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    alarms: list[str] = []
+    missed: list[str] = []
+    for sample in samples:
+        result = _verify(sample)
+        count[sample.kind] += 1
+        if result is not None and result["ok"] is False:
+            failed[sample.kind] += 1
+            if sample.kind == "control" and len(alarms) < 5:
+                alarms.append(f"{sample.path}: {result['details']}")
+        elif sample.kind != "control" and len(missed) < 12 and os.environ.get("NAMES_MISSED"):
+            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
+    mistakes = sum(count[k] for k in KINDS)
+    caught = sum(failed[k] for k in KINDS)
+    alarm_rate = failed["control"] / count["control"]
+    per_kind = ", ".join(
+        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    )
+    figures.append(
+        f"c# ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
+        f"{CAUGHT_FLOOR:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
+        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%}); from edge-js and node-gyp"
+    )
+    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
+    figures.extend(f"  missed: {m}" for m in missed)
+    assert mistakes >= 10 and count["control"] >= 10
+    assert alarm_rate <= FALSE_ALARM_CEILING
+    assert caught / mistakes >= CAUGHT_FLOOR

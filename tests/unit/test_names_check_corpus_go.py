@@ -1,0 +1,253 @@
+"""Go's names check on injected mistakes in real third-party code (golang.org/x/text, which
+``.ci/run`` installs as Debian's golang-golang-x-text-dev), with the correct answers as
+controls, per kind. Built like ``test_names_check_corpus`` (same kinds, same held-out split by a
+hash of the path, chosen before tuning); the package's other files are read from disk as the
+server reads them (``project.go_package``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tree_sitter import Node
+
+from fastedit_lsp.actions import parse_check
+from fastedit_lsp.core.document import Document
+from fastedit_lsp.engines.names.go import stdlib
+from fastedit_lsp.engines.parse import parse
+from fastedit_lsp.engines.parse_trees import ParseTrees
+from fastedit_lsp.project.go_package import GoPackages
+from tests.support.summary_figures import section_lines
+from tests.unit.test_names_check_corpus import (
+    KINDS,
+    MAX_BYTES,
+    Sample,
+    _Cut,
+    _Function,
+    _misspell,
+    _synonym,
+    held_out,
+)
+
+ROOT = Path("/usr/share/gocode/src/golang.org/x/text")
+FILES = 160
+#: Floors: the issue's goals (measured: tuned 99.3 %, held-out 100 % caught; no false alarm).
+CAUGHT_FLOOR = 0.85
+FALSE_ALARM_CEILING = 0.01
+#: Members a model invents for a standard library package (checked absent before use).
+INVENTED = ("Reverse", "Parse", "Clamp", "ToString", "ReadAll", "Sum", "Format", "Contains")
+_BINDING_PARENTS = frozenset(
+    {"parameter_declaration", "variadic_parameter_declaration", "var_spec", "const_spec"}
+)
+
+
+def _files() -> list[str]:
+    found = [
+        str(p)
+        for p in sorted(ROOT.glob("**/*.go"))
+        if not p.name.endswith("_test.go")
+        and "/testdata/" not in str(p)
+        and p.stat().st_size <= MAX_BYTES
+    ]
+    rng = random.Random("names-corpus/go")
+    return sorted(rng.sample(found, min(FILES, len(found))))
+
+
+def _go_synonym(name: str) -> str:
+    if name[:1].isupper():
+        other = _synonym(name[0].lower() + name[1:])
+        return other[0].upper() + other[1:]
+    return _synonym(name)
+
+
+def _locals(function: Node) -> set[str]:
+    """Names the function binds (parameters, ``:=``, ``var``, range variables)."""
+    out: set[str] = set()
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        parent = node.parent
+        if node.type != "identifier" or parent is None or node.text is None:
+            continue
+        grand = parent.parent
+        binds = parent.type in _BINDING_PARENTS or (
+            parent.type == "expression_list"
+            and grand is not None
+            and grand.type in ("short_var_declaration", "range_clause")
+            and grand.child_by_field_name("left") == parent
+        )
+        if binds:
+            out.add(node.text.decode())
+    return out
+
+
+def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
+    if not text.isascii():
+        return
+    parsed = parse("go", text)
+    if parsed.has_errors:
+        return
+    package = GoPackages().names(path)
+    if package is None:
+        return
+    every = set(re.findall(r"[A-Za-z_]\w*", text)) | package
+    declared = set(re.findall(r"^func ([A-Za-z_]\w*)", text, re.M)) | package
+    imports = {
+        (m.group(1) or m.group(2).rsplit("/", 1)[-1]): (m.group(0), m.group(2))
+        for m in re.finditer(r'^(?:import |\t)(?:(\w+) )?"([\w./]+)"\n', text, re.M)
+    }
+    functions = []
+    for child in parsed.tree.root_node.named_children:
+        if child.type not in ("function_declaration", "method_declaration"):
+            continue
+        body = child.child_by_field_name("body")
+        lists = [c for c in body.named_children if c.type == "statement_list"] if body else []
+        if not lists or lists[0].named_child_count < 3:
+            continue
+        statements = lists[0].named_children
+        functions.append((child, statements[len(statements) // 3].start_byte, lists[0].end_byte))
+    for index, (node, lo, hi) in enumerate(rng.sample(functions, min(3, len(functions)))):
+        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        body = cut.body
+        yield cut.sample("control", body)
+        ids = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.children)
+            if current.type == "identifier" and lo <= current.start_byte < hi:
+                ids.append((current.text.decode(), current.start_byte - lo, current.end_byte - lo))
+        ids.sort(key=lambda i: i[1])
+        calls = [
+            i
+            for i in ids
+            if i[0] in declared and body[i[2] : i[2] + 1] == "(" and body[i[1] - 1 : i[1]] != "."
+        ]
+        if calls:
+            at = rng.choice(calls)
+            new = _go_synonym(at[0])
+            if new not in every:
+                yield cut.sample("synonym", cut.replaced(at, new))
+        bound = _locals(node)
+        reads = [
+            i
+            for i in ids
+            if len(i[0]) > 3
+            and i[0] in bound
+            and body[i[1] - 1 : i[1]] != "."
+            and not re.match(r"\s*(?::=|,|=[^=])", body[i[2] :])
+            and not re.search(r"(?:var|,)\s*$", body[: i[1]])
+        ]
+        if reads:
+            at = rng.choice(reads)
+            new = _misspell(at[0])
+            if new not in every:
+                yield cut.sample("misspelled", cut.replaced(at, new))
+        table = stdlib()
+        uses = [
+            i
+            for i in ids
+            if i[0] in imports
+            and imports[i[0]][1] in table
+            and i[0] not in bound
+            and body[i[2] : i[2] + 1] == "."
+        ]
+        if uses:
+            at = rng.choice(uses)
+            member = re.match(r"\.([A-Za-z_]\w*)", body[at[2] :])
+            invented = [m for m in INVENTED if m not in table[imports[at[0]][1]]]
+            if member is not None and invented:
+                start = at[2] + 1
+                new_body = (
+                    body[:start] + rng.choice(invented) + body[start + len(member.group(1)) :]
+                )
+                yield cut.sample("member", new_body)
+        used = [i for i in ids if i[0] in imports and i[0] not in bound]
+        if used:
+            line = imports[rng.choice(used)[0]][0]
+            without = cut.head.replace(line, "", 1)
+            if without != cut.head and text.count(line) == 1:
+                yield cut.sample("import", body, without)
+
+
+@functools.cache
+def _go() -> list[Sample]:
+    out: list[Sample] = []
+    for path in _files():
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.extend(_samples_of(path, text, random.Random(f"names/{path}")))
+    return out
+
+
+def _verify(sample: Sample, packages: GoPackages) -> dict[str, object] | None:
+    class Data:  # the fields the verifier reads of an ActionInput
+        document = Document(f"file://{sample.path}", sample.before, language_id="go")
+        path = sample.path
+        start, end = sample.start, sample.end
+        original = None
+        trees = ParseTrees()
+
+        @staticmethod
+        def package() -> frozenset[str] | None:
+            return packages.names(sample.path)
+
+    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
+    return None if verify is None else verify(sample.draft)
+
+
+@pytest.fixture
+def figures(request: pytest.FixtureRequest) -> list[str]:
+    return section_lines(request, "names check corpus")
+
+
+@pytest.mark.parametrize("part", ["tuned", "held-out"])
+def test_injected_go_mistakes_are_caught_and_correct_answers_pass(
+    part: str, figures: list[str]
+) -> None:
+    samples = [s for s in _go() if held_out(s.path) == (part == "held-out")]
+    if len(samples) < 20:
+        message = "no Go sources installed: install golang-golang-x-text-dev"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    packages = GoPackages()
+    count: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    alarms: list[str] = []
+    missed: list[str] = []
+    for sample in samples:
+        result = _verify(sample, packages)
+        count[sample.kind] += 1
+        if result is not None and result["ok"] is False:
+            failed[sample.kind] += 1
+            if sample.kind == "control" and len(alarms) < 5:
+                alarms.append(f"{sample.path}: {result['details']}")
+        elif sample.kind != "control" and len(missed) < 8 and os.environ.get("NAMES_MISSED"):
+            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
+    mistakes = sum(count[k] for k in KINDS)
+    caught = sum(failed[k] for k in KINDS)
+    alarm_rate = failed["control"] / count["control"]
+    per_kind = ", ".join(
+        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    )
+    figures.append(
+        f"go ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
+        f"{CAUGHT_FLOOR:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
+        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%}); from golang.org/x/text"
+    )
+    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
+    figures.extend(f"  missed: {m}" for m in missed)
+    assert mistakes >= 40 and count["control"] >= 40
+    assert alarm_rate <= FALSE_ALARM_CEILING
+    assert caught / mistakes >= CAUGHT_FLOOR

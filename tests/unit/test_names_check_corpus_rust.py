@@ -1,0 +1,240 @@
+"""Rust's names check on injected mistakes in real third-party code (the ``regex-syntax`` crate,
+which ``.ci/run`` installs as Debian's librust-regex-syntax-dev), with the correct answers as
+controls, per kind; the crates its paths may start with are read from its ``Cargo.toml`` as
+the server reads them (``project.rust_crate``). Built like ``test_names_check_corpus`` (the
+same held-out quarter of files by a hash of the path, chosen before tuning). Kinds:
+``synonym``, ``misspelled``, ``import`` (a ``use`` line removed); no ``member`` kind (the check
+knows no crate's members). The crate is small: every function with a long enough body is
+sampled, not three a file; functions of a ``#[cfg(test)]`` module are not (as the other
+corpora leave test files out).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tree_sitter import Node
+
+from fastedit_lsp.actions import parse_check
+from fastedit_lsp.core.document import Document
+from fastedit_lsp.engines.parse import parse
+from fastedit_lsp.engines.parse_trees import ParseTrees
+from fastedit_lsp.project.rust_crate import RustCrates
+from tests.support.summary_figures import section_lines
+from tests.unit.test_names_check_corpus import (
+    MAX_BYTES,
+    Sample,
+    _Cut,
+    _Function,
+    _misspell,
+    _synonym,
+    held_out,
+)
+
+_CRATES = RustCrates()
+ROOTS = sorted(Path("/usr/share/cargo/registry").glob("regex-syntax-*/src"))
+KINDS = ("synonym", "misspelled", "import")
+#: Functions sampled per file at most.
+PER_FILE = 12
+#: Floors: the false-alarm goal; caught: a guard under the blind held-out figure (82.1 %, 23 of
+#: 28: below the goal of 85 %; tuned part 94.3 %), the corpus being one small crate.
+CAUGHT_FLOOR = 0.80
+FALSE_ALARM_CEILING = 0.01
+_PATTERN_PARENTS = frozenset({"let_declaration", "parameter", "for_expression", "let_condition"})
+
+
+def _files() -> list[str]:
+    return [
+        str(p)
+        for root in ROOTS[-1:]
+        for p in sorted(root.glob("**/*.rs"))
+        if "/unicode_tables/" not in str(p) and p.stat().st_size <= MAX_BYTES
+    ]
+
+
+def _locals(function: Node) -> set[str]:
+    """Names the function binds with ``let``, its parameters, ``for`` and ``if let``."""
+    out: set[str] = set()
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type != "identifier" or node.text is None:
+            continue
+        holder = node.parent
+        while holder is not None and holder.type.endswith("pattern"):
+            holder = holder.parent
+        if holder is not None and holder.type in _PATTERN_PARENTS:
+            out.add(node.text.decode())
+    return out
+
+
+def _is_test_module(node: Node) -> bool:
+    previous = node.prev_named_sibling
+    return (
+        previous is not None
+        and previous.type == "attribute_item"
+        and b"test" in (previous.text or b"")
+    )
+
+
+def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
+    parsed = parse("rust", text)
+    if parsed.has_errors:
+        return
+    every = set(re.findall(r"[A-Za-z_]\w*", text))
+    declared = set(re.findall(r"^\s*(?:pub(?:\([\w:]+\))? )?fn ([a-z_]\w*)", text, re.M))
+    uses = {
+        m.group(1): m.group(0)
+        for m in re.finditer(r"^use [\w:]+::([A-Za-z_]\w*);\n", text, re.M)
+        if m.group(1) != "self"
+    }
+    functions = []
+    # Byte offsets (tree-sitter's) → character offsets (the text's).
+    chars = [i for i, ch in enumerate(text) for _ in range(len(ch.encode()))] + [len(text)]
+    stack = [parsed.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "mod_item" and _is_test_module(node):
+            continue
+        stack.extend(node.named_children)
+        if node.type != "function_item":
+            continue
+        body = node.child_by_field_name("body")
+        if body is None:
+            continue
+        statements = [c for c in body.named_children if not c.type.endswith("comment")]
+        if len(statements) < 3:
+            continue
+        first = statements[len(statements) // 3]
+        functions.append((node, chars[first.start_byte], chars[body.end_byte - 1]))
+    functions.sort(key=lambda f: f[1])
+    for index, (node, lo, hi) in enumerate(rng.sample(functions, min(PER_FILE, len(functions)))):
+        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        body = cut.body
+        yield cut.sample("control", body)
+        ids = []
+        walk = [node]
+        while walk:
+            current = walk.pop()
+            walk.extend(current.children)
+            at = chars[current.start_byte]
+            if current.type == "identifier" and lo <= at < hi and current.text:
+                ids.append((current.text.decode(), at - lo, chars[current.end_byte] - lo))
+        ids.sort(key=lambda i: i[1])
+        calls = [
+            i
+            for i in ids
+            if i[0] in declared
+            and body[i[2] : i[2] + 1] == "("
+            and body[i[1] - 1 : i[1]] not in (".", ":")
+            and not body[: i[1]].endswith("fn ")
+        ]
+        if calls:
+            at = rng.choice(calls)
+            new = _synonym(at[0])
+            if new not in every:
+                yield cut.sample("synonym", cut.replaced(at, new))
+        bound = _locals(node)
+        reads = [
+            i
+            for i in ids
+            if len(i[0]) > 3
+            and i[0] in bound
+            and body[i[1] - 1 : i[1]] not in (".", ":")
+            and not re.match(r"\s*(?:=[^=]|[,:)|])", body[i[2] :])
+            and not re.search(r"(?:let|mut|ref|for|&|\(|\|)\s*$", body[: i[1]])
+        ]
+        if reads:
+            at = rng.choice(reads)
+            new = _misspell(at[0])
+            if new not in every:
+                yield cut.sample("misspelled", cut.replaced(at, new))
+        named = set(re.findall(r"(?<![\w:])[A-Za-z_]\w*", body))
+        used = [n for n in sorted(named) if n in uses]
+        if used:
+            line = uses[rng.choice(used)]
+            without = cut.head.replace(line, "", 1)
+            if without != cut.head and text.count(line) == 1:
+                yield cut.sample("import", body, without)
+
+
+@functools.cache
+def _rust() -> tuple[Sample, ...]:
+    out: list[Sample] = []
+    for path in _files():
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.extend(_samples_of(path, text, random.Random(f"names/{path}")))
+    return tuple(out)
+
+
+def _verify(sample: Sample) -> dict[str, object] | None:
+    class Data:  # the fields the verifier reads of an ActionInput
+        document = Document(f"file://{sample.path}", sample.before, language_id="rust")
+        path = sample.path
+        start, end = sample.start, sample.end
+        original = None
+        trees = ParseTrees()
+
+        @staticmethod
+        def package() -> frozenset[str] | None:
+            return _CRATES.crates(sample.path)
+
+    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
+    return None if verify is None else verify(sample.draft)
+
+
+@pytest.fixture
+def figures(request: pytest.FixtureRequest) -> list[str]:
+    return section_lines(request, "names check corpus")
+
+
+@pytest.mark.parametrize("part", ["tuned", "held-out"])
+def test_injected_rust_mistakes_are_caught_and_correct_answers_pass(
+    part: str, figures: list[str]
+) -> None:
+    samples = [s for s in _rust() if held_out(s.path) == (part == "held-out")]
+    if len(samples) < 20:
+        message = "no Rust sources installed: install librust-regex-syntax-dev"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    count: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    alarms: list[str] = []
+    missed: list[str] = []
+    for sample in samples:
+        result = _verify(sample)
+        count[sample.kind] += 1
+        if result is not None and result["ok"] is False:
+            failed[sample.kind] += 1
+            if sample.kind == "control" and len(alarms) < 5:
+                alarms.append(f"{sample.path}: {result['details']}")
+        elif sample.kind != "control" and len(missed) < 12 and os.environ.get("NAMES_MISSED"):
+            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
+    mistakes = sum(count[k] for k in KINDS)
+    caught = sum(failed[k] for k in KINDS)
+    alarm_rate = failed["control"] / count["control"]
+    per_kind = ", ".join(
+        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    )
+    figures.append(
+        f"rust ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
+        f"{CAUGHT_FLOOR:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
+        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%}); from regex-syntax"
+    )
+    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
+    figures.extend(f"  missed: {m}" for m in missed)
+    assert mistakes >= 20 and count["control"] >= 20
+    assert alarm_rate <= FALSE_ALARM_CEILING
+    assert caught / mistakes >= CAUGHT_FLOOR

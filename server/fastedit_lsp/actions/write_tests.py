@@ -270,6 +270,7 @@ def prepare(data: ActionInput) -> Draft:
     module = destination.module
     existing = data.document.text
     read_module = destination.read_module
+    hypothesis = destination.hypothesis
     offset, _ = placed(existing, "")
     at = advance(Point(0, 0), existing[:offset])
     before, after = existing[:offset], existing[offset:]
@@ -286,7 +287,7 @@ def prepare(data: ActionInput) -> Draft:
             recording = await data.record(plan)
         # A recording that yields nothing keeps the static tests as they are.
         observed = recording if recording is not None and recording.observations else None
-        generated = generate(source, target, module, read_module, observed)
+        generated = generate(source, target, module, read_module, observed, hypothesis=hypothesis)
         return OfflineAnswer(
             insertion(generated), note=_recorded_note(generated, recording, plan, data.record)
         )
@@ -300,7 +301,7 @@ def prepare(data: ActionInput) -> Draft:
             return text, ""
         plan = record_plan(source, target, module, read_module)
         recording = await data.record(plan) if plan is not None else None
-        generated = generate(source, target, module, read_module, recording)
+        generated = generate(source, target, module, read_module, recording, hypothesis=hypothesis)
         others = [name for name in test_names(generated) if "_recorded_" not in name]
         recorded = without_tests(generated, others) if others else generated
         note = _recorded_note(recorded, recording, plan, data.record)
@@ -324,6 +325,8 @@ def prepare(data: ActionInput) -> Draft:
     )
     if callers:
         user += "\nCalled by:\n" + "\n".join(callers) + "\n"
+    if not hypothesis:
+        user += "\nThe project does not have hypothesis: write plain pytest tests, no @given.\n"
     if existing.strip():
         user += f"\nThe test module already contains:\n{existing[-3000:]}\nAdd new tests only."
 

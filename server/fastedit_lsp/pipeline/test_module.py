@@ -52,8 +52,9 @@ async def enter(run: JobRun, document: Document, last: ResolvedProfile) -> Docum
 
 
 async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedProfile) -> None:
-    """For an editor that cannot open documents: the offline engine's tests written to the
-    file on disk (a new module in one exclusive create; an existing one appended to)."""
+    """For an editor that did not open the module for the server: the offline engine's tests
+    delivered whole at the end (``destination.delivery``: on disk, a new module in one
+    exclusive create and an existing one appended to; or one workspace edit)."""
     job, path = run.job, destination.path
     if not profile.is_local:
         raise JobFailedError(
@@ -75,13 +76,13 @@ async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedP
             job.step(ran["details"])
             job.verification = {"ok": None, "details": ran["details"]}
             return
-    await _tests(run).write_tests(destination, text)
+    where = await _tests(run).write_tests(destination, text)
     job.metrics.edits = 1
     if draft.verify is not None:
         job.verification = draft.verify(answer)
     if ran and job.verification.get("ok") is True:
         job.verification["details"] += f"; {ran['details']}"
-    job.step(f"written to {path}")
+    job.step(where)
     job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 
 
@@ -107,6 +108,14 @@ async def _offline_text(
     document.replace(*draft.region, answer.text)
     grown, existing = document.text, destination.existing
     return (grown[len(existing) :] if grown.startswith(existing) else grown), answer.text
+
+
+async def leave(run: JobRun) -> None:
+    """The job is over: a module the editor created for it that it wrote nothing into is not
+    left behind empty."""
+    destination = run.job.destination
+    if destination is not None and destination.created and not run.job.metrics.edits:
+        await _tests(run).discard(destination)
 
 
 def passing(

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pygls.uris import from_fs_path
 
 from tests.support.harness import Editor
@@ -100,3 +101,25 @@ async def test_hypothesis_properties_only_where_the_project_has_hypothesis(
     assert "def test_clamp_hinted_inputs(" in without
     with_it = editor.text(_uri(declared / "test_clamp.py"))
     assert "from hypothesis import given" in with_it and "def test_clamp_property(" in with_it
+
+
+# The file does not parse at line 12 (the user is typing there); ``clamp`` itself does.
+HALF_TYPED = CLAMP + "\n\ndef other(x):\n    return (x +\n"
+
+
+@pytest.mark.parametrize("run", [False, True], ids=["static", "tests.run"])
+async def test_a_syntax_error_elsewhere_does_not_stop_the_tests_and_the_job_says_where(
+    make_editor: MakeEditor, tmp_path: Path, run: bool
+) -> None:
+    editor = await make_editor(model=False, init_options={"tests": {"run": run}})
+    record = await _tests_job(editor, tmp_path / "clamp.py", HALF_TYPED, 0)
+    assert record["state"] == "done" and record["metrics"]["edits"] >= 1, record
+    written = editor.text(_uri(tmp_path / "test_clamp.py"))
+    assert "assert clamp(5, 0, 3) == 3" in written
+    assert "other" not in written
+    verification = record["verification"]
+    assert verification["ok"] is False, verification
+    line = HALF_TYPED.splitlines().index("    return (x +") + 1
+    assert verification["details"].startswith(
+        f"line {line} does not parse; the tests will run once it does"
+    ), verification

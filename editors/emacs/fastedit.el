@@ -742,7 +742,10 @@ range to go to."
   (if (eq external t)
       (progn (browse-url uri) (list :success t))
     (let* ((file (eglot--uri-to-path uri))
-           (buffer (and (file-exists-p file) (find-file-noselect file))))
+           ;; A missing file opens as a new buffer (the test module the server
+           ;; writes exists on disk only once it has content: saved by the user).
+           (buffer (and (file-directory-p (file-name-directory file))
+                        (find-file-noselect file))))
       (if (null buffer)
           (list :success :json-false)
         (if (eq take-focus t) (pop-to-buffer buffer) (display-buffer buffer))
@@ -755,7 +758,7 @@ range to go to."
   (cl-defmethod eglot-handle-request
     (_server (_method (eql window/showDocument))
              &key uri external takeFocus selection &allow-other-keys)
-    "Open URI for the server (eglot 1.9 does not): the test module it made."
+    "Open URI for the server (eglot 1.9 does not): the test module it writes."
     (fastedit--show-document uri external takeFocus selection)))
 
 (defun fastedit--buffers (server &optional uri)

@@ -684,7 +684,10 @@ async def test_with_tests_run_recorded_tests_pin_what_the_function_really_does(
     output = await pytest_passes(tmp_path / "test_folding.py", written, tmp_path)
     todos = written.count('pytest.skip("TODO')
     tests = len(re.findall(r"^def test_", written, re.M))
-    assert f"{tests - todos} passed" in output
+    # A test over plain values (no hypothesis in this project) passes once per value.
+    passed = re.search(r"(\d+) passed", output)
+    assert passed is not None and int(passed.group(1)) >= tests - todos, output
+    assert "failed" not in output and "error" not in output, output
 
 
 STALE = '''def shout(text: str) -> str:
@@ -714,7 +717,10 @@ async def test_with_tests_run_a_stale_docstring_example_is_written_as_the_functi
     output = await pytest_passes(tmp_path / "test_loud.py", written, tmp_path)
     todos = written.count('pytest.skip("TODO')
     tests = len(re.findall(r"^def test_", written, re.M))
-    assert f"{tests - todos} passed" in output
+    # A test over plain values (no hypothesis in this project) passes once per value.
+    passed = re.search(r"(\d+) passed", output)
+    assert passed is not None and int(passed.group(1)) >= tests - todos, output
+    assert "failed" not in output and "error" not in output, output
 
 
 SLOW = '''import time

@@ -1,5 +1,6 @@
 """Write tests through the real server: a job that writes no test says what is missing, and
-with ``tests.run`` a function the static generator has tests for never ends without a module."""
+with ``tests.run`` a function the static generator has tests for never ends without a module;
+hypothesis properties only where the project has hypothesis."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pygls.uris import from_fs_path
 
 from tests.support.harness import Editor
@@ -79,3 +81,45 @@ async def test_with_tests_run_the_static_tests_land_and_an_examples_module_is_im
     assert "\nimport math\n" in written
     assert "def test_area_example_1()" in written
     assert record["verification"]["ok"] is True, record
+
+
+async def test_hypothesis_properties_only_where_the_project_has_hypothesis(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    editor = await make_editor(model=False)
+    plain, declared = tmp_path / "plain", tmp_path / "declared"
+    plain.mkdir()
+    declared.mkdir()
+    (plain / "pyproject.toml").write_text('[project]\nname = "plain"\n')
+    (declared / "pyproject.toml").write_text('[project]\nname = "declared"\n')
+    (declared / "requirements-dev.txt").write_text("pytest\nhypothesis>=6\n")
+    for folder in (plain, declared):
+        record = await _tests_job(editor, folder / "clamp.py", CLAMP, 0)
+        assert record["state"] == "done" and record["metrics"]["edits"] >= 1, record
+    without = editor.text(_uri(plain / "test_clamp.py"))
+    assert "hypothesis" not in without and "@pytest.mark.parametrize(" in without
+    assert "def test_clamp_hinted_inputs(" in without
+    with_it = editor.text(_uri(declared / "test_clamp.py"))
+    assert "from hypothesis import given" in with_it and "def test_clamp_property(" in with_it
+
+
+# The file does not parse at line 12 (the user is typing there); ``clamp`` itself does.
+HALF_TYPED = CLAMP + "\n\ndef other(x):\n    return (x +\n"
+
+
+@pytest.mark.parametrize("run", [False, True], ids=["static", "tests.run"])
+async def test_a_syntax_error_elsewhere_does_not_stop_the_tests_and_the_job_says_where(
+    make_editor: MakeEditor, tmp_path: Path, run: bool
+) -> None:
+    editor = await make_editor(model=False, init_options={"tests": {"run": run}})
+    record = await _tests_job(editor, tmp_path / "clamp.py", HALF_TYPED, 0)
+    assert record["state"] == "done" and record["metrics"]["edits"] >= 1, record
+    written = editor.text(_uri(tmp_path / "test_clamp.py"))
+    assert "assert clamp(5, 0, 3) == 3" in written
+    assert "other" not in written
+    verification = record["verification"]
+    assert verification["ok"] is False, verification
+    line = HALF_TYPED.splitlines().index("    return (x +") + 1
+    assert verification["details"].startswith(
+        f"line {line} does not parse; the tests will run once it does"
+    ), verification

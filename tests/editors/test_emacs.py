@@ -579,7 +579,7 @@ TESTS = "from work import double\n\n\ndef test_double():\n    assert double(2) =
 def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_them(
     tmp_path: Path, env: dict[str, str], stub: StubModelServer, engine: str
 ) -> None:
-    # eglot 1.9 has no window/showDocument: fastedit.el opens the module the server created.
+    # eglot 1.9 has no window/showDocument: fastedit.el opens the missing module as a new buffer.
     if engine == "model":
         stub.script(Answer(text=TESTS, token_size=3, tps=40))
     else:

@@ -5,7 +5,8 @@ both, with an editor model written independently of the server's (a plain string
 models how real editors report changes: promptly (VS Code: the change is reported before the edit's
 reply) or late and batched (eglot waits for 0.5 s of idle time; Neovim debounces).
 
-Every edit the server sends is checked: no resource operations, only documents the editor opened.
+Every edit the server sends is checked: no resource operations (but a ``CreateFile`` that never
+overwrites, to an editor that advertises it), only documents the editor opened.
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ class Editor:
     refuse_edits: bool = False
     #: How many workspace/applyEdit requests arrived (one may carry several edits).
     apply_requests: int = 0
+    #: Advertise ``resourceOperations: [create]`` and apply ``CreateFile`` (VS Code does).
+    creates_files: bool = False
+    #: The URIs ``CreateFile`` edits created.
+    created: list[str] = field(default_factory=list)
     _queued: dict[str, list[types.TextDocumentContentChangeEvent]] = field(default_factory=dict)
     _flush_handle: asyncio.TimerHandle | None = None
     _edit_arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -183,8 +188,19 @@ class Editor:
         self.apply_requests += 1
         if edit.document_changes:
             for change in edit.document_changes:
-                if not isinstance(change, types.TextDocumentEdit):
+                if isinstance(change, types.CreateFile) and self.creates_files:
+                    opts = change.options
+                    if opts is None or opts.overwrite or not opts.ignore_if_exists:
+                        self.violations.append(f"a CreateFile that may overwrite: {change}")
+                elif not isinstance(change, types.TextDocumentEdit):
                     self.violations.append(f"resource operation: {change}")
+        if edit.document_changes and self.creates_files:
+            for change in edit.document_changes:
+                if isinstance(change, types.CreateFile):
+                    # Like VS Code: the new document opens (empty) and is reported open.
+                    self.created.append(change.uri)
+                    if change.uri not in self.docs:
+                        self.open(change.uri, "")
         for uri in edit.changes or {}:
             if uri not in self.docs:
                 self.violations.append(f"edit to a document the editor has not opened: {uri}")
@@ -361,13 +377,15 @@ async def start_editor(
     inline: bool = False,
     opens_documents: bool = True,
     status_notifications: bool = True,
+    opens_missing: bool = True,
+    creates_files: bool = False,
 ) -> Editor:
     """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "fastedit_lsp", *server_args], server_env=env
     )
     client: LanguageClient = await config.start()  # type: ignore[assignment]
-    editor = Editor(client, encoding=encoding, sync=sync)
+    editor = Editor(client, encoding=encoding, sync=sync, creates_files=creates_files)
     # lsprotocol's Command | CodeAction hook takes any dict with a "command" key for a Command,
     # so a CodeAction carrying a command would arrive mangled (lsprotocol 2025.0.0).
     converter = client.protocol._converter
@@ -387,12 +405,19 @@ async def start_editor(
         editor.on_status(params)
 
     def show_document(params: types.ShowDocumentParams) -> types.ShowDocumentResult:
-        # Like an editor: open the file the server shows (test generation creates one).
+        # Like an editor: open the file the server shows (test generation's module). A missing
+        # one opens as a new, empty buffer (Neovim, Emacs) or is declined (VS Code:
+        # ``opens_missing=False``).
         client.shown_documents.append(params)
         path = to_fs_path(params.uri)
-        if params.uri not in editor.docs and path is not None and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                editor.open(params.uri, f.read())
+        if params.uri not in editor.docs and path is not None:
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    editor.open(params.uri, f.read())
+            elif opens_missing and os.path.isdir(os.path.dirname(path)):
+                editor.open(params.uri, "")
+            else:
+                return types.ShowDocumentResult(success=False)
         return types.ShowDocumentResult(success=True)
 
     client.protocol.fm.features[types.WINDOW_SHOW_DOCUMENT] = show_document
@@ -410,7 +435,10 @@ async def start_editor(
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,
             configuration=True,
-            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=document_changes),
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=document_changes,
+                resource_operations=[types.ResourceOperationKind.Create] if creates_files else None,
+            ),
         ),
         text_document=types.TextDocumentClientCapabilities(
             code_action=CAPABILITIES.text_document.code_action,  # type: ignore[union-attr]

@@ -11,6 +11,13 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   unchanged code (enforced), and a mutation score of 75 % (met with ``tests.run``: 75.1 %
   blind recorded; 38.7 % blind static; the floors asserted here are guards against falling
   below those, not the goal).
+- **Held out, 2026-12** (issue 28): every top-level function of ``idna.core``, ``rsa.common``,
+  ``rsa.transform``, ``pyparsing.util``, ``jsonpointer``, ``urllib3.util.url``,
+  ``charset_normalizer.utils`` and ``dateutil.easter``, 83 functions of packages installed on the
+  machine, chosen before the changes they measure and sharing no package with any tuning. Blind,
+  main (3ffc4ab) and the testgen branch: static 83/83 pass (100 %), mutation score 38.4 % / 38.5 %;
+  with ``tests.run`` 83/83 pass, 70.2 % / 70.1 % (432 and 431 of 615 mutants: the recorder's
+  search under load). Issue 28's pass goals (98 % / 99 %) are met; its 75 % mutation goal is not.
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
   survived, so their score says what the rules do, not how the generator does on unseen code;
@@ -99,6 +106,38 @@ HELD_OUT = Corpus(
     min_mutants=250,
     recorded_mutation_floor=0.73,  # a guard under the blind 75.1 % (under load, less search)
 )
+#: Issue 28's held-out set, chosen on 2026-12-06 before any change it measures (pure functions
+#: of packages installed on the machine; none of the packages the generator was tuned on or
+#: measured with before: natsort, ftfy, pydash, toolz, humanize, inflection, boltons,
+#: more-itertools, nor the recorder's tuning modules), then measured blind, main and the branch.
+HELD_OUT_2026_12 = Corpus(
+    "held-out-2026-12",
+    (
+        "idna.core",
+        "rsa.common",
+        "rsa.transform",
+        "pyparsing.util",
+        "jsonpointer",
+        "urllib3.util.url",
+        "charset_normalizer.utils",
+        "dateutil.easter",
+    ),
+    frozenset(
+        {"idna", "rsa", "pyparsing", "jsonpointer", "urllib3", "charset_normalizer", "dateutil"}
+    ),
+    pass_floor=0.98,  # issue 28's goal (static): measured 83/83
+    mutation_floor=0.35,  # a guard under the blind 38.5 % (main: 38.4 %)
+    min_functions=80,
+    min_mutants=600,
+    recorded_pass_floor=0.99,  # issue 28's goal (tests.run): measured 83/83
+    # A guard under the blind 70.1 % (main: 70.2 %, 432/615 against 431/615); issue 28's goal is
+    # 75 %: not met on this set.
+    recorded_mutation_floor=0.67,
+)
+#: What no held-out set may share with the generator's tuning (issue 28).
+TUNING_PACKAGES = frozenset(
+    {"natsort", "ftfy", "pydash", "toolz", "humanize", "inflection", "boltons", "more_itertools"}
+)
 TUNED = Corpus(
     "tuned",
     ("pydash.strings", "toolz.itertoolz", "toolz.dicttoolz"),
@@ -109,8 +148,9 @@ TUNED = Corpus(
     min_mutants=300,
     recorded_mutation_floor=0.93,  # a guard under 95.4 %
 )
-#: Issue 15's goals, printed beside each corpus' figures.
+#: Issue 15's goals, printed beside each corpus' figures (issue 28: 99 % pass with tests.run).
 GOAL_PASS, GOAL_MUTATION = 0.98, 0.75
+GOAL_RECORDED_PASS = 0.99
 #: The issue's budget for one scoring run (the subprocess running tests and mutants).
 RUN_BUDGET_S = 90.0
 # A hang guard for the subprocess, above the budget (a loaded machine is slower).
@@ -121,7 +161,14 @@ _reports: dict[tuple[str, str], Report] = {}
 
 @pytest.fixture(
     scope="module",
-    params=[(HELD_OUT, "static"), (HELD_OUT, "recorded"), (TUNED, "static"), (TUNED, "recorded")],
+    params=[
+        (HELD_OUT, "static"),
+        (HELD_OUT, "recorded"),
+        (HELD_OUT_2026_12, "static"),
+        (HELD_OUT_2026_12, "recorded"),
+        (TUNED, "static"),
+        (TUNED, "recorded"),
+    ],
     ids=lambda p: f"{p[0].name}-{p[1]}",
 )
 def corpus(request: pytest.FixtureRequest) -> tuple[Corpus, str, Report]:
@@ -144,12 +191,17 @@ def corpus(request: pytest.FixtureRequest) -> tuple[Corpus, str, Report]:
         print(  # noqa: T201 (the corpus figures are the point of this test)
             "\n"
             + result.summary(f"{spec.name} {mode} test stubs (" + ", ".join(spec.modules) + ")")
-            + f"\n  issue 15's goals: pass {GOAL_PASS:.0%}, mutation score {GOAL_MUTATION:.0%}"
+            + f"\n  goals: pass {GOAL_RECORDED_PASS if mode == 'recorded' else GOAL_PASS:.0%}"
+            f", mutation score {GOAL_MUTATION:.0%}"
             f" (guarded here: {pass_floor:.0%}, {mutation_floor:.0%}); scoring run "
             f"budget {RUN_BUDGET_S:.0f} s{recording}"
         )
         _reports[spec.name, mode] = result
     return spec, mode, _reports[spec.name, mode]
+
+
+def test_the_2026_12_held_out_set_shares_nothing_with_the_tuning() -> None:
+    assert not HELD_OUT_2026_12.packages & (TUNING_PACKAGES | HELD_OUT.packages | TUNED.packages)
 
 
 def floors(spec: Corpus, mode: str) -> tuple[float, float]:

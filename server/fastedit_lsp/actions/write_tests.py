@@ -51,10 +51,11 @@ class TestInputs(Inputs):
 
 def start(document: Document, command: CommandInput) -> Start:
     """The function at the cursor (the job moves to the test module when it runs)."""
-    from ..engines.test_stubs import NoTargetError, find_target
+    from ..engines.test_stubs import NoTargetError, find_target, parsable
 
     try:
-        found = find_target(document.text, command.start.line)
+        # From the function's own text: a syntax error elsewhere does not stop the tests.
+        found = find_target(parsable(document.text)[0], command.start.line)
     except NoTargetError as exc:
         raise ActionError(str(exc)) from None
     return Start(command.start, command.start, TestInputs(target=found))
@@ -66,15 +67,23 @@ def offers(view: OfferView) -> Sequence[Offer]:
         return ()
     outline = view.outline()
     if outline.error is not None:
-        return ()
-    function = outline.function_at(view.start.line)
-    if function is None:
-        return ()
+        # The function's own text may parse (the error is elsewhere): offered on it then.
+        from ..engines.test_stubs import NoTargetError, find_target, parsable
+
+        try:
+            qualname = find_target(parsable(view.document.text)[0], view.start.line).qualname
+        except NoTargetError:
+            return ()
+    else:
+        function = outline.function_at(view.start.line)
+        if function is None:
+            return ()
+        qualname = function.qualname
     start = view.wire_range["start"]
     position = {"line": start["line"], "character": start["character"]}
     return [
         Offer(
-            f"Write tests for {function.qualname} (fastedit)",
+            f"Write tests for {qualname} (fastedit)",
             "refactor.rewrite",
             {"uri": view.uri, "position": position},
         )
@@ -266,10 +275,16 @@ def prepare(data: ActionInput) -> Draft:
     target = data.inputs.target if isinstance(data.inputs, TestInputs) else None
     if destination is None or target is None:
         raise ActionError("tests need the function at the cursor and a test module")
-    source = destination.source
+    from ..engines.test_stubs import parsable
+
+    # Written from the function's own text when the file does not parse elsewhere; the recorder
+    # cannot import such a module, so it does not run (the job ends flagged: unparsed_source).
+    source, broken = parsable(destination.source)
+    record = data.record if broken is None else None
     module = destination.module
     existing = data.document.text
     read_module = destination.read_module
+    hypothesis = destination.hypothesis
     offset, _ = placed(existing, "")
     at = advance(Point(0, 0), existing[:offset])
     before, after = existing[:offset], existing[offset:]
@@ -281,14 +296,14 @@ def prepare(data: ActionInput) -> Draft:
         from ..engines.test_stubs import generate, record_plan
 
         recording = None
-        plan = record_plan(source, target, module, read_module) if data.record else None
-        if data.record is not None and plan is not None:
-            recording = await data.record(plan)
+        plan = record_plan(source, target, module, read_module) if record else None
+        if record is not None and plan is not None:
+            recording = await record(plan)
         # A recording that yields nothing keeps the static tests as they are.
         observed = recording if recording is not None and recording.observations else None
-        generated = generate(source, target, module, read_module, observed)
+        generated = generate(source, target, module, read_module, observed, hypothesis=hypothesis)
         return OfflineAnswer(
-            insertion(generated), note=_recorded_note(generated, recording, plan, data.record)
+            insertion(generated), note=_recorded_note(generated, recording, plan, record)
         )
 
     async def supplement(text: str) -> tuple[str, str]:
@@ -296,14 +311,14 @@ def prepare(data: ActionInput) -> Draft:
         recorder's added: what the function really did, chosen to catch slips."""
         from ..engines.test_stubs import generate, merge, record_plan
 
-        if data.record is None:
+        if record is None:
             return text, ""
         plan = record_plan(source, target, module, read_module)
-        recording = await data.record(plan) if plan is not None else None
-        generated = generate(source, target, module, read_module, recording)
+        recording = await record(plan) if plan is not None else None
+        generated = generate(source, target, module, read_module, recording, hypothesis=hypothesis)
         others = [name for name in test_names(generated) if "_recorded_" not in name]
         recorded = without_tests(generated, others) if others else generated
-        note = _recorded_note(recorded, recording, plan, data.record)
+        note = _recorded_note(recorded, recording, plan, record)
         if not recorded or not _is_valid(before + text):
             return text, note
         merged = merge(before + text, recorded.lstrip("\n"), append_only=True)
@@ -324,6 +339,8 @@ def prepare(data: ActionInput) -> Draft:
     )
     if callers:
         user += "\nCalled by:\n" + "\n".join(callers) + "\n"
+    if not hypothesis:
+        user += "\nThe project does not have hypothesis: write plain pytest tests, no @given.\n"
     if existing.strip():
         user += f"\nThe test module already contains:\n{existing[-3000:]}\nAdd new tests only."
 
@@ -354,6 +371,17 @@ def prepare(data: ActionInput) -> Draft:
         region=(at, at),
         supplement=supplement,
     )
+
+
+def unparsed_source(source: str) -> str | None:
+    """What a test job says when the tested module does not parse (its tests were written from
+    the function's own text, but cannot be run yet); None when it parses."""
+    from ..engines.test_stubs import parsable
+
+    line = parsable(source)[1]
+    if line is None:
+        return None
+    return f"line {line} does not parse; the tests will run once it does"
 
 
 def _missing(source: str, qualname: str) -> str:

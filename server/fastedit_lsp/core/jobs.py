@@ -88,6 +88,14 @@ class TestModule:
     created: bool
     #: The source of a workspace module by dotted name, None when it is not one.
     read_module: Callable[[str], str | None] = field(default=lambda _dotted: None, repr=False)
+    #: Whether the project has ``hypothesis`` (read from its environment's files): property
+    #: tests only then, plain values otherwise.
+    hypothesis: bool = True
+    #: How the tests reach a module the editor did not open for the server: ``disk`` (written
+    #: whole at the end: a new file in one exclusive create, else appended), ``edit`` (one
+    #: workspace edit at the end: the editor holds a buffer of it) or ``create`` (one workspace
+    #: edit at the end that creates it, ``CreateFile``).
+    delivery: str = "disk"
 
 
 @dataclass

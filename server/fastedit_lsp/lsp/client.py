@@ -71,6 +71,43 @@ class ClientChannel:
                 return False
         return bool(node)
 
+    def creates_files(self) -> bool:
+        """Whether the client applies ``CreateFile`` in a workspace edit
+        (``workspace.workspaceEdit.resourceOperations`` lists ``create``)."""
+        node: Any = self._server.client_capabilities
+        for part in ("workspace", "workspace_edit", "resource_operations"):
+            node = getattr(node, part, None)
+        return isinstance(node, list | tuple) and types.ResourceOperationKind.Create in node
+
+    async def create_file(self, uri: str, text: str = "") -> bool:
+        """Ask the client to create the file ``uri`` (never overwriting one: ``ignoreIfExists``,
+        which Neovim also honours), with ``text`` in its buffer, in one workspace edit; whether
+        it applied it. The one resource operation the server sends (test modules)."""
+        changes: list[Any] = [
+            types.CreateFile(
+                uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+            )
+        ]
+        if text:
+            insert = types.TextEdit(
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=0, character=0),
+                ),
+                new_text=text,
+            )
+            changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=None
+                    ),
+                    edits=[insert],
+                )
+            )
+        params = types.ApplyWorkspaceEditParams(edit=types.WorkspaceEdit(document_changes=changes))
+        result = await self.request(types.WORKSPACE_APPLY_EDIT, params, self.apply_timeout)
+        return bool(result.applied)
+
     def opted_in(self) -> bool:
         """Whether the client declared ``experimental.fastedit.statusNotification: true``."""
         experimental = getattr(self._server.client_capabilities, "experimental", None)

@@ -10,6 +10,7 @@ and the user's project (``project``: test-module layout, the opt-in pytest run).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +24,8 @@ from ..core.tracking import RegionTracker, SentEdit
 from ..project.go_package import GoPackages
 from ..project.java_package import JavaPackages
 from ..project.rust_crate import RustCrates
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
@@ -38,6 +41,10 @@ if TYPE_CHECKING:
 OPEN_TIMEOUT = 5.0
 #: How long the editor may take to answer window/showDocument (it may ask the user first).
 SHOW_TIMEOUT = 60.0
+#: A test module that imports hypothesis: its project has it.
+_IMPORTS_HYPOTHESIS = re.compile(r"^\s*(?:from|import)\s+hypothesis\b", re.MULTILINE)
+#: What an editor that answered ``success: false`` said.
+DECLINED = "it answered that it did not show it"
 #: Refusals seen from editors, in plain words (the reply itself is quoted after them).
 REFUSALS = {
     "E325": "a swap file exists: open in another Neovim, or left by a crash",
@@ -137,18 +144,17 @@ class ServerHost:
         self._reporter.end(job)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
-        """Find, open or create the test module.
+        """Find or open the test module; it exists on disk only once it has content.
 
-        The editor's document of it, or None when the editor cannot open documents (the tests
-        are then written on disk).
+        The editor's document of it, or None when the editor cannot open it (the tests are then
+        delivered whole at the end: ``TestModule.delivery``). A missing module is never created
+        empty by the server: an editor that opens a missing path as a new buffer (Neovim,
+        Emacs) gets the path; one that does not but advertises
+        ``workspace.workspaceEdit.resourceOperations: create`` (VS Code) gets a ``CreateFile``
+        in a workspace edit, then the path.
         """
-        from ..project.tests_layout import (
-            create_exclusive,
-            module_reader,
-            place,
-            project_root,
-            read_text,
-        )
+        from ..project.environment import has_package
+        from ..project.tests_layout import module_reader, place, project_root, read_text
 
         documents = self._documents
         module_path = to_fs_path(source.uri)
@@ -158,26 +164,40 @@ class ServerHost:
             project_root, module_path
         )
         placement = await asyncio.to_thread(place, module_path, root)
-        uri = from_fs_path(placement.path) or placement.path
+        path = placement.path
+        uri = from_fs_path(path) or path
         created = False
+        delivery = "disk"
         document = documents.get(uri)
-        # An editor that cannot open the module gets it written on disk at the end, whole: no
-        # empty file is created for it first (one left behind if the job failed).
+        exists = await asyncio.to_thread(os.path.exists, path)
+        creates = self._client.creates_files()
         if document is None and self._client.supports("window.show_document.support"):
-            created = await asyncio.to_thread(create_exclusive, placement.path)
-            opened = documents.next_open(uri)
-            refusal = await self._show(uri)
-            if refusal is not None:
-                await self._refused(placement.path, refusal, created=created)
-            await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
+            shown, refusal = await self._open(uri)
+            if refusal == DECLINED and not exists and creates:
+                # It opens no missing path: the editor creates the module, then opens it.
+                created = await self._create(uri, path)
+                if created:
+                    shown, refusal = await self._open(uri)
+                    if refusal is not None:
+                        await self._refused(path, refusal, created=True)
+            elif refusal is not None and (refusal != DECLINED or exists):
+                await self._refused(path, refusal, created=False)
             document = documents.get(uri)
+            if document is None and shown:
+                # Shown, so open in the editor, but never reported to this server: the tests
+                # go to its buffer in one edit at the end, never to the file behind it.
+                delivery = "create" if not exists and creates else "edit"
+        elif document is None and not exists and creates:
+            delivery = "create"
         existing = (
-            document.text
-            if document is not None
-            else await asyncio.to_thread(read_text, placement.path)
+            document.text if document is not None else await asyncio.to_thread(read_text, path)
+        )
+        # Property tests only where the project has hypothesis (one it imports already has).
+        hypothesis = _IMPORTS_HYPOTHESIS.search(existing) is not None or await asyncio.to_thread(
+            has_package, module_path, root, "hypothesis"
         )
         destination = TestModule(
-            path=placement.path,
+            path=path,
             uri=uri,
             module=placement.module,
             source=source.text,
@@ -185,8 +205,29 @@ class ServerHost:
             existing=existing,
             created=created,
             read_module=module_reader(root or os.path.dirname(module_path)),
+            hypothesis=hypothesis,
+            delivery=delivery,
         )
         return destination, document
+
+    async def _open(self, uri: str) -> tuple[bool, str | None]:
+        """Show ``uri`` and wait (briefly) for the editor to open it: whether it said it showed
+        it, and its refusal (None when it did)."""
+        opened = self._documents.next_open(uri)
+        refusal = await self._show(uri)
+        if refusal is None and self._documents.get(uri) is None:
+            await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
+        opened.cancel()
+        return refusal is None, refusal
+
+    async def _create(self, uri: str, path: str) -> bool:
+        """Ask the editor to create the missing module (a ``CreateFile`` that never
+        overwrites); whether it did."""
+        try:
+            return await self._client.create_file(uri)
+        except Exception as exc:  # the editor's error reply, or none in time
+            log.info("the editor did not create %s: %r", path, exc)
+            return False
 
     async def _show(self, uri: str) -> str | None:
         """Open ``uri`` in the editor: None when it did, else its refusal in its own words."""
@@ -198,7 +239,7 @@ class ServerHost:
             # Neovim's handler error starts with the Lua file and line that raised it.
             said = re.sub(r"^.*?\.lua:\d+: ", "", str(exc)).removeprefix("Vim:").strip()
             return said or type(exc).__name__
-        return None if shown else "it answered that it did not show it"
+        return None if shown else DECLINED
 
     async def _refused(self, path: str, refusal: str, *, created: bool) -> None:
         """The editor would not open the test module: nothing is written (the editor may hold
@@ -217,16 +258,42 @@ class ServerHost:
             + f". Its answer: {refusal}. Open {name} yourself and run again."
         )
 
-    async def write_tests(self, destination: TestModule, text: str) -> None:
+    async def write_tests(self, destination: TestModule, text: str) -> str:
         from ..project.tests_layout import write_tests
 
+        name = os.path.basename(destination.path)
+        uri = destination.uri
+        document = self._documents.get(uri)
+        if document is not None or destination.delivery == "edit":
+            # Its buffer is open: the tests go there, never to the file behind it.
+            target = document or Document(uri, destination.existing, language_id="python")
+            end = target.end
+            if not await self._client.apply_edit(uri, SentEdit(end, end, text), document=target):
+                raise _job_failed(f"the editor did not apply the tests to {name}")
+            return f"sent to the editor's buffer of {name}"
+        if destination.delivery == "create":
+            if await asyncio.to_thread(os.path.exists, destination.path):
+                raise _job_failed(
+                    f"{name} appeared while the tests were written: it was not overwritten; "
+                    "run the action again"
+                )
+            if not await self._client.create_file(uri, text):
+                raise _job_failed(f"the editor did not create {name}")
+            return f"the editor created {name} with them"
         try:
             await asyncio.to_thread(write_tests, destination.path, text)
         except FileExistsError:
             raise _job_failed(
-                f"{os.path.basename(destination.path)} appeared while the tests were written: "
+                f"{name} appeared while the tests were written: "
                 "it was not overwritten; run the action again"
             ) from None
+        return f"written to {destination.path}"
+
+    async def discard(self, destination: TestModule) -> None:
+        from ..project.tests_layout import remove_if_empty
+
+        if destination.created:
+            await asyncio.to_thread(remove_if_empty, destination.path)
 
     def _code_paths(self, destination: TestModule) -> tuple[str, str]:
         """The tested module's path and its project's root (its folder outside a workspace)."""

@@ -115,9 +115,17 @@ class TestModuleHost(Protocol):
         to the file)."""
         ...
 
-    async def write_tests(self, destination: TestModule, text: str) -> None:
-        """Write to a test module on disk that the editor cannot open: a new one in one
-        exclusive create, an existing one appended to (never overwritten)."""
+    async def write_tests(self, destination: TestModule, text: str) -> str:
+        """Deliver the tests, whole, to a test module the editor did not open for the server
+        (``destination.delivery``): its buffer when the editor holds one (one edit), a
+        ``CreateFile`` edit, or the file on disk (a new one in one exclusive create, an
+        existing one appended to; never overwritten, never while its buffer is open); where
+        they went, for the job's reason."""
+        ...
+
+    async def discard(self, destination: TestModule) -> None:
+        """A job that wrote nothing leaves no empty module behind: one the editor created for
+        it is removed while it is still empty."""
         ...
 
     async def check_tests(

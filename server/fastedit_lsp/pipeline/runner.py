@@ -103,10 +103,14 @@ class JobRunner:
         profiles = [run.profile(route, announce=i == 0) for i, route in enumerate(routes)]
         strategy = run.spec.strategy
         if strategy == "test_module":
-            moved = await test_module.enter(run, document, profiles[-1])
-            if moved is None:
-                return
-            document = moved
+            try:
+                moved = await test_module.enter(run, document, profiles[-1])
+                if moved is not None:
+                    session = run.session(moved, edits_before=job.metrics.edits)
+                    await failover.run_chain(run, moved, routes, profiles, session, self.stats)
+            finally:
+                await test_module.leave(run)
+            return
         if strategy == "plan_apply" and await plan_run.planned(run, document):
             return
         # After a failed plan-and-apply merge, the direct rewrite replaces what it left.

@@ -13,6 +13,7 @@ import os
 from collections.abc import AsyncIterator
 
 from ..actions.base import Draft, Verification
+from ..actions.write_tests import unparsed_source
 from ..backends.base import Backend
 from ..core.document import Document
 from ..core.jobs import Attempt, Job, TestModule
@@ -52,8 +53,9 @@ async def enter(run: JobRun, document: Document, last: ResolvedProfile) -> Docum
 
 
 async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedProfile) -> None:
-    """For an editor that cannot open documents: the offline engine's tests written to the
-    file on disk (a new module in one exclusive create; an existing one appended to)."""
+    """For an editor that did not open the module for the server: the offline engine's tests
+    delivered whole at the end (``destination.delivery``: on disk, a new module in one
+    exclusive create and an existing one appended to; or one workspace edit)."""
     job, path = run.job, destination.path
     if not profile.is_local:
         raise JobFailedError(
@@ -69,19 +71,20 @@ async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedP
         return
     text, answer = got
     ran: Verification = {}
-    if run.host.settings.tests.run:
+    unparsed = unparsed_source(destination.source)
+    if run.host.settings.tests.run and unparsed is None:
         text, ran = await keep_passing(_tests(run), destination, text)
         if not text:
             job.step(ran["details"])
             job.verification = {"ok": None, "details": ran["details"]}
             return
-    await _tests(run).write_tests(destination, text)
+    where = await _tests(run).write_tests(destination, text)
     job.metrics.edits = 1
     if draft.verify is not None:
         job.verification = draft.verify(answer)
     if ran and job.verification.get("ok") is True:
         job.verification["details"] += f"; {ran['details']}"
-    job.step(f"written to {path}")
+    job.step(where)
     job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 
 
@@ -109,6 +112,22 @@ async def _offline_text(
     return (grown[len(existing) :] if grown.startswith(existing) else grown), answer.text
 
 
+async def leave(run: JobRun) -> None:
+    """The job is over: a module the editor created for it that it wrote nothing into is not
+    left behind empty; tests written for a module that does not parse (elsewhere than the
+    function) are flagged with the line."""
+    job = run.job
+    destination = job.destination
+    if destination is None:
+        return
+    if destination.created and not job.metrics.edits:
+        await _tests(run).discard(destination)
+    unparsed = unparsed_source(destination.source)
+    # Flagged last, after auto mode's choices: another model cannot make the module parse.
+    if unparsed is not None and job.metrics.edits and job.verification.get("ok") is True:
+        _flag(job, unparsed)
+
+
 def passing(
     run: JobRun,
     source: AsyncIterator[str] | None,
@@ -122,6 +141,8 @@ def passing(
     destination = run.job.destination
     if source is None or destination is None or not run.host.settings.tests.run:
         return source
+    if unparsed_source(destination.source) is not None:
+        return source  # pytest cannot import the module: its tests land flagged (check)
     supplement = draft.supplement if backend is not None else None
     return passing_only(_tests(run), destination, source, ran, supplement, notes)
 
@@ -132,6 +153,9 @@ async def check(run: JobRun, session: EditSession, ran: Verification) -> None:
     job, tests = run.job, run.host.settings.tests
     if not session.edits or job.verification.get("ok") is not True:
         return
+    unparsed = unparsed_source(job.destination.source) if job.destination is not None else None
+    if unparsed is not None:
+        return  # pytest cannot import the module yet: flagged when the job is over (leave)
     if ran:
         job.verification = {
             "ok": ran["ok"],
@@ -141,3 +165,12 @@ async def check(run: JobRun, session: EditSession, ran: Verification) -> None:
         module_text = job.destination.existing + session.sent_text
         ok, details = await _tests(run).check_tests(job.destination, module_text, run=tests.run)
         job.verification = {"ok": ok, "details": f"{job.verification.get('details')}; {details}"}
+
+
+def _flag(job: Job, unparsed: str) -> None:
+    """The tests landed, but the module they test does not parse: flagged, with the line."""
+    job.verification = {
+        "ok": False,
+        "details": f"{unparsed} ({job.verification.get('details')})",
+    }
+    job.step(unparsed)

@@ -2,8 +2,8 @@
 
 ``tests/test_<module>.py`` beside the nearest ``tests/`` folder at or above the module (within
 the workspace), else ``test_<module>.py`` beside the module; the module's dotted import path
-follows its packages. A new test module is created with an exclusive create: never an
-overwrite.
+follows its packages. A new test module written on disk is created with an exclusive create:
+never an overwrite.
 """
 
 from __future__ import annotations
@@ -76,16 +76,6 @@ def layout(module_path: str, root: str | None) -> tuple[list[str], list[str]]:
 def _within(path: str, root: str) -> bool:
     path, root = os.path.normpath(path), os.path.normpath(root)
     return os.path.commonpath([path, root]) == root
-
-
-def create_exclusive(path: str) -> bool:
-    """Create an empty file unless one exists (never overwrite); return whether it was created."""
-    try:
-        with open(path, "x", encoding="utf-8"):
-            pass
-    except FileExistsError:
-        return False
-    return True
 
 
 def remove_if_empty(path: str) -> bool:

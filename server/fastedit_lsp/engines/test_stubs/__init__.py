@@ -33,7 +33,7 @@ from .generate import generate, record_plan
 from .merge import merge
 from .placement import module_name, test_path
 from .recorded import Observation, Recording, RecordPlan, amended_tests, recording_from
-from .targets import NoTargetError, Target, find_target
+from .targets import NoTargetError, Target, find_target, parsable
 
 __all__ = [
     "NoTargetError",
@@ -46,6 +46,7 @@ __all__ = [
     "generate",
     "merge",
     "module_name",
+    "parsable",
     "record_plan",
     "recording_from",
     "test_path",

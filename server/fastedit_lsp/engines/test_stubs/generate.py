@@ -33,6 +33,8 @@ def generate(
     module: str,
     read_module: ModuleReader | None = None,
     recording: Recording | None = None,
+    *,
+    hypothesis: bool = True,
 ) -> str:
     """A complete pytest module testing ``target`` of the module importable as ``module``.
 
@@ -40,6 +42,7 @@ def generate(
     the rest): the functions ``target`` calls there are followed as its own are.
     ``recording``: what the function really did when run (opt-in: :func:`record_plan` says
     what to run), a few of its calls become ``test_<name>_recorded_<n>``.
+    ``hypothesis``: whether the project has it (its properties; plain values otherwise).
     """
     tree = _parse(source)
     ctx, prefix = _setup(tree, target, module, read_module)
@@ -77,7 +80,7 @@ def generate(
         shown |= {line.strip() for t in tests for line in t.body}
         tests += _recorded_tests(ctx, prefix, recording, shown)
     todos += [t for t in raise_tests if t.kind == "todo"]
-    properties = _property_tests(ctx, prefix)
+    properties = _property_tests(ctx, prefix, hypothesis)
     tests += [t for t in properties if t.kind == "property"]
     todos += [t for t in properties if t.kind == "todo"]
     if not tests and not todos:

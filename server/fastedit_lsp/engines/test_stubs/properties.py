@@ -5,6 +5,11 @@ exceptions it raises on purpose or declares are its answer, and when its body is
 its hinted types (``domain``: it converts, indexes, divides or calls other code), any exception
 is (the inputs it rejects are outside its domain, which the hints do not show). Hints without a
 strategy give a test marked ``# TODO``.
+
+A project without ``hypothesis`` (``_property_tests(..., hypothesis=False)``: the caller read the
+project's environment) gets the same test over a few plain values of the hinted types instead
+(``test_<name>_hinted_inputs``, ``pytest.mark.parametrize``): an import it cannot run is not a
+test.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from .domain import (
     mutates_module_state,
     wrapped,
 )
-from .render import _fit, _render, _Test, _todo
+from .render import _fit, _quote, _render, _Test, _todo
 from .scope import _dotted
 from .values import _TYPE_NAMES
 
@@ -194,7 +199,7 @@ def _builtin_annotation(node: ast.expr | None) -> TypeGuard[ast.expr]:
     return True
 
 
-def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
+def _property_tests(ctx: _Context, prefix: str, hypothesis: bool = True) -> list[_Test]:
     fn = ctx.target.node
     params, _, _ = _params(fn, skip_first=_takes_self(ctx.target))
     required = [p for p in params if not p.has_default]
@@ -205,6 +210,13 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
         return []  # random inputs would change what the module's other functions see
     name = f"test_{prefix}_property"
     strategies = {p.name: _strategy(p.annotation) for p in required}
+    rows: list[tuple[str, ...]] = []
+    if not hypothesis:
+        name = f"test_{prefix}_hinted_inputs"
+        plain = {p.name: _plain_values(p.annotation) for p in required}
+        # Plain values stand in for the strategies (the names without any are named below).
+        strategies = {n: ("plain" if values else None) for n, values in plain.items()}
+        rows = _rows([plain[p.name] or [] for p in required])
     if not is_total(fn) or _scales(fn):
         # An integer may be a size, a count or an exponent: unbounded, it can ask for
         # gigabytes (``"-" * width``) before the function answers.
@@ -224,6 +236,14 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
         ]
     if missing or (isinstance(fn, ast.AsyncFunctionDef) and _is_generator(fn)):
         what = ", ".join(missing) if missing else "an async generator"
+        if not hypothesis:
+            return [
+                _todo(
+                    f"test_{prefix}_todo_hinted_inputs",
+                    f"input values for {what}",
+                    f"no plain values could be inferred for {what} of {ctx.target.qualname}",
+                )
+            ]
         return [
             _todo(
                 name.replace("_property", "_todo_property"),
@@ -231,10 +251,18 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
                 f"no strategy could be inferred for {what} of {ctx.target.qualname}",
             )
         ]
-    ctx.imports.from_("hypothesis", "given")
-    ctx.imports.from_("hypothesis", "strategies", "st")
-    given = ", ".join(f"{n}={s}" for n, s in strategies.items())
-    decorator = _fit(f"given({given})", base=1)
+    if hypothesis:
+        ctx.imports.from_("hypothesis", "given")
+        ctx.imports.from_("hypothesis", "strategies", "st")
+        given = ", ".join(f"{n}={s}" for n, s in strategies.items())
+        decorator = _fit(f"given({given})", base=1)
+    else:
+        names = ", ".join(p.name for p in required)
+        cases = [row[0] if len(row) == 1 else f"({', '.join(row)})" for row in rows]
+        decorator = f"pytest.mark.parametrize({_quote(names)}, [{', '.join(cases)}])"
+        if len(decorator) + 1 > 88:  # one case a line, as ruff format splits it
+            listed = "".join(f"        {case},\n" for case in cases)
+            decorator = f"pytest.mark.parametrize(\n    {_quote(names)},\n    [\n{listed}    ],\n)"
     test_params = [
         f"{p.name}: {ast.unparse(p.annotation)}" if _builtin_annotation(p.annotation) else p.name
         for p in required
@@ -273,3 +301,81 @@ def _property_tests(ctx: _Context, prefix: str) -> list[_Test]:
     if check:
         body.append(check)
     return [_Test(name, body, test_params, [decorator], kind="property")]
+
+
+#: Plain values of the simple hinted types: an empty or zero one, a small one, an unusual one.
+_PLAIN = {
+    "int": ["0", "1", "-7", "42"],
+    "float": ["0.0", "1.5", "-2.25"],
+    "str": ['""', '"a"', '"Hello, World!"', '"  spaced out  "'],
+    "bytes": ['b""', 'b"a"', 'b"\\x00\\xff"'],
+    "bool": ["False", "True"],
+    "None": ["None"],
+    "complex": ["0j", "(1+2j)"],
+}
+#: At most this many cases per test.
+_MAX_ROWS = 4
+
+
+def _plain_values(node: ast.expr | None, depth: int = 0, hashable: bool = False) -> list[str]:
+    """Source texts of a few values of the hinted type (what ``_strategy`` would draw from,
+    written out); empty when none can be written without an import."""
+    base, args = _annotation_base(node)
+    if node is None or depth > 4:
+        return []
+    if base in ("object", "Any") and not args:
+        return ["None", "0", '"a"']
+    if base in _PLAIN and not args:
+        return _PLAIN[base] if not hashable or base in _HASHABLE else []
+    if base in ("Optional", "Union"):
+        members = [_plain_values(a, depth + 1, hashable) for a in args]
+        merged = [v for group in zip(*[m for m in members if m], strict=False) for v in group]
+        merged += [v for m in members for v in m if v not in merged]
+        if base == "Optional":
+            merged.append("None")
+        unique = list(dict.fromkeys(merged))
+        return unique if any(v != "None" for v in unique) else []
+    if base == "Literal":
+        rendered = [_render(_literal(a)) for a in args]
+        return [r for r in rendered if r is not None] if all(rendered) else []
+    if base == "Annotated" and args:
+        return _plain_values(args[0], depth + 1, hashable)
+    if base in ("tuple", "Tuple") and args:
+        if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+            inner = _plain_values(args[0], depth + 1, hashable)
+            return (
+                ["()", f"({inner[0]},)", f"({inner[1 % len(inner)]}, {inner[0]})"] if inner else []
+            )
+        parts = [_plain_values(a, depth + 1, hashable) for a in args]
+        if not all(parts):
+            return []
+        return [f"({', '.join(row)}{',' if len(row) == 1 else ''})" for row in _rows(parts)]
+    if hashable:
+        return []
+    if base in _LIST_NAMES and len(args) == 1:
+        inner = _plain_values(args[0], depth + 1)
+        return ["[]", f"[{inner[0]}]", f"[{', '.join(inner[1:3] or inner)}]"] if inner else []
+    if base in _SET_NAMES and len(args) == 1:
+        inner = _plain_values(args[0], depth + 1, hashable=True)
+        if not inner:
+            return []
+        if base in ("frozenset", "FrozenSet"):
+            return ["frozenset()", f"frozenset({{{inner[0]}}})"]
+        return ["set()", f"{{{inner[0]}}}", f"{{{', '.join(inner[:2])}}}"]
+    if base in _DICT_NAMES and len(args) == 2:
+        keys = _plain_values(args[0], depth + 1, hashable=True)
+        values = _plain_values(args[1], depth + 1)
+        if not keys or not values:
+            return []
+        return ["{}", f"{{{keys[0]}: {values[0]}}}", f"{{{keys[-1]}: {values[-1]}}}"]
+    return []
+
+
+def _rows(columns: list[list[str]]) -> list[tuple[str, ...]]:
+    """Cases for parameters with these values each: the i-th value of every one (cycled), as
+    many as the longest list has (at most ``_MAX_ROWS``), without repeats."""
+    if not columns or not all(columns):
+        return []
+    count = min(max(len(c) for c in columns), _MAX_ROWS)
+    rows = [tuple(c[i % len(c)] for c in columns) for i in range(count)]
+    return list(dict.fromkeys(rows))

@@ -47,6 +47,56 @@ def _parse(source: str) -> ast.Module:
         raise NoTargetError(f"the file does not parse: {msg}{where}") from None
 
 
+#: How many top-level blocks one that does not parse alone is tried with (a decorator and its
+#: ``def``, a string spanning blocks).
+_MERGE_LIMIT = 24
+
+
+def parsable(source: str) -> tuple[str, int | None]:
+    """``source`` with the top-level blocks that do not parse blanked out (every line kept, so
+    positions stay), and the 1-based line of its first syntax error (None when it parses).
+
+    Tests are written from a function's own text: a syntax error elsewhere in the file does not
+    stop them. A block starts at a line that begins in column 0; one that does not parse alone
+    is tried together with the blocks after it (a decorator, a string over several blocks)
+    before it is blanked.
+    """
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        error = (exc.lineno or 1) if isinstance(exc, SyntaxError) else 1
+    else:
+        return source, None
+    lines = source.splitlines(keepends=True)
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if line[:1] not in ("", " ", "\t", "\r", "\n", "#", ")", "]", "}")
+    ]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    bounds = [*starts, len(lines)]
+    kept = [False] * len(lines)
+    i = 0
+    while i < len(starts):
+        for j in range(i, min(i + _MERGE_LIMIT, len(starts))):
+            text = "".join(lines[bounds[i] : bounds[j + 1]])
+            try:
+                ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            kept[bounds[i] : bounds[j + 1]] = [True] * (bounds[j + 1] - bounds[i])
+            i = j + 1
+            break
+        else:
+            i += 1
+    blanked = [
+        line if keep else line[len(line.rstrip("\r\n")) :] or ""
+        for line, keep in zip(lines, kept, strict=True)
+    ]
+    return "".join(blanked), error
+
+
 def _nested_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of ``body`` and of the blocks of its ``if``/``try``/``with`` statements.
 

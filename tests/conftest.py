@@ -53,7 +53,30 @@ def tier_marks(path: Path) -> tuple[str, ...]:
     return ()
 
 
+# Under pytest-xdist (``-n 2 --dist loadgroup``, the README's command): the tests of one end-to-end
+# or editor module run in one worker, in order, so a module's shared server and stub
+# (tests/support/shared_server.py) and its editor fixtures start once; the VS Code modules share
+# one worker, since the session's ``vsix`` fixture builds the extension in editors/vscode. Unit
+# tests are spread one by one.
+_VSCODE_GROUP = "vscode"
+
+
+def xdist_group(path: Path) -> str | None:
+    """The pytest-xdist group of the test file at ``path`` (None: spread test by test)."""
+    parts = path.resolve().relative_to(_TESTS).parts
+    if parts[0] not in _FOLDER_MARKS:
+        return None
+    if path.name.startswith("test_vscode"):
+        return _VSCODE_GROUP
+    return "/".join(parts)
+
+
+# First, so pytest-xdist's own hook (which reads the groups) sees them.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for mark in tier_marks(Path(item.path)):
+        path = Path(item.path)
+        for mark in tier_marks(path):
             item.add_marker(mark)
+        if (group := xdist_group(path)) is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

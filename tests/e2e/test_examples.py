@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 from pygls.uris import from_fs_path
 
-from .conftest import MakeEditor
+from tests.support import shared_server
+from tests.support.harness import Editor
+
+# One offline server for the module, settled between tests (tests/support/shared_server.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_offline_editor = shared_server.module_offline_editor
+offline_editor = shared_server.offline_editor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -51,9 +57,9 @@ def _position(text: str, offset: int) -> dict[str, int]:
 
 @pytest.mark.parametrize(("relative", "pattern", "_"), TRY, ids=[t[0] for t in TRY])
 async def test_an_examples_regex_block_gets_its_pattern_offline(
-    make_editor: MakeEditor, relative: str, pattern: str, _: str
+    offline_editor: Editor, relative: str, pattern: str, _: str
 ) -> None:
-    editor = await make_editor(model=False)
+    editor = offline_editor
     uri, text = _open(editor, relative)
     block = re.search(r"^\s*(#|//) regex:.*$", text, re.M)
     assert block is not None
@@ -67,9 +73,9 @@ async def test_an_examples_regex_block_gets_its_pattern_offline(
 
 @pytest.mark.parametrize(("relative", "_", "rest"), TRY, ids=[t[0] for t in TRY])
 async def test_an_examples_unfinished_last_line_is_completed_offline(
-    make_editor: MakeEditor, relative: str, _: str, rest: str
+    offline_editor: Editor, relative: str, _: str, rest: str
 ) -> None:
-    editor = await make_editor(model=False)
+    editor = offline_editor
     uri, text = _open(editor, relative)
     end = len(text.rstrip("\n"))
     record = await editor.run(
@@ -81,9 +87,9 @@ async def test_an_examples_unfinished_last_line_is_completed_offline(
 
 @pytest.mark.parametrize(("relative", "fixed"), BROKEN, ids=[b[0] for b in BROKEN])
 async def test_an_examples_syntax_error_is_fixed_offline(
-    make_editor: MakeEditor, relative: str, fixed: str
+    offline_editor: Editor, relative: str, fixed: str
 ) -> None:
-    editor = await make_editor(model=False)
+    editor = offline_editor
     uri, text = _open(editor, relative)
     assert fixed not in text
     start = {"line": 0, "character": 0}

@@ -11,6 +11,9 @@ need *a* server talking to the stub shares one. A module opts in with::
     editor = shared_server.editor
     make_editor = shared_server.make_editor
 
+A module of offline tests takes ``module_offline_editor`` and ``offline_editor`` instead: one
+server started without a model.
+
 Its tests then run in the module's event loop; ``editor`` is the module's server and ``stub``
 its stub model, and ``make_editor`` still starts a fresh server (pointing at the shared stub)
 for a test about start-up, settings at ``initialize``, the environment or a crash.
@@ -97,6 +100,21 @@ async def editor(module_editor: Editor, stub: StubModelServer) -> AsyncIterator[
     await settle(module_editor)
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_offline_editor() -> AsyncIterator[Editor]:
+    """The module's server without a model (no key, no network): the offline engines only."""
+    editor = await start_editor(hermetic_env())
+    yield editor
+    await stop_editor(editor)
+    assert editor.violations == []
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def offline_editor(module_offline_editor: Editor) -> AsyncIterator[Editor]:
+    yield module_offline_editor
+    await settle(module_offline_editor)
+
+
 @pytest_asyncio.fixture(loop_scope="module")
 async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
     """A fresh server per call, in the module's loop (as ``tests/e2e/conftest.py``'s)."""
@@ -114,4 +132,13 @@ async def make_editor(stub: StubModelServer) -> AsyncIterator[MakeEditor]:
         assert editor.violations == []
 
 
-__all__ = ["HANG_GUARD", "editor", "make_editor", "module_editor", "module_stub", "stub"]
+__all__ = [
+    "HANG_GUARD",
+    "editor",
+    "make_editor",
+    "module_editor",
+    "module_offline_editor",
+    "module_stub",
+    "offline_editor",
+    "stub",
+]

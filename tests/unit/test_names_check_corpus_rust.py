@@ -134,11 +134,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and body[i[1] - 1 : i[1]] not in (".", ":")
             and not body[: i[1]].endswith("fn ")
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = synonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -149,11 +145,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?:=[^=]|[,:)|])", body[i[2] :])
             and not re.search(r"(?:let|mut|ref|for|&|\(|\|)\s*$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
         named = set(re.findall(r"(?<![\w:])[A-Za-z_]\w*", body))
         used = [n for n in sorted(named) if n in uses]
         if used:

@@ -765,7 +765,6 @@ SERVER_NAMED_BY_FEATURES = frozenset(
         "lsp.features.code_actions",
         "lsp.features.commands",
         "lsp.features.completions",
-        "lsp.features.debug_stats",
         "lsp.features.run",
     }
 )

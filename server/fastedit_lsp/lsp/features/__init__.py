@@ -31,7 +31,19 @@ def register_all(server: FasteditServer) -> None:
     )
     code_actions.register(server)
     commands.register(server)
-    debug.register(server)
+    debug.register(
+        server,
+        held=debug.Holdings(
+            documents=server.documents,
+            jobs=server.jobs,
+            client=server.client,
+            imports=server.imports,
+            tasks=server.tasks,
+            cancellable=server.hooks.cancellable,
+            backends=lambda: server.backends,
+            parse_refresher=lambda: server.parse_refresher,
+        ),
+    )
     completions.register(server)
     timings.register(server, timings=server.timings)
     review.register(server, jobs=server.jobs, reporter=server.reporter)

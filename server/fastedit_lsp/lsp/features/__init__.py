@@ -29,7 +29,15 @@ def register_all(server: FasteditServer) -> None:
         warm_up_owners=server.warm_up_owners,
         close=server.close,
     )
-    code_actions.register(server)
+    code_actions.register(
+        server,
+        documents=server.documents,
+        jobs=server.jobs,
+        review=server.reporter.review,
+        config=server.config,
+        actions=server.actions,
+        timings=server.timings,
+    )
     commands.register(server)
     debug.register(
         server,

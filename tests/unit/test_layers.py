@@ -763,7 +763,6 @@ SERVER_NAMED_BY_FEATURES = frozenset(
     {
         "lsp.features",
         "lsp.features.commands",
-        "lsp.features.completions",
         "lsp.features.run",
     }
 )

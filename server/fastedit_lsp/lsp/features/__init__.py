@@ -52,7 +52,16 @@ def register_all(server: FasteditServer) -> None:
             parse_refresher=lambda: server.parse_refresher,
         ),
     )
-    completions.register(server)
+    completions.register(
+        server,
+        completions=lambda: server.completions,
+        next_edits=lambda: server.next_edits,
+        documents=server.documents,
+        jobs=server.jobs,
+        config=server.config,
+        client=server.client,
+        backends=lambda: server.backends,
+    )
     timings.register(server, timings=server.timings)
     review.register(server, jobs=server.jobs, reporter=server.reporter)
     run.register(server)

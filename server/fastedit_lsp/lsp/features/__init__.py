@@ -38,7 +38,19 @@ def register_all(server: FasteditServer) -> None:
         actions=server.actions,
         timings=server.timings,
     )
-    commands.register(server)
+    commands.register(
+        server,
+        actions=server.actions,
+        jobs=server.jobs,
+        documents=server.documents,
+        config=server.config,
+        client=server.client,
+        reporter=server.reporter,
+        timings=server.timings,
+        cancellable=server.hooks.cancellable,
+        start_job=server.start_job,
+        status=server.status,
+    )
     debug.register(
         server,
         held=debug.Holdings(

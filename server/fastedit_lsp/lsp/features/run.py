@@ -28,7 +28,7 @@ def register(server: FasteditServer) -> None:
         if action is None:
             known = ", ".join(x.id for x in (*user_actions.configured(ls.config), *user.PRESETS))
             raise JsonRpcInvalidParams(f"{name}: action: no action {a.action!r} (known: {known})")
-        document = _document(ls, name, a.uri)
+        document = _document(ls.documents, name, a.uri)
         if a.range is not None:
             start, end = _range(name, document, a.range)
         elif a.position is not None:
@@ -40,4 +40,6 @@ def register(server: FasteditServer) -> None:
             placed = spec.load().start(document, CommandInput(start, end, a.diagnostics))
         except ActionError as exc:
             raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
-        return _start_job(ls, spec.kind, document, placed.start, placed.end, placed.inputs)
+        return _start_job(
+            ls.jobs, ls.start_job, spec.kind, document, placed.start, placed.end, placed.inputs
+        )

@@ -762,7 +762,6 @@ COMPOSITION_ROOT = "lsp.server"
 SERVER_NAMED_BY_FEATURES = frozenset(
     {
         "lsp.features",
-        "lsp.features.run",
     }
 )
 

@@ -76,7 +76,14 @@ def register_all(server: FasteditServer) -> None:
     )
     timings.register(server, timings=server.timings)
     review.register(server, jobs=server.jobs, reporter=server.reporter)
-    run.register(server)
+    run.register(
+        server,
+        config=server.config,
+        actions=server.actions,
+        documents=server.documents,
+        jobs=server.jobs,
+        start_job=server.start_job,
+    )
 
     def use_model() -> bool:
         return server.config.resolved.settings.next_edit.use_model

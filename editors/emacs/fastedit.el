@@ -686,7 +686,11 @@ offline engine, which has no speed."
   (let ((metrics (plist-get job :metrics))
         (running (equal (plist-get job :state) "running")))
     (if (equal (plist-get job :route) "local")
-        (let ((elapsed (plist-get metrics :elapsedMs)))
+        ;; The time to the text in the buffer, not the job's wait for eglot's
+        ;; report of it (sent after 0.5 s of idle time).
+        (let ((elapsed (if (numberp (plist-get metrics :landedMs))
+                           (plist-get metrics :landedMs)
+                         (plist-get metrics :elapsedMs))))
           (cond (running "offline · …")
                 ((numberp elapsed)
                  (format "offline · %s ms" (fastedit--thousands elapsed)))))

@@ -120,6 +120,8 @@ def test_the_status_bar_figures_are_decode_speed_and_first_token_or_offline_time
         text.figuresText({state: 'done', route: 'local',
                           metrics: {tokensPerSecond: null, ttftMs: null, elapsedMs: 1234}}),
         text.figuresText({state: 'running', route: 'local', metrics: {}}),
+        text.figuresText({state: 'done', route: 'local',
+                          metrics: {elapsedMs: 160.3, landedMs: 7.4}}),
         ]""",
     )
     assert shown == [
@@ -128,4 +130,5 @@ def test_the_status_bar_figures_are_decode_speed_and_first_token_or_offline_time
         None,
         "offline · 1,234 ms",
         "offline · …",
+        "offline · 7 ms",  # the time to the text, not the job's wait for the editor's report
     ]

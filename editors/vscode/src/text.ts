@@ -5,7 +5,7 @@
 export interface FigureSource {
   state: string;
   route?: string | null;
-  metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; elapsedMs?: number };
+  metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; elapsedMs?: number; landedMs?: number | null };
 }
 
 /** 1234.5 -> "1,235". */
@@ -25,7 +25,9 @@ export function figuresText(job: FigureSource): string | undefined {
     if (running) {
       return 'offline · …';
     }
-    return typeof m.elapsedMs === 'number' ? `offline · ${thousands(m.elapsedMs)} ms` : undefined;
+    // The time to the text in the buffer, not the job's wait for the editor's report of it.
+    const shown = typeof m.landedMs === 'number' ? m.landedMs : m.elapsedMs;
+    return typeof shown === 'number' ? `offline · ${thousands(shown)} ms` : undefined;
   }
   const parts: string[] = [];
   if (typeof m.tokensPerSecond === 'number' && m.tokensPerSecond > 0) {

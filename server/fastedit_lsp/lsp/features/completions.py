@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     # The completion modules load at the first completion, not at start-up.
     from ...completion.engine import Suggestion
     from ...completion.source import CompletionRequest
+    from ...settings import ResolvedProfile
 
 #: A completion item's label shows at most this much of the suggestion's first line.
 LABEL_CHARS = 60
@@ -53,10 +54,10 @@ def register(server: FasteditServer) -> None:
         request = _resolve(ls, uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await ls.completions.suggest(
-            request, ls.config.profile("fast", announce=False), ls.config.resolved.settings
-        )
+        profile = ls.config.profile("fast", announce=False)
+        suggestion = await ls.completions.suggest(request, profile, ls.config.resolved.settings)
         if suggestion is None or not suggestion.text:
+            _nothing_offline(ls, profile)
             return types.InlineCompletionList(items=[])
         here = params.position
         answer = types.InlineCompletionList(
@@ -85,12 +86,12 @@ def register(server: FasteditServer) -> None:
         # Never hold the other servers' items long (rassumfrassum waits for every server), and
         # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
         settings = ls.config.resolved.settings
+        profile = ls.config.profile("fast", announce=False)
         suggestion = await ls.completions.suggest(
-            request,
-            ls.config.profile("fast", announce=False),
-            settings,
-            wait_ms=settings.completion_items_wait_ms,
+            request, profile, settings, wait_ms=settings.completion_items_wait_ms
         )
+        if suggestion is None or not suggestion.text:
+            _nothing_offline(ls, profile)
         if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
         answer = types.CompletionList(
@@ -98,6 +99,20 @@ def register(server: FasteditServer) -> None:
         )
         ls.completions.record_time(suggestion, time.perf_counter() - started)
         return answer
+
+
+#: Said once, the first time the offline engine has no completion.
+OFFLINE_ONLY_CONTINUES = (
+    "fastedit: no model configured: offline, completions only continue code already in your open "
+    "files (configure a model for more: fastedit-lsp doctor)"
+)
+
+
+def _nothing_offline(ls: FasteditServer, profile: ResolvedProfile) -> None:
+    """The offline engine had nothing: say once what it can do (it only repeats what followed
+    the same text earlier in the open documents)."""
+    if profile.is_local:
+        ls.config.tell_once("offline completion", OFFLINE_ONLY_CONTINUES)
 
 
 async def _next_edit_item(

@@ -215,6 +215,16 @@ def test_the_toggle_says_the_mode_and_never_the_last_jobs_figures(
     said = [m for m in session.messages().splitlines() if m.startswith("fastedit: ⚡ fast")]
     # The mode and its model; the figures of a job run in another mode would read as this one's.
     assert said == ["fastedit: ⚡ fast mode · stub-fast"], (said, figures)
+    # The statusline keeps a job's figures beside its own model only.
+    assert record["model"] == "stub-fast", record
+    statusline = "return require('fastedit').statusline()"
+    assert session.lua(statusline) == f"⚡ fast · stub-fast · {figures}"
+    session.command("fastedit.setMode", {"mode": "standard"})
+    shown = session.wait(
+        lambda: (line := session.lua(statusline)).startswith("◆ standard") and line,
+        "the standard mode in the statusline",
+    )
+    assert shown == "◆ standard · stub-strong", shown
 
 
 def test_action_key_streams_into_the_buffer_and_one_undo_restores(

@@ -306,14 +306,20 @@ function M.statusline()
   elseif job and job.model and job.model ~= vim.NIL and job.model ~= '' then
     model = job.model
   end
+  if model == vim.NIL then
+    model = nil
+  end
   -- The offline engine's model is "offline": its figures say so.
   if type(model) == 'string' and not (job and job.route == 'local' and model == 'offline') then
     parts[#parts + 1] = model
   end
   local metrics = job and job.metrics or {}
-  parts[#parts + 1] = job and M.figures(job) or nil
+  -- A finished job's figures only beside its own model: after a mode change they were measured
+  -- on another model and would read as this one's.
+  local own = job and (job.state == 'running' or model == nil or job.model == model)
+  parts[#parts + 1] = own and M.figures(job) or nil
   if
-    job
+    own
     and job.state == 'done'
     and type(job.verification) == 'table'
     and job.verification.ok == false

@@ -286,8 +286,8 @@ def test_offline_actions_run_twenty_times_in_a_row_without_a_hang(
         _soak_fix_syntax(terminal)
 
 
-# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
-@pytest.mark.timeout(900)
+# Up to 80 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
 def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
     terminal_tools: None, tmp_path: Path, stub: StubModelServer, beside: bool
@@ -304,6 +304,11 @@ def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
                 "Complete the rest",
             )
             _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+        stub.default = Answer(text=r"\d{4}-\d{2}-\d{2}", token_size=3, tps=200)
+        for _ in range(ROUNDS):
+            terminal.goto_line(REGEX_LINE)
+            _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
+            _undo(terminal, lambda s: PATTERN not in s, "the pattern")
         stub.default = Answer(text=f"```python\n{REWRITE}```\n", token_size=4, tps=400)
         rewritten = "return bool(EMAIL_PATTERN.fullmatch(text))"
         for _ in range(ROUNDS):

@@ -791,3 +791,25 @@ def test_a_failover_is_said_at_the_jobs_end_and_the_fastedit_buffer_has_the_whol
     assert any(line.startswith("      fast (stub-fast) failed: ") for line in status), status
     # The job's end message is there whole too.
     assert "  " + ends[-1] in status, status
+
+
+def test_point_moved_while_a_completion_streams_stays_where_the_user_put_it(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    answer = "max(1, 2, 3)  # " + "the largest " * 6
+    stub.script(Answer(text=answer, token_size=2, tps=30))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-wait "some streamed text" (lambda () (string-match-p "max" (buffer-string))))
+(goto-char (point-min))
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "text" (buffer-string))
+(fe-observe "point" (point))
+""",
+    )
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["text"] == ORIGINAL + answer
+    assert seen["point"] == 1  # not pulled after the text the job went on writing

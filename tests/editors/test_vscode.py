@@ -550,6 +550,12 @@ def test_a_next_edit_suggestion_is_shown_after_a_rename_and_tab_applies_it_in_on
     assert edit["range"]["start"] == {"line": 3, "character": 8}
     # The suggestion is shown beside the text it replaces, and applied only by the key.
     workbench.call("waitSelector", selector=".part.editor .view-line [class*='ced-']")
+    # The key that accepts it is shown with it, not only in its hover.
+    shown = wait(
+        lambda: [t for t in workbench.call("decorationTexts") if "[Tab accepts]" in t],
+        "the suggestion's key hint",
+    )
+    assert "acc" in shown[0], shown
     assert workbench.text() == renamed
     workbench.press("Tab")
     accepted = renamed.replace("count += item", "acc += item")

@@ -8,6 +8,37 @@ export interface FigureSource {
   metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; elapsedMs?: number; landedMs?: number | null };
 }
 
+/** The parts of a job record its end message comes from. */
+export interface EndSource extends FigureSource {
+  kind?: string;
+  reason?: string | null;
+  metrics?: FigureSource['metrics'] & { edits?: number };
+}
+
+const TITLES: Record<string, string> = {
+  completeRest: 'Complete the rest',
+  generateRegex: 'Generate regex',
+  generateTests: 'Write tests',
+  fixSyntax: 'Fix syntax',
+  editSelection: 'Edit selection',
+  run: 'Action',
+};
+
+/**
+ * What a job that ended with no edit says (the status bar's figures alone said nothing):
+ * `Fast Edit: Complete the rest: no suggestion: why`, the why the reason's last step. Undefined
+ * for any other job (a failure the server says itself, an edit is seen in the buffer).
+ */
+export function noSuggestionText(job: EndSource): string | undefined {
+  if (job.state !== 'done' || (job.metrics?.edits ?? 0) !== 0) {
+    return undefined;
+  }
+  const steps = (job.reason ?? '').split('; ');
+  const why = steps[steps.length - 1].replace(/^no suggestion:?\s*/, '');
+  const title = TITLES[job.kind ?? ''] ?? job.kind ?? 'job';
+  return `Fast Edit: ${title}: no suggestion${why ? `: ${why}` : ''}`;
+}
+
 /** 1234.5 -> "1,235". */
 function thousands(n: number): string {
   return Math.round(n).toLocaleString('en-US');

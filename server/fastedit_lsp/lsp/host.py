@@ -23,6 +23,7 @@ from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.checkers import CheckerRun, Shadow
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
     from .client import ClientChannel
@@ -69,6 +70,8 @@ class ServerHost:
         self._backends = backends
         #: The workspace folder holding a path (``FasteditServer.workspace_root_for``).
         self._workspace_root_for = workspace_root_for
+        #: The project's checkers still running (a result may come after its job ended).
+        self._checking: set[asyncio.Future[list[CheckerRun]]] = set()
 
     @property
     def mode(self) -> Mode:
@@ -249,3 +252,33 @@ class ServerHost:
 
         source_path, root = self._code_paths(destination)
         return await run_tests(destination.path, source_path, root, module_text)
+
+    # -- the project's own checkers (CheckerHost) ---------------------------------------------
+
+    def start_checkers(
+        self, job: Job, shadow: Shadow
+    ) -> tuple[tuple[str, ...], asyncio.Future[list[CheckerRun]] | None]:
+        from ..engines.checkers import FOR_LANGUAGE
+        from ..project.checkers import run_checkers, wanted
+
+        verify = self.settings.verify
+        listed = verify.checkers
+        names = tuple(wanted(shadow.language, FOR_LANGUAGE.get(shadow.language, ()), listed))
+        if not names:
+            return (), None
+        root = self._workspace_root_for(shadow.path)
+        task = asyncio.ensure_future(
+            run_checkers(
+                shadow,
+                root,
+                names,
+                trust_workspace=verify.trust_workspace_tools,
+                listed=listed,
+            )
+        )
+        self._checking.add(task)
+        task.add_done_callback(self._checking.discard)
+        return names, task
+
+    def flag(self, job: Job) -> None:
+        self._reporter.verified_late(job)

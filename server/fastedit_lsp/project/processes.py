@@ -32,10 +32,13 @@ async def run_process(
     seconds: float,
     env: Mapping[str, str] | None = None,
     capture: bool = False,
+    stdin: bytes | None = None,
+    stderr: bool = True,
 ) -> tuple[int | None, bytes]:
     """Run ``argv``: its exit code (None: killed after ``seconds``) and, with
-    ``capture``, its output (stdout and stderr together). Raises :class:`OSError` when the
-    program cannot be started; a cancel kills the process."""
+    ``capture``, its output (stdout and, unless ``stderr`` is False, stderr together);
+    ``stdin``: what it reads. Raises :class:`OSError` when the program cannot be started; a
+    cancel kills the process."""
     stop = threading.Event()
     started: list[subprocess.Popen[bytes]] = []
 
@@ -47,15 +50,15 @@ async def run_process(
             list(argv),
             cwd=cwd,
             env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=output,
-            stderr=subprocess.STDOUT if capture else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if capture and stderr else subprocess.DEVNULL,
         ) as proc:
             started.append(proc)
             if stop.is_set():  # cancelled while it started
                 proc.kill()
             try:
-                out, _ = proc.communicate(timeout=seconds)
+                out, _ = proc.communicate(stdin, timeout=seconds)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()

@@ -1,0 +1,253 @@
+"""Running the project's own checkers (ruff, mypy) on a draft's shadow copies, never on the
+user's file on disk, and only programs the user trusts (invariant 7).
+
+Which program runs: by default the first one of that name on ``PATH`` *outside* the workspace
+(a ``.venv/bin`` or ``node_modules/.bin`` inside it is the repository's code, and so is any
+``PATH`` entry under the workspace: an activated virtual environment). With
+``verify.trustWorkspaceTools``, or for a checker named in ``verify.checkers``, the workspace's
+own ``.venv/bin``, ``venv/bin`` and ``node_modules/.bin`` are looked in first.
+
+How each resolves like the original without touching it:
+
+- ruff reads the text on stdin (``--stdin-filename`` the document's path: the project's
+  configuration and per-file rules apply); it runs no code of the project.
+- mypy checks the document's path with ``--shadow-file`` naming a temporary copy, with a
+  configuration file of its own: the project's ``[mypy]`` settings minus ``plugins`` and
+  ``python_executable`` (both name code or an interpreter to run), imports followed silently,
+  a cache of its own in the temporary directory.
+
+The comparison of what they found is pure (``engines.checkers``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import configparser
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..engines.checkers import CheckerRun, Finding, Shadow, parse_mypy, parse_ruff
+from .processes import run_process, user_code_env
+
+#: Where a workspace keeps its own tools (run only when the user allows it).
+WORKSPACE_BINS = (".venv/bin", "venv/bin", ".venv/Scripts", "node_modules/.bin")
+#: How long a checker may run at most (its result then comes after the job, if at all).
+PROCESS_SECONDS = 60.0
+#: mypy settings that name code or an interpreter to run: never taken from the project.
+MYPY_UNSAFE = ("plugins", "python_executable")
+
+
+def _inside(path: str, root: str | None) -> bool:
+    if not root:
+        return False
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def find(name: str, root: str | None, *, trusted: bool, path: str | None = None) -> str | None:
+    """The program ``name`` to run: the workspace's own first when ``trusted``, else the first
+    on ``PATH`` outside ``root`` (relative ``PATH`` entries are never searched)."""
+    if trusted and root:
+        for folder in WORKSPACE_BINS:
+            found = shutil.which(name, path=os.path.join(root, folder))
+            if found:
+                return found
+    entries = (path if path is not None else os.environ.get("PATH", "")).split(os.pathsep)
+    for entry in entries:
+        if not entry or not os.path.isabs(entry) or _inside(entry, root):
+            continue
+        found = shutil.which(name, path=entry)
+        if found and not _inside(found, root):
+            return found
+    return None
+
+
+def wanted(language: str, available: Sequence[str], listed: Sequence[str] | None) -> list[str]:
+    """The checkers to run for ``language``: all that apply, or those the user listed."""
+    if listed is None:
+        return list(available)
+    return [name for name in available if name in listed]
+
+
+async def run_checkers(
+    shadow: Shadow,
+    root: str | None,
+    names: Sequence[str],
+    *,
+    trust_workspace: bool,
+    listed: Sequence[str] | None,
+) -> list[CheckerRun]:
+    """Each checker in ``names`` on both texts of ``shadow``, side by side."""
+    runs = [
+        _one(name, shadow, root, trusted=trust_workspace or (listed is not None and name in listed))
+        for name in names
+    ]
+    return list(await asyncio.gather(*runs))
+
+
+async def _one(name: str, shadow: Shadow, root: str | None, *, trusted: bool) -> CheckerRun:
+    clock = time.perf_counter()
+    program, cwd, skipped = await asyncio.to_thread(_plan, name, shadow, root, trusted)
+    try:
+        if skipped is not None or program is None:
+            run = CheckerRun(name, skipped=skipped)
+        elif name == "ruff":
+            run = await _ruff(program, shadow, cwd)
+        else:
+            run = await _mypy(program, shadow, cwd)
+    except (OSError, ValueError) as exc:
+        run = CheckerRun(name, skipped=f"{name} failed: {exc}")
+    run.ms = (time.perf_counter() - clock) * 1000
+    return run
+
+
+def _plan(
+    name: str, shadow: Shadow, root: str | None, trusted: bool
+) -> tuple[str | None, str, str | None]:
+    """The program to run, its working directory, or why it does not run (file system reads:
+    in a worker thread)."""
+    folder = os.path.dirname(shadow.path)
+    cwd = root or (folder if os.path.isdir(folder) else tempfile.gettempdir())
+    if name not in ("ruff", "mypy"):
+        return None, cwd, f"{name} is not a checker fastedit runs"
+    program = find(name, root, trusted=trusted)
+    if program is None:
+        where = "in the workspace or on PATH" if trusted else "on PATH outside the workspace"
+        return None, cwd, f"{name} not found {where}"
+    if name == "mypy" and not os.path.isfile(shadow.path):
+        return None, cwd, "the file is not on disk (mypy resolves the project from it)"
+    return program, cwd, None
+
+
+def _env() -> dict[str, str]:
+    return user_code_env([])
+
+
+async def _ruff(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
+    argv = [program, "check", "--no-cache", "--no-fix", "--output-format", "json", "--exit-zero"]
+    argv += ["--stdin-filename", shadow.path, "-"]
+
+    async def findings(text: str) -> list[Finding]:
+        code, out = await run_process(
+            argv,
+            cwd=cwd,
+            seconds=PROCESS_SECONDS,
+            env=_env(),
+            capture=True,
+            stdin=text.encode(),
+            stderr=False,
+        )
+        if code is None:
+            raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
+        if code != 0:
+            raise ValueError(f"exit code {code}")
+        return parse_ruff(out.decode(errors="replace"))
+
+    before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
+    return CheckerRun("ruff", before, after)
+
+
+async def _mypy(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
+    cache = Path(tempfile.gettempdir()) / "fastedit-mypy" / _digest(cwd)
+    with tempfile.TemporaryDirectory(prefix="fastedit-mypy-") as work:
+        config = await asyncio.to_thread(_mypy_config, cwd, Path(work))
+
+        async def findings(text: str, tag: str) -> list[Finding]:
+            copy = Path(work) / f"{tag}_{os.path.basename(shadow.path)}"
+            await asyncio.to_thread(copy.write_text, text, encoding="utf-8")
+            argv = [program, "--config-file", str(config), "--cache-dir", str(cache / tag)]
+            argv += ["--follow-imports", "silent", "--show-error-codes", "--no-error-summary"]
+            argv += ["--no-pretty", "--no-color-output", "--hide-error-context"]
+            argv += ["--shadow-file", shadow.path, str(copy), shadow.path]
+            code, out = await run_process(
+                argv, cwd=cwd, seconds=PROCESS_SECONDS, env=_env(), capture=True
+            )
+            text_out = out.decode(errors="replace")
+            if code is None:
+                raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
+            if code not in (0, 1):
+                first = text_out.strip().splitlines()[:1]
+                raise ValueError(f"exit code {code}: {first[0] if first else ''}")
+            return parse_mypy(text_out, shadow.path)
+
+        before, after = await asyncio.gather(
+            findings(shadow.before, "before"), findings(shadow.after, "after")
+        )
+    return CheckerRun("mypy", before, after)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _mypy_config(root: str, work: Path) -> Path:
+    """A mypy.ini in ``work``: the project's settings (mypy.ini, .mypy.ini, pyproject.toml,
+    setup.cfg: the first that has them) without the ones that name code to run."""
+    out = configparser.ConfigParser(interpolation=None)
+    sections = _project_mypy(Path(root))
+    for name, values in sections.items():
+        out[name] = {
+            key: _ini(value)
+            for key, value in values.items()
+            if key.replace("-", "_") not in MYPY_UNSAFE
+        }
+    if "mypy" not in out:
+        out["mypy"] = {}
+    path = work / "mypy.ini"
+    with path.open("w", encoding="utf-8") as handle:
+        out.write(handle)
+    return path
+
+
+def _ini(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _project_mypy(root: Path) -> dict[str, dict[str, Any]]:
+    """The project's mypy sections (``mypy``, ``mypy-<module>``), read as text."""
+    for name in ("mypy.ini", ".mypy.ini"):
+        if (root / name).is_file():
+            return _ini_sections(root / name)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = {}
+        tool = data.get("tool", {}).get("mypy")
+        if isinstance(tool, dict):
+            sections: dict[str, dict[str, Any]] = {}
+            overrides = tool.pop("overrides", [])
+            sections["mypy"] = tool
+            for override in overrides if isinstance(overrides, list) else []:
+                modules = override.pop("module", [])
+                for module in [modules] if isinstance(modules, str) else modules:
+                    sections[f"mypy-{module}"] = override
+            return sections
+    if (root / "setup.cfg").is_file():
+        return _ini_sections(root / "setup.cfg")
+    return {}
+
+
+def _ini_sections(path: Path) -> dict[str, dict[str, Any]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return {}
+    return {
+        name: dict(parser[name])
+        for name in parser.sections()
+        if name == "mypy" or name.startswith("mypy-")
+    }

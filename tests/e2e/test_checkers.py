@@ -1,0 +1,200 @@
+"""The project's own checkers (ruff) through the real server, on a workspace on disk: an error the
+draft introduced flags it and the file's old errors do not; a checker inside the workspace runs
+only when the user allows it (never from workspace/configuration); with no checker found the
+built-in checks alone, said in the record; a checker slower than ``verify.timeoutMs`` is recorded
+as timed out and its late new error flags the region without escalating."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import HANG_GUARD, Editor
+
+from .conftest import MakeEditor
+
+TEXT = "import os\n\n\ndef total(rows):\n    @\n    return missing_before\n"
+#: Two lines where one was (the old F821 below moves a line down); ``unused``: ruff's F841.
+BAD = "count = len(rows)\n    unused = count * 2"
+GOOD = "count = len(rows)\n    print(count)"
+
+
+def _workspace(tmp_path: Path) -> tuple[Path, str, str]:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    path = root / "demo.py"
+    text = TEXT.replace("@", "", 1)
+    path.write_text(text)
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    return root, uri, text
+
+
+def _tool(folder: Path, name: str, body: str) -> Path:
+    """An executable Python script ``folder/name``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / name
+    script.write_text(f"#!{sys.executable}\n{body}")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+async def _start(make_editor: MakeEditor, root: Path, options: dict[str, Any], **kw: Any) -> Editor:
+    return await make_editor(
+        init_options={"mode": "fast", **options}, root_uri=from_fs_path(str(root)), **kw
+    )
+
+
+async def _complete(editor: Editor, uri: str, text: str) -> dict[str, Any]:
+    cursor = TEXT.index("@")
+    editor.open(uri, text, language_id="python")
+    return await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, cursor)}
+    )
+
+
+def _checks(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in record["verification"]["checks"]}
+
+
+def _flags(editor: Editor, uri: str) -> list[types.Diagnostic]:
+    return [d for d in editor.client.diagnostics.get(uri, []) if d.source == "fastedit"]
+
+
+async def test_a_ruff_error_the_draft_introduced_flags_it_and_the_old_errors_do_not(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    editor = await _start(make_editor, root, {"verify": {"timeoutMs": 60000}})
+    stub.script(Answer(text=BAD), Answer(text=BAD))
+    record = await _complete(editor, uri, text)
+    assert record["state"] == "done", record
+    ruff = _checks(record)["ruff"]
+    # F401 (`os`) and F821 (`missing_before`, a line lower now) were there before the draft.
+    assert ruff["ok"] is False and ruff["findings"] == [
+        "line 6: F841 Local variable `unused` is assigned to but never used"
+    ]
+    assert record["verification"]["details"].startswith("ruff check: line 6: F841")
+    assert ruff["ms"] > 0
+    second = stub.requests[1].body["messages"][-1]["content"]
+    assert "ruff" in second and "F841" in second and "does not parse" not in second
+    (flag,) = _flags(editor, uri)
+    assert "F841" in flag.message
+    # The user's file on disk was never touched.
+    assert (root / "demo.py").read_text() == text
+
+
+async def test_a_draft_that_keeps_the_old_ruff_errors_passes(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    editor = await _start(make_editor, root, {"verify": {"timeoutMs": 60000}})
+    stub.script(Answer(text=GOOD))
+    record = await _complete(editor, uri, text)
+    ruff = _checks(record)["ruff"]
+    assert ruff["ok"] is True and ruff["details"] == "no new errors (2 before the edit)"
+    assert record["verification"]["ok"] is True
+    assert _flags(editor, uri) == []
+
+
+async def test_a_checker_inside_the_workspace_runs_only_when_the_user_allows_it(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    marker = tmp_path / "workspace-ruff-ran"
+    bin_dir = root / ".venv" / "bin"
+    _tool(bin_dir, "ruff", f"open({str(marker)!r}, 'w').close()\nprint('[]')\n")
+    # An activated virtual environment: the workspace's ruff is first on PATH.
+    path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
+    options = {"verify": {"timeoutMs": 60000}}
+    # From workspace/configuration (a repository's settings) trust is not taken.
+    editor = await _start(
+        make_editor,
+        root,
+        options,
+        env={"PATH": path},
+        configuration={"verify": {"trustWorkspaceTools": True, "checkers": ["ruff"]}},
+    )
+    stub.script(Answer(text=GOOD))
+    record = await _complete(editor, uri, text)
+    assert not marker.exists()
+    ruff = _checks(record)["ruff"]
+    assert ruff["ok"] is True, ruff  # the ruff outside the workspace ran
+    # Allowed by the user (initializationOptions): the workspace's own ruff runs.
+    trusting = await _start(
+        make_editor,
+        root,
+        {"verify": {"timeoutMs": 60000, "trustWorkspaceTools": True}},
+        env={"PATH": path},
+    )
+    stub.script(Answer(text=GOOD))
+    await _complete(trusting, uri, text)
+    assert marker.exists()
+
+
+async def test_with_no_checker_found_the_built_in_checks_alone_are_said_in_the_record(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    editor = await _start(make_editor, root, {}, env={"PATH": str(empty)})
+    stub.script(Answer(text=GOOD))
+    record = await _complete(editor, uri, text)
+    checks = _checks(record)
+    assert checks["parse"]["ok"] is True and checks["names"]["ok"] is True
+    assert checks["ruff"]["ok"] is None
+    assert checks["ruff"]["details"] == "not run: ruff not found on PATH outside the workspace"
+    assert checks["mypy"]["ok"] is None and checks["mypy"]["details"].startswith("not run:")
+    assert record["verification"]["ok"] is True
+
+
+async def test_a_checker_past_the_budget_is_recorded_timed_out_and_its_late_error_flags_only(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    release = tmp_path / "release"
+    finding = {
+        "code": "F841",
+        "message": "Local variable `unused` is assigned to but never used",
+        "location": {"row": 6, "column": 5},
+    }
+    slow = _tool(
+        tmp_path / "slow-bin",
+        "ruff",
+        "import json, os, sys, time\n"
+        "text = sys.stdin.read()\n"
+        f"while not os.path.exists({str(release)!r}):\n    time.sleep(0.02)\n"
+        f"print(json.dumps([{finding!r}] if 'unused' in text else []))\n",
+    )
+    editor = await _start(
+        make_editor,
+        root,
+        {"mode": "auto", "verify": {"timeoutMs": 100, "checkers": ["ruff"]}},
+        env={"PATH": str(slow.parent)},
+    )
+    stub.script(Answer(text=BAD), Answer(text=GOOD), Answer(text=GOOD))
+    record = await _complete(editor, uri, text)
+    # The job ended while the checker ran: no escalation, one model request.
+    assert record["state"] == "done" and record["escalated"] is False, record
+    assert len(stub.requests) == 1
+    ruff = _checks(record)["ruff"]
+    assert ruff == {"name": "ruff", "ok": None, "details": "timed out", "ms": None}
+    assert _flags(editor, uri) == []
+    release.touch()
+    # The late result: the new error flags the region.
+    async with asyncio.timeout(HANG_GUARD):
+        while not _flags(editor, uri):
+            await editor.next_event()
+    (flag,) = _flags(editor, uri)
+    assert "F841" in flag.message
+    assert len(stub.requests) == 1

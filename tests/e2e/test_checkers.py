@@ -198,3 +198,42 @@ async def test_a_checker_past_the_budget_is_recorded_timed_out_and_its_late_erro
     (flag,) = _flags(editor, uri)
     assert "F841" in flag.message
     assert len(stub.requests) == 1
+
+
+MYPY_TEXT = "def total(rows: list[int]) -> int:\n    @\n    return 0\n\n\nwrong: int = 'text'\n"
+#: mypy's [assignment] in the region; the old one (``wrong``) moves a line down.
+MYPY_BAD = "count: str = len(rows)\n    print(count)"
+PLUGIN = "open({marker!r}, 'w').close()\n\ndef plugin(version):\n    raise SystemExit(1)\n"
+
+
+async def test_mypy_flags_a_new_type_error_ignores_the_old_and_never_loads_the_projects_plugin(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root = tmp_path / "typed"
+    root.mkdir()
+    marker = tmp_path / "plugin-loaded"
+    (root / "evil_plugin.py").write_text(PLUGIN.format(marker=str(marker)))
+    (root / "pyproject.toml").write_text(
+        '[tool.mypy]\nplugins = ["evil_plugin.py"]\npython_executable = "/bin/false"\n'
+    )
+    path = root / "typed.py"
+    text = MYPY_TEXT.replace("@", "", 1)
+    path.write_text(text)
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    editor = await _start(make_editor, root, {"verify": {"timeoutMs": 60000, "checkers": ["mypy"]}})
+    stub.script(Answer(text=MYPY_BAD), Answer(text=MYPY_BAD))
+    editor.open(uri, text, language_id="python")
+    cursor = MYPY_TEXT.index("@")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, cursor)}
+    )
+    mypy = _checks(record)["mypy"]
+    assert mypy["ok"] is False, mypy
+    assert mypy["findings"] == [
+        'line 2: assignment Incompatible types in assignment (expression has type "int", '
+        'variable has type "str")'
+    ]
+    assert "ruff" not in _checks(record)
+    assert not marker.exists()
+    assert path.read_text() == text

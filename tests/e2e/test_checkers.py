@@ -237,3 +237,39 @@ async def test_mypy_flags_a_new_type_error_ignores_the_old_and_never_loads_the_p
     assert "ruff" not in _checks(record)
     assert not marker.exists()
     assert path.read_text() == text
+
+
+GO_TEXT = (
+    'package main\n\nimport (\n\t"fmt"\n\n\t"example.com/gomod/util"\n)\n\n'
+    'func main() {\n\t@\n\tfmt.Printf("%d\\n", "old", util.Two())\n}\n'
+)
+GO_BAD = 'name := "x"\n\tfmt.Printf("%s\\n", len(name))'
+
+
+async def test_go_vet_flags_a_new_finding_on_a_mirror_of_the_module_and_ignores_the_old(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    # CI installs golang-go (.ci/run); the go command found on PATH outside the workspace runs.
+    root = tmp_path / "gomod"
+    (root / "util").mkdir(parents=True)
+    (root / "go.mod").write_text("module example.com/gomod\n\ngo 1.19\n")
+    (root / "util" / "util.go").write_text("package util\n\nfunc Two() int { return 2 }\n")
+    path = root / "main.go"
+    text = GO_TEXT.replace("@", "", 1)
+    path.write_text(text)
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    editor = await _start(make_editor, root, {"verify": {"timeoutMs": 60000}})
+    stub.script(Answer(text=GO_BAD), Answer(text=GO_BAD))
+    editor.open(uri, text, language_id="go")
+    cursor = GO_TEXT.index("@")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, cursor)}
+    )
+    vet = _checks(record)["go vet"]
+    assert vet["ok"] is False, vet
+    # The old finding (line 12 now) is ignored; the package resolves its module's import.
+    new = "line 11: vet fmt.Printf format %s has arg len(name) of wrong type int"
+    assert vet["findings"] == [new]
+    assert path.read_text() == text
+    assert sorted(os.listdir(root)) == ["go.mod", "main.go", "util"]

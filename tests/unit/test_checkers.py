@@ -18,10 +18,11 @@ from fastedit_lsp.engines.checkers import (
     introduced,
     parse_mypy,
     parse_ruff,
+    parse_vet,
     shadow,
     verdict,
 )
-from fastedit_lsp.project.checkers import find, wanted
+from fastedit_lsp.project.checkers import find, mirror, wanted
 from fastedit_lsp.settings import Layer, resolve
 
 BEFORE = "import os\n\n\ndef f(x):\n    return x\n\n\nprint(missing)\n"
@@ -172,3 +173,34 @@ def test_trusting_workspace_tools_is_not_taken_from_workspace_configuration() ->
     assert any("verify.trustWorkspaceTools" in w for w in resolved.warnings)
     trusted = resolve([("init", {"verify": {"trustWorkspaceTools": True}})])
     assert trusted.settings.verify.trust_workspace_tools is True
+
+
+def test_go_vets_findings_and_type_errors_of_the_file_are_read() -> None:
+    out = (
+        "# example.com/m\n"
+        "./main.go:6:2: fmt.Printf format %d has arg x of wrong type string\n"
+        "vet: ./main.go:8:2: undefined: thing\n"
+        "./other.go:1:1: elsewhere\n"
+    )
+    assert parse_vet(out, "/src/m/main.go") == [
+        Finding("vet", "fmt.Printf format %d has arg x of wrong type string", 5),
+        Finding("vet", "undefined: thing", 7),
+    ]
+
+
+def test_a_mirror_links_everything_but_the_edited_file_and_its_folders(tmp_path: Path) -> None:
+    module = tmp_path / "mod"
+    (module / "pkg" / "sub").mkdir(parents=True)
+    (module / "go.mod").write_text("module m\n")
+    (module / "pkg" / "a.go").write_text("package pkg // a\n")
+    (module / "pkg" / "b.go").write_text("package pkg // b\n")
+    (module / "pkg" / "sub" / "c.go").write_text("package sub\n")
+    into = tmp_path / "mirror"
+    into.mkdir()
+    package = mirror(str(module), str(module / "pkg" / "a.go"), "package pkg // new\n", str(into))
+    assert package == str(into / "pkg")
+    assert (into / "pkg" / "a.go").read_text() == "package pkg // new\n"
+    assert not (into / "pkg" / "a.go").is_symlink() and not (into / "pkg").is_symlink()
+    assert (into / "pkg" / "b.go").is_symlink() and (into / "go.mod").is_symlink()
+    assert (into / "pkg" / "sub").is_symlink()
+    assert (module / "pkg" / "a.go").read_text() == "package pkg // a\n"

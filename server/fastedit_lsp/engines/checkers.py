@@ -16,7 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 #: The checkers this package can run, per grammar (``engines.parse`` names).
-FOR_LANGUAGE: dict[str, tuple[str, ...]] = {"python": ("ruff", "mypy")}
+FOR_LANGUAGE: dict[str, tuple[str, ...]] = {"python": ("ruff", "mypy"), "go": ("go vet",)}
+#: The program each checker is (looked for on PATH).
+PROGRAM = {"ruff": "ruff", "mypy": "mypy", "go vet": "go"}
 
 
 #: The code of a checker's syntax error (ruff's): the parse check judges syntax, and a text
@@ -106,6 +108,21 @@ def parse_mypy(output: str, path: str) -> list[Finding]:
             continue
         code = match["code"] or "error"
         found.append(Finding(code, match["message"], int(match["line"]) - 1))
+    return found
+
+
+_VET = re.compile(r"^(?:vet: )?(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:\d+:)? (?P<message>.+)$")
+
+
+def parse_vet(output: str, path: str) -> list[Finding]:
+    """``go vet``'s findings in ``path`` (``./file.go:12:2: message``; a type error is
+    prefixed ``vet:``)."""
+    found = []
+    for line in output.splitlines():
+        match = _VET.match(line.strip())
+        if match is None or not _same_file(match["file"].removeprefix("./"), path):
+            continue
+        found.append(Finding("vet", match["message"], int(match["line"]) - 1))
     return found
 
 

@@ -33,7 +33,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..engines.checkers import CheckerRun, Finding, Shadow, parse_mypy, parse_ruff
+from ..engines.checkers import (
+    PROGRAM,
+    CheckerRun,
+    Finding,
+    Shadow,
+    parse_mypy,
+    parse_ruff,
+    parse_vet,
+)
 from .processes import run_process, user_code_env
 
 #: Where a workspace keeps its own tools (run only when the user allows it).
@@ -100,6 +108,8 @@ async def _one(name: str, shadow: Shadow, root: str | None, *, trusted: bool) ->
             run = CheckerRun(name, skipped=skipped)
         elif name == "ruff":
             run = await _ruff(program, shadow, cwd)
+        elif name == "go vet":
+            run = await _vet(program, shadow)
         else:
             run = await _mypy(program, shadow, cwd)
     except (OSError, ValueError) as exc:
@@ -115,14 +125,16 @@ def _plan(
     in a worker thread)."""
     folder = os.path.dirname(shadow.path)
     cwd = root or (folder if os.path.isdir(folder) else tempfile.gettempdir())
-    if name not in ("ruff", "mypy"):
+    if name not in PROGRAM:
         return None, cwd, f"{name} is not a checker fastedit runs"
-    program = find(name, root, trusted=trusted)
+    program = find(PROGRAM[name], root, trusted=trusted)
     if program is None:
         where = "in the workspace or on PATH" if trusted else "on PATH outside the workspace"
         return None, cwd, f"{name} not found {where}"
     if name == "mypy" and not os.path.isfile(shadow.path):
         return None, cwd, "the file is not on disk (mypy resolves the project from it)"
+    if name == "go vet" and _go_module(shadow.path) is None:
+        return None, cwd, "no go.mod above the file (go vet resolves the package from it)"
     return program, cwd, None
 
 
@@ -181,6 +193,67 @@ async def _mypy(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
             findings(shadow.before, "before"), findings(shadow.after, "after")
         )
     return CheckerRun("mypy", before, after)
+
+
+#: go vet's environment: the installed toolchain only (a go.mod's ``toolchain`` line would download
+#: and run another), no module download, no C compiler (cgo), no workspace file.
+GO_ENV = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "CGO_ENABLED": "0", "GOWORK": "off"}
+
+
+def _go_module(path: str) -> str | None:
+    """The folder of the go.mod above ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.isfile(os.path.join(folder, "go.mod")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def mirror(module: str, path: str, text: str, into: str) -> str:
+    """A copy of the module ``module`` under ``into`` made of symlinks, where only ``path``
+    differs (``text``, a real file): its folders down to ``path`` are real, every other entry
+    links to the original. Returns the package folder in the mirror."""
+    relative = os.path.relpath(os.path.abspath(path), module)
+    parts = relative.split(os.sep)
+    source, target = module, into
+    for part in [*parts[:-1], ""]:
+        for entry in os.listdir(source):
+            if entry != part and not (part == "" and entry == parts[-1]):
+                os.symlink(os.path.join(source, entry), os.path.join(target, entry))
+        if part == "":
+            break
+        source, target = os.path.join(source, part), os.path.join(target, part)
+        os.mkdir(target)
+    with open(os.path.join(target, parts[-1]), "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return target
+
+
+async def _vet(program: str, shadow: Shadow) -> CheckerRun:
+    module = _go_module(shadow.path)
+    assert module is not None
+    env = {**_env(), **GO_ENV}
+
+    async def findings(text: str) -> list[Finding]:
+        with tempfile.TemporaryDirectory(prefix="fastedit-vet-") as work:
+            package = await asyncio.to_thread(mirror, module, shadow.path, text, work)
+            code, out = await run_process(
+                [program, "vet", "."], cwd=package, seconds=PROCESS_SECONDS, env=env, capture=True
+            )
+        said = out.decode(errors="replace")
+        if code is None:
+            raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
+        found = parse_vet(said, shadow.path)
+        if code != 0 and not found:
+            lines = [x for x in said.splitlines() if not x.startswith("#")][:1]
+            raise ValueError(f"exit code {code}: {lines[0] if lines else ''}")
+        return found
+
+    before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
+    return CheckerRun("go vet", before, after)
 
 
 def _digest(text: str) -> str:

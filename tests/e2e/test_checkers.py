@@ -273,3 +273,23 @@ async def test_go_vet_flags_a_new_finding_on_a_mirror_of_the_module_and_ignores_
     assert vet["findings"] == [new]
     assert path.read_text() == text
     assert sorted(os.listdir(root)) == ["go.mod", "main.go", "util"]
+
+
+async def test_a_ruff_error_in_time_escalates_in_auto_mode(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    root, uri, text = _workspace(tmp_path)
+    editor = await _start(
+        make_editor, root, {"mode": "auto", "verify": {"timeoutMs": 60000, "checkers": ["ruff"]}}
+    )
+    stub.script(Answer(text=BAD), Answer(text=BAD), Answer(text=GOOD))
+    record = await _complete(editor, uri, text)
+    assert record["escalated"] is True, record
+    assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
+        ("fast", False),
+        ("fast", False),
+        ("standard", True),
+    ]
+    assert _checks(record)["ruff"]["ok"] is True
+    assert editor.text(uri) == text[: TEXT.index("@")] + GOOD + text[TEXT.index("@") :]
+    assert _flags(editor, uri) == []

@@ -1,18 +1,21 @@
-"""The project's own checkers (ruff) through the real server, on a workspace on disk: an error the
-draft introduced flags it and the file's old errors do not; a checker inside the workspace runs
-only when the user allows it (never from workspace/configuration); with no checker found the
-built-in checks alone, said in the record; a checker slower than ``verify.timeoutMs`` is recorded
-as timed out and its late new error flags the region without escalating."""
+"""The project's own checkers (ruff, mypy, pyright, go vet, tsc) through the real server, on a
+workspace on disk: an error the draft introduced flags it and the file's old errors do not; a
+checker inside the workspace (or the interpreter pyright starts) runs only when the user allows
+it (never from workspace/configuration); with no checker found the built-in checks alone, said
+in the record; a checker slower than ``verify.timeoutMs`` is recorded as timed out and its late
+new error flags the region without escalating."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
@@ -155,6 +158,12 @@ async def test_with_no_checker_found_the_built_in_checks_alone_are_said_in_the_r
     assert checks["ruff"]["ok"] is None
     assert checks["ruff"]["details"] == "not run: ruff not found on PATH outside the workspace"
     assert checks["mypy"]["ok"] is None and checks["mypy"]["details"].startswith("not run:")
+    assert checks["pyright"] == {
+        "name": "pyright",
+        "ok": None,
+        "details": "not run: pyright not found on PATH outside the workspace",
+        "ms": checks["pyright"]["ms"],
+    }
     assert record["verification"]["ok"] is True
 
 
@@ -293,3 +302,162 @@ async def test_a_ruff_error_in_time_escalates_in_auto_mode(
     assert _checks(record)["ruff"]["ok"] is True
     assert editor.text(uri) == text[: TEXT.index("@")] + GOOD + text[TEXT.index("@") :]
     assert _flags(editor, uri) == []
+
+
+#: Where .ci/run installs pyright and TypeScript from npm (``npm install --prefix``).
+NPM_CHECKERS = Path.home() / ".cache" / "fastedit" / "checkers" / "node_modules" / ".bin"
+
+
+def _npm_checker(name: str) -> Path:
+    """The folder holding the npm checker ``name`` (.ci/run's prefix, else ``PATH``); skipped
+    when it is not installed, failed when CI=true (CI must run these tests)."""
+    if (NPM_CHECKERS / name).is_file():
+        return NPM_CHECKERS
+    found = shutil.which(name)
+    if found:
+        return Path(found).parent
+    reason = (
+        f"{name} is not installed: .ci/run installs it with npm into {NPM_CHECKERS.parent.parent}"
+    )
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the checker tests must run, not skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _tools(folder: Path, **programs: str | None) -> Path:
+    """A folder outside the workspace with links to ``programs`` (the interpreter, node)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, target in programs.items():
+        assert target, name
+        (folder / name).symlink_to(target)
+    return folder
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+PYRIGHT_TEXT = (
+    "from pkg.util import two\n\n\ndef total(rows: list[int]) -> int:\n    @\n    return 0\n"
+    "\n\nold: str = two()\n"
+)
+#: pyright's reportAssignmentType in the region; the old one (``old``, the same message) moves a
+#: line down; it is found only because pkg.util resolves in the mirror.
+PYRIGHT_BAD = "count: str = len(rows)\n    print(count)"
+PYRIGHT_NEW = 'line 5: reportAssignmentType Type "int" is not assignable to declared type "str"'
+
+
+async def test_pyright_flags_a_new_error_ignores_the_old_and_never_starts_the_workspaces_python(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    npm = _npm_checker("pyright")
+    root = tmp_path / "pyproj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "util.py").write_text("def two() -> int:\n    return 2\n")
+    path = root / "app.py"
+    text = PYRIGHT_TEXT.replace("@", "", 1)
+    path.write_text(text)
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    # An activated virtual environment whose python3 is the repository's code.
+    marker = tmp_path / "workspace-python-ran"
+    venv = root / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    for name in ("python3", "python"):
+        fake = venv / name
+        fake.write_text(f'#!/bin/sh\n: > {marker}\nexec {sys.executable} "$@"\n')
+        fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    tools = _tools(tmp_path / "tools", python3=sys.executable, node=shutil.which("node"))
+    path_env = os.pathsep.join([str(venv), str(tools), str(npm)])
+    before = _files(root)
+    cursor = PYRIGHT_TEXT.index("@")
+
+    async def complete(options: dict[str, Any]) -> dict[str, Any]:
+        editor = await _start(make_editor, root, options, env={"PATH": path_env})
+        stub.script(Answer(text=PYRIGHT_BAD), Answer(text=PYRIGHT_BAD))
+        editor.open(uri, text, language_id="python")
+        return await editor.run(
+            "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, cursor)}
+        )
+
+    record = await complete({"verify": {"timeoutMs": 60000}})
+    pyright = _checks(record)["pyright"]
+    assert pyright["ok"] is False, pyright
+    assert pyright["findings"] == [PYRIGHT_NEW]
+    # ruff and mypy are not on this PATH: said, not run.
+    assert _checks(record)["ruff"]["ok"] is None
+    assert not marker.exists()  # pyright was given the interpreter outside the workspace
+    assert _files(root) == before
+    # Allowed by the user: pyright may start the python3 it finds first (the workspace's).
+    trusting = await complete({"verify": {"timeoutMs": 60000, "trustWorkspaceTools": True}})
+    assert _checks(trusting)["pyright"]["findings"] == [PYRIGHT_NEW]
+    assert marker.exists()
+
+
+TS_TEXT = (
+    'import { two } from "dep";\n\nexport function total(rows: number[]): number {\n  @\n'
+    "  return 0;\n}\n\nexport const old: string = two();\n"
+)
+#: tsc's TS2322 in the region; the old one (``old``, the same message) moves a line down; found
+#: only because ``dep`` resolves from the project's node_modules.
+TS_BAD = "const count: string = rows.length;\n  console.log(count);"
+TS_NEW = "line 4: TS2322 Type 'number' is not assignable to type 'string'."
+TSCONFIG = (
+    '{"compilerOptions": {"strict": true, "target": "es2020", "module": "esnext",'
+    ' "moduleResolution": "bundler", "incremental": true, "composite": true, "outDir": "dist"},'
+    ' "include": ["src"]}\n'
+)
+
+
+async def test_tsc_flags_a_new_error_in_an_overlay_of_the_project_and_runs_no_workspace_tsc(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    npm = _npm_checker("tsc")
+    root = tmp_path / "tsproj"
+    dep = root / "node_modules" / "dep"
+    dep.mkdir(parents=True)
+    (dep / "package.json").write_text('{"name": "dep", "version": "1.0.0", "types": "index.d.ts"}')
+    (dep / "index.d.ts").write_text("export declare function two(): number;\n")
+    (root / "tsconfig.json").write_text(TSCONFIG)
+    (root / "src").mkdir()
+    (root / "src" / "util.ts").write_text(
+        'import { old } from "./main";\nexport const size: number = old.length;\n'
+    )
+    path = root / "src" / "main.ts"
+    text = TS_TEXT.replace("@", "", 1)
+    path.write_text(text)
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    # The project's own tsc (node_modules/.bin), first on PATH: the repository's code.
+    marker = tmp_path / "workspace-tsc-ran"
+    _tool(root / "node_modules" / ".bin", "tsc", f"open({str(marker)!r}, 'w').close()\n")
+    tools = _tools(tmp_path / "tools", node=shutil.which("node"))
+    path_env = os.pathsep.join([str(root / "node_modules" / ".bin"), str(tools), str(npm)])
+    before = _files(root)
+    cursor = TS_TEXT.index("@")
+
+    async def complete(options: dict[str, Any]) -> dict[str, Any]:
+        editor = await _start(make_editor, root, options, env={"PATH": path_env})
+        stub.script(Answer(text=TS_BAD), Answer(text=TS_BAD))
+        editor.open(uri, text, language_id="typescript")
+        return await editor.run(
+            "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, cursor)}
+        )
+
+    record = await complete({"verify": {"timeoutMs": 60000}})
+    tsc = _checks(record)["tsc"]
+    assert tsc["ok"] is False, tsc
+    assert tsc["findings"] == [TS_NEW]
+    assert record["verification"]["details"] == f"tsc check: {TS_NEW}"
+    assert not marker.exists()
+    # Nothing written into the project (incremental/composite: no .tsbuildinfo in dist/).
+    assert _files(root) == before
+    # Named in verify.checkers by the user: the workspace's tsc runs.
+    await complete({"verify": {"timeoutMs": 60000, "checkers": ["tsc"]}})
+    assert marker.exists()

@@ -4,11 +4,14 @@ verdict as ``verification.checks`` records it; which program may run (invariant 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,12 +20,14 @@ from fastedit_lsp.engines.checkers import (
     Finding,
     introduced,
     parse_mypy,
+    parse_pyright,
     parse_ruff,
+    parse_tsc,
     parse_vet,
     shadow,
     verdict,
 )
-from fastedit_lsp.project.checkers import find, mirror, wanted
+from fastedit_lsp.project.checkers import checker_env, find, mirror, run_checkers, wanted
 from fastedit_lsp.settings import Layer, resolve
 
 BEFORE = "import os\n\n\ndef f(x):\n    return x\n\n\nprint(missing)\n"
@@ -204,3 +209,107 @@ def test_a_mirror_links_everything_but_the_edited_file_and_its_folders(tmp_path:
     assert (into / "pkg" / "b.go").is_symlink() and (into / "go.mod").is_symlink()
     assert (into / "pkg" / "sub").is_symlink()
     assert (module / "pkg" / "a.go").read_text() == "package pkg // a\n"
+
+
+def test_pyrights_errors_of_the_file_are_read_by_their_first_line_and_warnings_left_out() -> None:
+    def item(file: str, severity: str, line: int, rule: str | None = None) -> dict[str, object]:
+        found: dict[str, object] = {
+            "file": file,
+            "severity": severity,
+            "message": 'Type "int" is not assignable to declared type "str"\n\u00a0\u00a0more',
+            "range": {"start": {"line": line, "character": 4}, "end": {"line": line}},
+        }
+        return {**found, "rule": rule} if rule else found
+
+    out = json.dumps(
+        {
+            "generalDiagnostics": [
+                item("/tmp/m/app.py", "error", 4, "reportAssignmentType"),
+                item("/tmp/m/app.py", "warning", 5, "reportUnusedExpression"),
+                item("/tmp/m/other.py", "error", 1, "reportAssignmentType"),
+                item("/tmp/m/app.py", "error", 7),
+            ]
+        }
+    )
+    message = 'Type "int" is not assignable to declared type "str"'
+    assert parse_pyright(out, "/tmp/m/app.py") == [
+        Finding("reportAssignmentType", message, 4),
+        Finding("error", message, 7),
+    ]
+
+
+def test_tscs_errors_of_the_file_are_read_and_listed_files_and_continuations_left_out() -> None:
+    out = (
+        "/usr/lib/node_modules/typescript/lib/lib.es5.d.ts\n"
+        "/tmp/m/src/main.ts\n"
+        "src/main.ts(4,9): error TS2322: Type 'number' is not assignable to type 'string'.\n"
+        "src/main.ts(7,1): error TS2345: Argument of type 'x' is not assignable.\n"
+        "  Type 'x' is not assignable to type 'y'.\n"
+        "src/util.ts(1,1): error TS2307: Cannot find module 'z'.\n"
+        "../src/main.ts(2,1): error TS1005: ';' expected.\n"
+    )
+    assert parse_tsc(out, "src/main.ts") == [
+        Finding("TS2322", "Type 'number' is not assignable to type 'string'.", 3),
+        Finding("TS2345", "Argument of type 'x' is not assignable.", 6),
+    ]
+
+
+def test_an_untrusted_checker_runs_without_the_workspaces_path_entries(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    inside = root / ".venv" / "bin"
+    inside.mkdir(parents=True)
+    outside = tmp_path / "bin"
+    path = os.pathsep.join([str(inside), "relative/bin", str(outside), ""])
+    env = {"PATH": path, "OPENAI_API_KEY": "k"}
+    assert checker_env(str(root), trusted=False, environ=env)["PATH"] == str(outside)
+    assert checker_env(str(root), trusted=True, environ=env)["PATH"] == path
+    assert "OPENAI_API_KEY" not in checker_env(str(root), trusted=True, environ=env)
+
+
+def _fake_tsc(folder: Path, marker: Path) -> None:
+    """A ``tsc`` that notes it ran and lists no file (as if the file were not in the program)."""
+    folder.mkdir(parents=True)
+    tsc = folder / "tsc"
+    tsc.write_text(f"#!{sys.executable}\nopen({str(marker)!r}, 'a').write('ran\\n')\n")
+    tsc.chmod(tsc.stat().st_mode | stat.S_IXUSR)
+
+
+def _run_tsc(path: Path, root: Path) -> dict[str, object]:
+    before = "const a = 1;\n"
+    draft = shadow(str(path), "typescript", before, 0, 0, "const b = 2;\n")
+    runs = run_checkers(draft, str(root), ["tsc"], trust_workspace=False, listed=None)
+    (run,) = asyncio.run(runs)
+    return verdict(draft, run)
+
+
+def test_tsc_without_a_tsconfig_above_the_file_is_not_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    _fake_tsc(tmp_path / "bin", marker)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    (tmp_path / "ws").mkdir()
+    said = _run_tsc(tmp_path / "ws" / "a.ts", tmp_path / "ws")
+    assert said["ok"] is None
+    assert said["details"] == (
+        "not run: no tsconfig.json above the file (tsc resolves the project from it)"
+    )
+    assert not marker.exists()
+
+
+def test_tsc_is_not_run_on_a_file_outside_its_projects_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    _fake_tsc(tmp_path / "bin", marker)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    root = tmp_path / "ws"
+    (root / "scripts").mkdir(parents=True)
+    (root / "tsconfig.json").write_text('{"include": ["src"]}')
+    said = _run_tsc(root / "scripts" / "a.ts", root)
+    assert said["ok"] is None
+    assert said["details"] == (
+        "not run: the file is not in its tsconfig.json's program (include, files)"
+    )
+    assert marker.read_text() == "ran\nran\n"  # the text before and after, each in a mirror
+    assert sorted(os.listdir(root)) == ["scripts", "tsconfig.json"]

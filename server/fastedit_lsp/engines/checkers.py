@@ -1,5 +1,5 @@
-"""The project's own checkers (ruff, mypy) as a draft's check: their output read, and only the
-errors the draft introduced kept.
+"""The project's own checkers (ruff, mypy, pyright, go vet, tsc) as a draft's check: their
+output read, and only the errors the draft introduced kept.
 
 Pure: the checkers are run elsewhere (``project.checkers``, reached through the pipeline's
 port) on the document before the job and after it, both as shadow copies; here each run's
@@ -16,9 +16,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 #: The checkers this package can run, per grammar (``engines.parse`` names).
-FOR_LANGUAGE: dict[str, tuple[str, ...]] = {"python": ("ruff", "mypy"), "go": ("go vet",)}
+FOR_LANGUAGE: dict[str, tuple[str, ...]] = {
+    "python": ("ruff", "mypy", "pyright"),
+    "go": ("go vet",),
+    "typescript": ("tsc",),
+    "tsx": ("tsc",),
+}
 #: The program each checker is (looked for on PATH).
-PROGRAM = {"ruff": "ruff", "mypy": "mypy", "go vet": "go"}
+PROGRAM = {"ruff": "ruff", "mypy": "mypy", "pyright": "pyright", "go vet": "go", "tsc": "tsc"}
 
 
 #: The code of a checker's syntax error (ruff's): the parse check judges syntax, and a text
@@ -123,6 +128,40 @@ def parse_vet(output: str, path: str) -> list[Finding]:
         if match is None or not _same_file(match["file"].removeprefix("./"), path):
             continue
         found.append(Finding("vet", match["message"], int(match["line"]) - 1))
+    return found
+
+
+def parse_pyright(output: str, path: str) -> list[Finding]:
+    """``pyright --outputjson``'s errors in ``path`` (warnings and notes left out); a message's
+    first line (the lines below it explain, and name types by their position)."""
+    try:
+        data = json.loads(output or "{}")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"pyright's output is not JSON: {output[:200]!r}") from exc
+    found = []
+    for item in data.get("generalDiagnostics", ()):
+        if item.get("severity") != "error" or not _same_file(str(item.get("file", "")), path):
+            continue
+        message = str(item.get("message", "")).splitlines()
+        line = int(item["range"]["start"]["line"])
+        found.append(Finding(str(item.get("rule") or "error"), message[0] if message else "", line))
+    return found
+
+
+_TSC = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),\d+\): error (?P<code>TS\d+): (?P<message>.*)$")
+
+
+def parse_tsc(output: str, relative: str) -> list[Finding]:
+    """``tsc --noEmit --pretty false``'s errors in the file ``relative`` (as tsc names it: the
+    path from its working directory): ``src/a.ts(3,7): error TS2322: message``; the indented
+    lines that continue a message are left out."""
+    want = relative.replace("\\", "/")
+    found = []
+    for line in output.splitlines():
+        match = _TSC.match(line.rstrip())
+        if match is None or match["file"].replace("\\", "/").removeprefix("./") != want:
+            continue
+        found.append(Finding(match["code"], match["message"], int(match["line"]) - 1))
     return found
 
 

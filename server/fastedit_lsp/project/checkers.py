@@ -1,11 +1,13 @@
-"""Running the project's own checkers (ruff, mypy) on a draft's shadow copies, never on the
-user's file on disk, and only programs the user trusts (invariant 7).
+"""Running the project's own checkers (ruff, mypy, pyright, go vet, tsc) on a draft's shadow
+copies, never on the user's file on disk, and only programs the user trusts (invariant 7).
 
 Which program runs: by default the first one of that name on ``PATH`` *outside* the workspace
 (a ``.venv/bin`` or ``node_modules/.bin`` inside it is the repository's code, and so is any
 ``PATH`` entry under the workspace: an activated virtual environment). With
 ``verify.trustWorkspaceTools``, or for a checker named in ``verify.checkers``, the workspace's
-own ``.venv/bin``, ``venv/bin`` and ``node_modules/.bin`` are looked in first.
+own ``.venv/bin``, ``venv/bin`` and ``node_modules/.bin`` are looked in first. Untrusted, a
+checker also runs with the workspace's entries taken off ``PATH``: ``#!/usr/bin/env node`` (pyright,
+tsc) and the interpreter pyright asks for its search paths are then found outside it too.
 
 How each resolves like the original without touching it:
 
@@ -15,6 +17,13 @@ How each resolves like the original without touching it:
   configuration file of its own: the project's ``[mypy]`` settings minus ``plugins`` and
   ``python_executable`` (both name code or an interpreter to run), imports followed silently,
   a cache of its own in the temporary directory.
+- go vet, pyright and tsc run in a *mirror* (:func:`mirror`): a temporary folder of symlinks to
+  the module's or the workspace's entries where only the edited file is a real copy, so imports,
+  ``node_modules``, ``tsconfig.json``/``pyrightconfig.json`` resolve as in the original.
+  pyright is given ``--pythonpath``, an interpreter on ``PATH`` outside the workspace (else it
+  starts the first ``python3`` on ``PATH``: an activated ``.venv``'s); tsc runs with
+  ``--noEmit --incremental false --composite false`` (else it writes its ``.tsbuildinfo``
+  through the mirror's symlinks into the project).
 
 The comparison of what they found is pure (``engines.checkers``).
 """
@@ -29,7 +38,7 @@ import shutil
 import tempfile
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +48,9 @@ from ..engines.checkers import (
     Finding,
     Shadow,
     parse_mypy,
+    parse_pyright,
     parse_ruff,
+    parse_tsc,
     parse_vet,
 )
 from .processes import run_process, user_code_env
@@ -103,15 +114,20 @@ async def run_checkers(
 async def _one(name: str, shadow: Shadow, root: str | None, *, trusted: bool) -> CheckerRun:
     clock = time.perf_counter()
     program, cwd, skipped = await asyncio.to_thread(_plan, name, shadow, root, trusted)
+    env = checker_env(root, trusted=trusted)
     try:
         if skipped is not None or program is None:
             run = CheckerRun(name, skipped=skipped)
         elif name == "ruff":
-            run = await _ruff(program, shadow, cwd)
+            run = await _ruff(program, shadow, cwd, env)
         elif name == "go vet":
-            run = await _vet(program, shadow)
+            run = await _vet(program, shadow, env)
+        elif name == "pyright":
+            run = await _pyright(program, shadow, root, trusted, env)
+        elif name == "tsc":
+            run = await _tsc(program, shadow, root, env)
         else:
-            run = await _mypy(program, shadow, cwd)
+            run = await _mypy(program, shadow, cwd, env)
     except (OSError, ValueError) as exc:
         run = CheckerRun(name, skipped=f"{name} failed: {exc}")
     run.ms = (time.perf_counter() - clock) * 1000
@@ -135,14 +151,27 @@ def _plan(
         return None, cwd, "the file is not on disk (mypy resolves the project from it)"
     if name == "go vet" and _go_module(shadow.path) is None:
         return None, cwd, "no go.mod above the file (go vet resolves the package from it)"
+    if name == "pyright" and not os.path.isdir(folder):
+        return None, cwd, "the file's folder is not on disk (pyright resolves the project from it)"
+    if name == "tsc" and _above(shadow.path, ("tsconfig.json",), None) is None:
+        return None, cwd, "no tsconfig.json above the file (tsc resolves the project from it)"
     return program, cwd, None
 
 
-def _env() -> dict[str, str]:
-    return user_code_env([])
+def checker_env(
+    root: str | None, *, trusted: bool, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A checker's environment: the user's code's (no API keys); untrusted, without the
+    ``PATH`` entries inside the workspace (or relative)."""
+    env = user_code_env([], environ)
+    if not trusted:
+        entries = env.get("PATH", "").split(os.pathsep)
+        kept = [e for e in entries if e and os.path.isabs(e) and not _inside(e, root)]
+        env["PATH"] = os.pathsep.join(kept)
+    return env
 
 
-async def _ruff(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
+async def _ruff(program: str, shadow: Shadow, cwd: str, env: dict[str, str]) -> CheckerRun:
     argv = [program, "check", "--no-cache", "--no-fix", "--output-format", "json", "--exit-zero"]
     argv += ["--stdin-filename", shadow.path, "-"]
 
@@ -151,7 +180,7 @@ async def _ruff(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
             argv,
             cwd=cwd,
             seconds=PROCESS_SECONDS,
-            env=_env(),
+            env=env,
             capture=True,
             stdin=text.encode(),
             stderr=False,
@@ -166,7 +195,7 @@ async def _ruff(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
     return CheckerRun("ruff", before, after)
 
 
-async def _mypy(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
+async def _mypy(program: str, shadow: Shadow, cwd: str, env: dict[str, str]) -> CheckerRun:
     cache = Path(tempfile.gettempdir()) / "fastedit-mypy" / _digest(cwd)
     with tempfile.TemporaryDirectory(prefix="fastedit-mypy-") as work:
         config = await asyncio.to_thread(_mypy_config, cwd, Path(work))
@@ -179,7 +208,7 @@ async def _mypy(program: str, shadow: Shadow, cwd: str) -> CheckerRun:
             argv += ["--no-pretty", "--no-color-output", "--hide-error-context"]
             argv += ["--shadow-file", shadow.path, str(copy), shadow.path]
             code, out = await run_process(
-                argv, cwd=cwd, seconds=PROCESS_SECONDS, env=_env(), capture=True
+                argv, cwd=cwd, seconds=PROCESS_SECONDS, env=env, capture=True
             )
             text_out = out.decode(errors="replace")
             if code is None:
@@ -232,10 +261,10 @@ def mirror(module: str, path: str, text: str, into: str) -> str:
     return target
 
 
-async def _vet(program: str, shadow: Shadow) -> CheckerRun:
+async def _vet(program: str, shadow: Shadow, env: dict[str, str]) -> CheckerRun:
     module = _go_module(shadow.path)
     assert module is not None
-    env = {**_env(), **GO_ENV}
+    env = {**env, **GO_ENV}
 
     async def findings(text: str) -> list[Finding]:
         with tempfile.TemporaryDirectory(prefix="fastedit-vet-") as work:
@@ -254,6 +283,127 @@ async def _vet(program: str, shadow: Shadow) -> CheckerRun:
 
     before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
     return CheckerRun("go vet", before, after)
+
+
+def _above(path: str, names: Sequence[str], stop: str | None) -> str | None:
+    """The first of ``names`` in the folders from ``path``'s up (not above ``stop``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        for name in names:
+            if os.path.isfile(os.path.join(folder, name)):
+                return os.path.join(folder, name)
+        parent = os.path.dirname(folder)
+        if parent == folder or (stop is not None and _same(folder, stop)):
+            return None
+        folder = parent
+
+
+def _same(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _top(project: str, root: str | None) -> str:
+    """The folder a mirror starts from: the workspace when it holds the project (its
+    ``node_modules``, a configuration ``extends`` above the project's), else the project's."""
+    return root if root and _inside(project, root) else project
+
+
+async def _mirrored(
+    argv: Sequence[str], shadow: Shadow, text: str, top: str, project: str, env: dict[str, str]
+) -> tuple[int | None, str, str, str]:
+    """``argv`` (an item ``{file}`` stands for the edited file) run in a mirror of ``top``
+    where the file holds ``text``, from the mirror's ``project`` folder: the exit code, the
+    output (stdout), the edited file's path in the mirror and relative to where it ran."""
+    with tempfile.TemporaryDirectory(prefix="fastedit-check-") as work:
+        file, cwd, relative = await asyncio.to_thread(_lay, top, project, shadow.path, text, work)
+        command = [file if part == "{file}" else part for part in argv]
+        code, out = await run_process(
+            command, cwd=cwd, seconds=PROCESS_SECONDS, env=env, capture=True, stderr=False
+        )
+    return code, out.decode(errors="replace"), file, relative
+
+
+def _lay(top: str, project: str, path: str, text: str, work: str) -> tuple[str, str, str]:
+    """The mirror of ``top`` in ``work`` with ``path`` holding ``text``: the file's path
+    there, the project's folder there, and the file's path from that folder."""
+    base = os.path.realpath(work)
+    mirror(top, path, text, base)
+    file = os.path.join(base, os.path.relpath(os.path.abspath(path), top))
+    cwd = os.path.join(base, os.path.relpath(project, top))
+    return file, cwd, os.path.relpath(file, cwd)
+
+
+#: Where a Python project's root is (pyright's own configuration files first).
+PYTHON_ROOTS = ("pyrightconfig.json", "pyproject.toml", "setup.cfg", "setup.py")
+
+
+async def _pyright(
+    program: str, shadow: Shadow, root: str | None, trusted: bool, env: dict[str, str]
+) -> CheckerRun:
+    marker = await asyncio.to_thread(_above, shadow.path, PYTHON_ROOTS, root)
+    project = os.path.dirname(marker) if marker else (root or os.path.dirname(shadow.path))
+    top = _top(project, root)
+    argv = [program, "--outputjson"]
+    if not trusted:
+        python = await asyncio.to_thread(_python, root, env)
+        if python is not None:
+            argv += ["--pythonpath", python]
+    env = {**env, "PYTHONSAFEPATH": "1"}
+
+    async def findings(text: str) -> list[Finding]:
+        code, said, file, _ = await _mirrored([*argv, "{file}"], shadow, text, top, project, env)
+        if code is None:
+            raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
+        if code not in (0, 1):
+            lines = said.strip().splitlines()[:1]
+            raise ValueError(f"exit code {code}: {lines[0] if lines else ''}")
+        return parse_pyright(said, file)
+
+    before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
+    return CheckerRun("pyright", before, after)
+
+
+def _python(root: str | None, env: dict[str, str]) -> str | None:
+    """The interpreter pyright asks for the search paths: on ``PATH`` outside the workspace."""
+    for name in ("python3", "python"):
+        found = find(name, root, trusted=False, path=env.get("PATH", ""))
+        if found:
+            return found
+    return None
+
+
+#: tsc's options: type errors only, nothing written (``incremental``/``composite`` write a
+#: ``.tsbuildinfo`` even with ``--noEmit``), the files of the program listed (is the edited
+#: one of them?), errors one a line.
+TSC_ARGS = ("--noEmit", "--incremental", "false", "--composite", "false", "--pretty", "false")
+
+
+async def _tsc(program: str, shadow: Shadow, root: str | None, env: dict[str, str]) -> CheckerRun:
+    config = await asyncio.to_thread(_above, shadow.path, ("tsconfig.json",), None)
+    assert config is not None
+    project = os.path.dirname(config)
+    top = _top(project, root)
+    argv = [program, *TSC_ARGS, "--listFiles", "--project", "."]
+
+    async def findings(text: str) -> list[Finding] | None:
+        code, said, file, relative = await _mirrored(argv, shadow, text, top, project, env)
+        if code is None:
+            raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
+        if code not in (0, 1, 2):
+            lines = said.strip().splitlines()[:1]
+            raise ValueError(f"exit code {code}: {lines[0] if lines else ''}")
+        if file not in {line.strip() for line in said.splitlines()}:
+            errors = [x for x in said.splitlines() if ": error TS" in x][:1]
+            if errors:  # the configuration's own (the project does not load)
+                raise ValueError(errors[0])
+            return None
+        return parse_tsc(said, relative)
+
+    before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
+    if before is None or after is None:
+        why = "the file is not in its tsconfig.json's program (include, files)"
+        return CheckerRun("tsc", skipped=why)
+    return CheckerRun("tsc", before, after)
 
 
 def _digest(text: str) -> str:

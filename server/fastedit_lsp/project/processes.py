@@ -17,10 +17,12 @@ import threading
 from collections.abc import Mapping, Sequence
 
 
-def user_code_env(paths: Sequence[str]) -> dict[str, str]:
+def user_code_env(paths: Sequence[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment the user's code runs in (the opt-in pytest run, the recorder): the
-    server's, without the ``*_API_KEY`` variables, ``paths`` first on ``PYTHONPATH``."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    server's (or ``environ``), without the ``*_API_KEY`` variables, ``paths`` first on
+    ``PYTHONPATH``."""
+    source = os.environ if environ is None else environ
+    env = {k: v for k, v in source.items() if not k.endswith("_API_KEY")}
     env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
     return env
 

@@ -236,8 +236,8 @@ class VerifySettings(_Model):
         2000,
         ge=0,
         le=60000,
-        description="How long the project's checkers (ruff, mypy, go vet) may run before a job "
-        "ends; a later result is recorded as timed out and can still flag the region.",
+        description="How long the project's checkers (ruff, mypy, pyright, go vet, tsc) may run "
+        "before a job ends; a later result is recorded as timed out and can still flag the region.",
     )
     trust_workspace_tools: bool = Field(
         False,
@@ -246,9 +246,9 @@ class VerifySettings(_Model):
     )
     checkers: tuple[str, ...] | None = Field(
         None,
-        description="The checkers to run (ruff, mypy, go vet); those listed may come from the "
-        "workspace. Unset: every checker found on PATH outside the workspace; []: none. Not "
-        "read from workspace/configuration.",
+        description="The checkers to run (ruff, mypy, pyright, go vet, tsc); those listed may come "
+        "from the workspace. Unset: every checker found on PATH outside the workspace; []: "
+        "none. Not read from workspace/configuration.",
     )
 
 

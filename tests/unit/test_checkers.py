@@ -266,11 +266,14 @@ def test_an_untrusted_checker_runs_without_the_workspaces_path_entries(tmp_path:
     assert "OPENAI_API_KEY" not in checker_env(str(root), trusted=True, environ=env)
 
 
-def _fake_tsc(folder: Path, marker: Path) -> None:
-    """A ``tsc`` that notes it ran and lists no file (as if the file were not in the program)."""
+def _fake_tsc(folder: Path, marker: Path, says: str = "") -> None:
+    """A ``tsc`` that notes it ran and says ``says`` (by default lists no file, as if the file
+    were not in the program)."""
     folder.mkdir(parents=True)
     tsc = folder / "tsc"
-    tsc.write_text(f"#!{sys.executable}\nopen({str(marker)!r}, 'a').write('ran\\n')\n")
+    tsc.write_text(
+        f"#!{sys.executable}\nopen({str(marker)!r}, 'a').write('ran\\n')\nprint({says!r})\n"
+    )
     tsc.chmod(tsc.stat().st_mode | stat.S_IXUSR)
 
 
@@ -313,3 +316,31 @@ def test_tsc_is_not_run_on_a_file_outside_its_projects_program(
     )
     assert marker.read_text() == "ran\nran\n"  # the text before and after, each in a mirror
     assert sorted(os.listdir(root)) == ["scripts", "tsconfig.json"]
+
+
+def test_tsc_whose_project_does_not_load_is_not_run_rather_than_ok(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An error of no file (or of tsconfig.json): tsc then checks no file's types at all.
+    says = "error TS2688: Cannot find type definition file for 'node'."
+    _fake_tsc(tmp_path / "bin", tmp_path / "ran", says)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "tsconfig.json").write_text('{"include": ["src"]}')
+    said = _run_tsc(root / "src" / "a.ts", root)
+    assert said["ok"] is None
+    assert said["details"] == f"not run: tsc failed: the project does not load: {says}"
+
+
+def test_a_mirror_of_a_relative_folder_links_to_absolute_targets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "proj" / "src").mkdir(parents=True)
+    (tmp_path / "proj" / "tsconfig.json").write_text("{}")
+    into = tmp_path / "mirror"
+    into.mkdir()
+    monkeypatch.chdir(tmp_path)
+    mirror("proj", "proj/src/a.ts", "const a = 1;\n", str(into))
+    assert (into / "tsconfig.json").read_text() == "{}"
+    assert (into / "src" / "a.ts").read_text() == "const a = 1;\n"

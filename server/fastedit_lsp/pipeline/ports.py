@@ -142,7 +142,7 @@ class TestModuleHost(Protocol):
 
 
 class CheckerHost(Protocol):
-    """The project's own checkers (ruff, mypy) on a draft's shadow copies."""
+    """The project's own checkers (ruff, mypy, pyright, go vet, tsc) on a draft's shadows."""
 
     def start_checkers(
         self, job: Job, shadow: Shadow

@@ -34,6 +34,7 @@ import asyncio
 import configparser
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -245,6 +246,7 @@ def mirror(module: str, path: str, text: str, into: str) -> str:
     """A copy of the module ``module`` under ``into`` made of symlinks, where only ``path``
     differs (``text``, a real file): its folders down to ``path`` are real, every other entry
     links to the original. Returns the package folder in the mirror."""
+    module = os.path.abspath(module)  # the links' targets
     relative = os.path.relpath(os.path.abspath(path), module)
     parts = relative.split(os.sep)
     source, target = module, into
@@ -378,6 +380,9 @@ def _python(root: str | None, env: dict[str, str]) -> str | None:
 TSC_ARGS = ("--noEmit", "--incremental", "false", "--composite", "false", "--pretty", "false")
 
 
+_TSC_CONFIG_ERROR = re.compile(r"^(?:[^(]*tsconfig[^(]*\.json\(\d+,\d+\): )?error TS\d+:")
+
+
 async def _tsc(program: str, shadow: Shadow, root: str | None, env: dict[str, str]) -> CheckerRun:
     config = await asyncio.to_thread(_above, shadow.path, ("tsconfig.json",), None)
     assert config is not None
@@ -392,10 +397,12 @@ async def _tsc(program: str, shadow: Shadow, root: str | None, env: dict[str, st
         if code not in (0, 1, 2):
             lines = said.strip().splitlines()[:1]
             raise ValueError(f"exit code {code}: {lines[0] if lines else ''}")
-        if file not in {line.strip() for line in said.splitlines()}:
-            errors = [x for x in said.splitlines() if ": error TS" in x][:1]
-            if errors:  # the configuration's own (the project does not load)
-                raise ValueError(errors[0])
+        lines = said.splitlines()
+        # Errors of no file or of the configuration: tsc checks no file's types then.
+        unchecked = [x for x in lines if _TSC_CONFIG_ERROR.match(x)][:1]
+        if unchecked:
+            raise ValueError(f"the project does not load: {unchecked[0]}")
+        if file not in {line.strip() for line in lines}:
             return None
         return parse_tsc(said, relative)
 

@@ -461,3 +461,44 @@ async def test_tsc_flags_a_new_error_in_an_overlay_of_the_project_and_runs_no_wo
     # Named in verify.checkers by the user: the workspace's tsc runs.
     await complete({"verify": {"timeoutMs": 60000, "checkers": ["tsc"]}})
     assert marker.exists()
+
+
+async def test_tsc_checks_a_file_of_a_project_its_solution_tsconfig_references(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    # Vite's layout: tsconfig.json lists no file and references tsconfig.app.json (src/).
+    npm = _npm_checker("tsc")
+    root = tmp_path / "vite"
+    (root / "src").mkdir(parents=True)
+    (root / "tsconfig.json").write_text(
+        '{\n  // the solution\n  "files": [],\n  "references": [{"path": "./tsconfig.node.json"},'
+        ' {"path": "./tsconfig.app.json"},],\n}\n'
+    )
+    options = '"strict": true, "module": "esnext", "moduleResolution": "bundler"'
+    (root / "tsconfig.app.json").write_text(
+        f'{{"compilerOptions": {{{options}}}, "include": ["src"]}}\n'
+    )
+    (root / "tsconfig.node.json").write_text(
+        f'{{"compilerOptions": {{{options}}}, "include": ["vite.config.ts"]}}\n'
+    )
+    text = "export function total(rows: number[]): number {\n  @\n  return 0;\n}\n"
+    path = root / "src" / "main.ts"
+    path.write_text(text.replace("@", "", 1))
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    tools = _tools(tmp_path / "tools", node=shutil.which("node"))
+    editor = await _start(
+        make_editor,
+        root,
+        {"verify": {"timeoutMs": 60000}},
+        env={"PATH": os.pathsep.join([str(tools), str(npm)])},
+    )
+    stub.script(Answer(text=TS_BAD), Answer(text=TS_BAD))
+    editor.open(uri, text.replace("@", "", 1), language_id="typescript")
+    record = await editor.run(
+        "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, text.index("@"))}
+    )
+    tsc = _checks(record)["tsc"]
+    assert tsc["ok"] is False and tsc["findings"] == [
+        "line 2: TS2322 Type 'number' is not assignable to type 'string'."
+    ], tsc

@@ -312,9 +312,10 @@ def test_tsc_is_not_run_on_a_file_outside_its_projects_program(
     said = _run_tsc(root / "scripts" / "a.ts", root)
     assert said["ok"] is None
     assert said["details"] == (
-        "not run: the file is not in its tsconfig.json's program (include, files)"
+        "not run: the file is not in its tsconfig.json's program (include, files, references)"
     )
-    assert marker.read_text() == "ran\nran\n"  # the text before and after, each in a mirror
+    # The text before and after, each in a mirror; then --showConfig for its references.
+    assert marker.read_text() == "ran\nran\nran\n"
     assert sorted(os.listdir(root)) == ["scripts", "tsconfig.json"]
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import configparser
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -400,9 +401,9 @@ async def _tsc(program: str, shadow: Shadow, root: str | None, env: dict[str, st
     assert config is not None
     project = os.path.dirname(config)
     top = _top(project, root)
-    argv = [program, *TSC_ARGS, "--listFiles", "--project", "."]
 
-    async def findings(text: str) -> list[Finding] | None:
+    async def findings(text: str, chosen: str) -> list[Finding] | None:
+        argv = [program, *TSC_ARGS, "--listFiles", "--project", _relative(chosen, project)]
         code, said, file, relative = await _mirrored(argv, shadow, text, top, project, env)
         if code is None:
             raise ValueError(f"no answer in {PROCESS_SECONDS:.0f} s")
@@ -418,11 +419,80 @@ async def _tsc(program: str, shadow: Shadow, root: str | None, env: dict[str, st
             return None
         return parse_tsc(said, relative)
 
-    before, after = await asyncio.gather(findings(shadow.before), findings(shadow.after))
-    if before is None or after is None:
-        why = "the file is not in its tsconfig.json's program (include, files)"
+    async def both(chosen: str) -> tuple[list[Finding], list[Finding]] | None:
+        before, after = await asyncio.gather(
+            findings(shadow.before, chosen), findings(shadow.after, chosen)
+        )
+        return None if before is None or after is None else (before, after)
+
+    found = await both(config)
+    if found is None:  # a "solution" tsconfig.json: the file is in a project it references
+        referenced = await _referenced_config(program, config, shadow.path, env)
+        found = None if referenced is None else await both(referenced)
+    if found is None:
+        why = "the file is not in its tsconfig.json's program (include, files, references)"
         return CheckerRun("tsc", skipped=why)
-    return CheckerRun("tsc", before, after)
+    return CheckerRun("tsc", *found)
+
+
+#: How many projects a tsconfig.json's ``references`` are searched for the file, at most.
+TSC_REFERENCES = 8
+
+
+async def _referenced_config(
+    program: str, config: str, path: str, env: dict[str, str]
+) -> str | None:
+    """The configuration among those ``config`` references whose files include ``path``
+    (``tsc --showConfig``: the configuration resolved, its files listed; nothing checked)."""
+    for other in _references(await _show_config(program, config, env), config):
+        if _lists(await _show_config(program, other, env), other, path):
+            return other
+    return None
+
+
+def _relative(path: str, start: str) -> str:
+    return os.path.relpath(path, start)
+
+
+def _references(shown: dict[str, Any] | None, config: str) -> list[str]:
+    """The configuration files ``config`` references (``--showConfig``'s ``references``: a
+    folder stands for its tsconfig.json), the first :data:`TSC_REFERENCES`."""
+    references = shown.get("references") if shown else None
+    found = []
+    for reference in references[:TSC_REFERENCES] if isinstance(references, list) else ():
+        where = reference.get("path") if isinstance(reference, dict) else None
+        if isinstance(where, str):
+            other = os.path.normpath(os.path.join(os.path.dirname(config), where))
+            found.append(other if other.endswith(".json") else os.path.join(other, "tsconfig.json"))
+    return found
+
+
+def _lists(shown: dict[str, Any] | None, config: str, path: str) -> bool:
+    """Whether ``--showConfig``'s ``files`` of ``config`` include ``path``."""
+    files = shown.get("files") if shown else None
+    target = os.path.abspath(path)
+    folder = os.path.dirname(config)
+    return isinstance(files, list) and any(
+        isinstance(f, str) and os.path.normpath(os.path.join(folder, f)) == target for f in files
+    )
+
+
+async def _show_config(program: str, config: str, env: dict[str, str]) -> dict[str, Any] | None:
+    """``tsc --showConfig --project config`` read in its folder (tsc only reads the
+    configuration and lists the files it includes); None when it cannot."""
+    code, out = await run_process(
+        [program, "--showConfig", "--project", config],
+        cwd=os.path.dirname(config),
+        seconds=PROCESS_SECONDS,
+        env=env,
+        capture=True,
+        stderr=False,
+    )
+    try:
+        shown = json.loads(out.decode(errors="replace")) if code == 0 else None
+    except json.JSONDecodeError:
+        return None
+    return shown if isinstance(shown, dict) else None
 
 
 def _digest(text: str) -> str:

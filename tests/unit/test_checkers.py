@@ -345,3 +345,24 @@ def test_a_mirror_of_a_relative_folder_links_to_absolute_targets(
     mirror("proj", "proj/src/a.ts", "const a = 1;\n", str(into))
     assert (into / "tsconfig.json").read_text() == "{}"
     assert (into / "src" / "a.ts").read_text() == "const a = 1;\n"
+
+
+def test_pyright_on_a_file_whose_folder_is_not_on_disk_is_not_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pyright = bin_dir / "pyright"
+    marker = tmp_path / "ran"
+    pyright.write_text(f"#!{sys.executable}\nopen({str(marker)!r}, 'w').close()\n")
+    pyright.chmod(pyright.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    path = tmp_path / "ws" / "gone" / "m.py"
+    draft = shadow(str(path), "python", "x = 1\n", 0, 0, "y = 2\n")
+    root = str(tmp_path / "ws")
+    runs = run_checkers(draft, root, ["pyright"], trust_workspace=False, listed=None)
+    (run,) = asyncio.run(runs)
+    assert verdict(draft, run)["details"] == (
+        "not run: the file's folder is not on disk (pyright resolves the project from it)"
+    )
+    assert not marker.exists()

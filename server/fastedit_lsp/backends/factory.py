@@ -1,7 +1,8 @@
 """The server's model backends: one wire, the rate limits, the breakers, the model list.
 
-The only owner of connections: the model streams' (:class:`~.wire.Wire`) and httpx's, which
-lists models (made at its first use). Both are imported on first use (after the ``initialize``
+The only owner of connections: the model streams' (:class:`~.wire.Wire`: chat completions, FIM,
+the Responses and Messages APIs, each opened through :func:`.openai.open_stream`) and httpx's,
+which lists models (made at its first use). Both are imported on first use (after the ``initialize``
 reply); a backend is made per job or completion around the one shared wire, so connections are
 kept alive between calls.
 """
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
+from .tiers import SessionMemory
 
 if TYPE_CHECKING:
     import httpx
@@ -20,7 +22,12 @@ if TYPE_CHECKING:
     from .breaker import CircuitBreakers
     from .openai import OpenAICompatibleBackend
     from .ratelimit import RateLimits
+    from .streams import ApiBackend, ResponsesFallback
+    from .tiers import Api
     from .wire import Wire
+
+    #: What :meth:`Backends.backend` makes: chat completions, or the Responses / Messages APIs.
+    ModelBackend = OpenAICompatibleBackend | ApiBackend | ResponsesFallback
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -39,6 +46,12 @@ def new_http_client() -> httpx.AsyncClient:
     )
 
 
+#: Providers whose chat model may turn out to be served by the Responses API only (OpenAI's own
+#: 400 "only supported in v1/responses"). Others get the chat backend bare: the fallback is a
+#: generator hop per token (0.5 us) and an object per job on the path to the first edit.
+RESPONSES_CAPABLE = frozenset({"openai"})
+
+
 class Backends:
     """Makes model backends; keeps what outlives one call (connections, limits, breakers)."""
 
@@ -51,6 +64,8 @@ class Backends:
         self._breakers: CircuitBreakers | None = None
         #: Model ids discovered from /v1/models, per ``profile:baseUrl`` and per profile.
         self.discovered: dict[str, str] = {}
+        #: Refused speed tiers and Responses-only models, for the session.
+        self.memory = SessionMemory()
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -88,8 +103,9 @@ class Backends:
         """The model a profile calls: its own, or the one discovered for it."""
         return profile.model or self.discovered.get(profile.name)
 
-    async def backend(self, profile: ResolvedProfile) -> OpenAICompatibleBackend:
-        """The profile's model backend (the model id asked from /v1/models once, if unset)."""
+    async def backend(self, profile: ResolvedProfile) -> ModelBackend:
+        """The profile's model backend (the model id asked from /v1/models once, if unset),
+        over the wire its ``api`` names (:func:`.tiers.default_api` when unset)."""
         assert profile.base_url is not None
         from .openai import OpenAICompatibleBackend, list_models
 
@@ -111,7 +127,7 @@ class Backends:
             self.discovered[f"{profile.name}:{profile.base_url}"] = model
             self.discovered[profile.name] = model
             self._log(f"profiles.{profile.name}: using model {model} (first listed)")
-        return OpenAICompatibleBackend(
+        chat = OpenAICompatibleBackend(
             self.wire,
             provider=profile.provider,
             base_url=profile.base_url,
@@ -122,6 +138,43 @@ class Backends:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             profile=profile.name,
+            speed_tier=profile.settings.speed_tier,
+            memory=self.memory,
+        )
+        api = profile.api_for(model)
+        if api == "chat" and (
+            profile.settings.api is not None or profile.provider not in RESPONSES_CAPABLE
+        ):
+            return chat
+
+        def over(api: Api) -> ApiBackend:
+            from .streams import ApiBackend
+
+            assert profile.base_url is not None
+            return ApiBackend(
+                self.wire,
+                api=api,
+                provider=profile.provider,
+                base_url=profile.base_url,
+                model=model,
+                api_key=profile.api_key,
+                timeout_ms=profile.settings.timeout_ms,
+                rate_limits=self.rate_limits,
+                memory=self.memory,
+                reasoning_effort=profile.settings.reasoning_effort,
+                speed_tier=profile.settings.speed_tier,
+                key_hint=profile.key_hint,
+                profile=profile.name,
+                fim=chat,
+            )
+
+        if api != "chat":
+            return over(api)
+        from .streams import ResponsesFallback
+
+        # ``api`` unset: a model served by the Responses API only moves there (once, said).
+        return ResponsesFallback(
+            chat, lambda: over("responses"), self.memory, profile=profile.name, log=self._log
         )
 
     # -- circuit breakers, per (baseUrl, model) ---------------------------------------------------

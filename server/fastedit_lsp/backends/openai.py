@@ -1,7 +1,8 @@
 """OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
-the server's one :class:`~.wire.Wire` (its own HTTP/1.1 path; never a client per call; the model
+the server's one :class:`~.wire.Wire` (its own HTTP/1.1 path; never a client per call; every
+model stream, the Responses and Messages APIs' too, opens through :func:`open_stream`; the model
 list, :func:`list_models`, over the shared ``httpx.AsyncClient``). The same streaming loop
 serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
 and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import random
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,10 +35,18 @@ import orjson
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable, stop_reason
-from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
+from .fim import (
+    FimKind,
+    FimRequest,
+    build_fim_body,
+    fim_base_url,
+    fim_endpoint,
+    parse_fim_chunk,
+)
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
 from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
+from .tiers import SessionMemory, TierFields, refuses_field, served_tier, tier_fields
 from .wire import Response, Wire
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
@@ -318,7 +328,7 @@ DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 0.5
 
 
-async def _drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -> None:
+async def drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -> None:
     async def read() -> None:
         size = 0
         async for chunk in chunks:
@@ -329,6 +339,37 @@ async def _drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -
     # Failing here loses only the connection's reuse: the answer is complete.
     with contextlib.suppress(TimeoutError, httpx.HTTPError):
         await asyncio.wait_for(read(), seconds)
+
+
+def open_stream(
+    wire: Wire,
+    target: _Target,
+    url: str,
+    body: dict[str, Any],
+    *,
+    headers: dict[str, str],
+    timeout_s: float,
+    info: StreamInfo,
+) -> AbstractAsyncContextManager[Response]:
+    """``async with open_stream(...) as response``: the one place a model stream's request goes
+    out, over the server's one wire: chat completions and FIM (:class:`OpenAICompatibleBackend`)
+    and the Responses and Messages APIs (:class:`.streams.ApiBackend`) all POST here, so the
+    transport (connections, proxies, TLS) is chosen in one place.
+
+    ``body`` is sent as JSON; the read timeout is the longest silence between two reads (what a
+    stalled model is), the connect timeout at most 5 s; ``info.sent`` is called once the request
+    is written (a retried request does not call it again).
+    """
+    target.check_base_url()
+    return wire.stream(
+        "POST",
+        url,
+        headers=list(headers.items()),
+        body=json_body(body),
+        connect_timeout=min(timeout_s, 5.0),
+        read_timeout=timeout_s,
+        sent=_once(info),
+    )
 
 
 def _once(info: StreamInfo) -> Callable[[], None] | None:
@@ -359,6 +400,8 @@ class _Call:
     parse: Callable[[str], ChatChunk]
     #: The FIM dialect, for its 404 message; None for chat.
     fim: FimKind | None = None
+    #: The speed tier's fields in ``body`` (chat only), taken out again if refused.
+    tier: TierFields | None = None
 
 
 class OpenAICompatibleBackend:
@@ -384,6 +427,8 @@ class OpenAICompatibleBackend:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         profile: str | None = None,
+        speed_tier: str | None = None,
+        memory: SessionMemory | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
@@ -393,8 +438,6 @@ class OpenAICompatibleBackend:
         self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
-        # Read timeout = the longest silence between two reads, which is what a stalled model is.
-        self._connect_timeout_s = min(self._timeout_s, 5.0)
         self._rate_limits = rate_limits
         self._rate_key = rate_key(base_url, model)
         self._retries = retries
@@ -403,6 +446,9 @@ class OpenAICompatibleBackend:
         self._wall_clock = wall_clock
         #: The profile's name (``fast``, ``standard``), for messages naming its settings.
         self._profile = profile
+        #: The profile's ``speedTier`` (sent as ``service_tier``), and what the session learnt.
+        self._tier = speed_tier
+        self._memory = memory if memory is not None else SessionMemory()
 
     def __repr__(self) -> str:
         key = "set" if self._target.api_key is not None else "none"
@@ -416,9 +462,16 @@ class OpenAICompatibleBackend:
         body = build_chat_body(
             request, model=self.model, preset=self._preset, reasoning_effort=self._reasoning_effort
         )
-        return self._stream(
-            _Call(f"{self.base_url}/chat/completions", body, parse_chat_chunk), info
-        )
+        tier = None
+        if self._tier:
+            info.tier_asked = self._tier
+            if self._rate_key in self._memory.no_tier:
+                info.tier_served = "standard"
+            else:
+                tier = tier_fields(self.provider, "chat", self._tier)
+                body.update(tier.body)
+        url = f"{self.base_url}/chat/completions"
+        return self._stream(_Call(url, body, parse_chat_chunk, tier=tier), info)
 
     def fim_stream(
         self, request: FimRequest, kind: FimKind, info: StreamInfo
@@ -428,7 +481,7 @@ class OpenAICompatibleBackend:
         Over the ``kind`` dialect (:mod:`.fim`), with exactly the guarantees of :meth:`stream`.
         """
         body = build_fim_body(kind, request, model=self.model, preset=self._preset)
-        url = fim_endpoint(kind, self.base_url)
+        url = fim_endpoint(kind, fim_base_url(self._preset, self.base_url))
         return self._stream(_Call(url, body, lambda data: parse_fim_chunk(kind, data), kind), info)
 
     async def _stream(self, call: _Call, info: StreamInfo) -> AsyncGenerator[str, None]:
@@ -447,26 +500,45 @@ class OpenAICompatibleBackend:
                         yield text
                 return
             except BackendError as error:
+                tier = call.tier
+                if (
+                    tier is not None
+                    and error.kind == "bad_request"
+                    and not info.deltas
+                    and refuses_field(str(error), tier.name)
+                ):
+                    call = self._without_tier(call, tier, str(error), info)
+                    continue
                 if error.kind != "server" or info.deltas or attempt > self._retries:
                     raise
             await asyncio.sleep(self._backoff(attempt))
             attempt += 1
 
+    def _without_tier(self, call: _Call, tier: TierFields, said: str, info: StreamInfo) -> _Call:
+        """The call again without the refused speed tier, never sent again this session."""
+        self._memory.no_tier.add(self._rate_key)
+        info.tier_served = "standard"
+        info.notes.append(
+            f"{self._target.who} refused speedTier {self._tier} ({tier.name}): sent again "
+            f"without it, and not sent again this session ({said})"
+        )
+        body = {k: v for k, v in call.body.items() if k not in tier.body}
+        return dataclasses.replace(call, body=body, tier=None)
+
     async def _attempt(
         self, call: _Call, info: StreamInfo, attempt: int
     ) -> AsyncGenerator[str, None]:
-        self._target.check_base_url()
         headers = self._target.headers("text/event-stream")
         headers["Content-Type"] = "application/json"
         try:
-            async with self._wire.stream(
-                "POST",
+            async with open_stream(
+                self._wire,
+                self._target,
                 call.url,
-                headers=list(headers.items()),
-                body=json_body(call.body),
-                connect_timeout=self._connect_timeout_s,
-                read_timeout=self._timeout_s,
-                sent=_once(info),
+                call.body,
+                headers=headers,
+                timeout_s=self._timeout_s,
+                info=info,
             ) as response:
                 await self._check_response(response, call, attempt)
                 parser, state = SSEParser(), _StreamState()
@@ -482,7 +554,7 @@ class OpenAICompatibleBackend:
                                 yield text
                             except GeneratorExit:
                                 if info.linger and not state.done and not _closed_by_cancel():
-                                    await _drain(chunks, info.linger)
+                                    await drain(chunks, info.linger)
                                 raise
                         if state.done:
                             break
@@ -490,7 +562,7 @@ class OpenAICompatibleBackend:
                         break
                 self._check_complete(state, info)
                 if state.done:
-                    await _drain(chunks)
+                    await drain(chunks)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise transport_error(
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
@@ -571,6 +643,8 @@ class OpenAICompatibleBackend:
             info.finish_reason = chunk.finish_reason
             info.stop_reason = stop_reason(chunk.finish_reason)
             info.stop_detail = chunk.finish_reason
+        if chunk.service_tier is not None and call.tier is not None and self._tier:
+            info.tier_served = served_tier(self._tier, call.tier, chunk.service_tier)
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
         if chunk.prediction_tokens is not None:
@@ -633,7 +707,7 @@ async def list_models(
         async with client.stream(
             "GET",
             target.url("/models"),
-            headers=target.headers("application/json"),
+            headers=_models_headers(target),
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
         ) as response:
             if not response.is_success:
@@ -642,6 +716,17 @@ async def list_models(
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise transport_error(exc, target, timeout_s=timeout_s, deltas=0) from exc
     return _model_ids(body, target)
+
+
+def _models_headers(target: _Target) -> dict[str, str]:
+    """Anthropic's model list takes the key as ``x-api-key``, with its version header."""
+    headers = target.headers("application/json")
+    if target.provider == "anthropic":
+        key = headers.pop("Authorization", None)
+        if key is not None:
+            headers["x-api-key"] = key.removeprefix("Bearer ")
+        headers["anthropic-version"] = "2023-06-01"
+    return headers
 
 
 async def _models_status_error(response: httpx.Response, target: _Target) -> BackendError:

@@ -118,6 +118,8 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
     from ..backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
     from ..backends.openai import OpenAICompatibleBackend, list_models
     from ..backends.ratelimit import RateLimits
+    from ..backends.streams import ApiBackend
+    from ..backends.tiers import SessionMemory
     from ..backends.trust import shared
     from ..backends.wire import Wire
 
@@ -144,19 +146,40 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
             return [*lines, f"fix: set profiles.{profile.name}.model"], False
         if profile.model and models and profile.model not in models:
             lines.append(f"warning: {profile.model} is not in the list above")
-        backend = OpenAICompatibleBackend(
-            wire,
-            provider=profile.provider,
-            base_url=profile.base_url,
-            model=model,
-            api_key=profile.api_key,
-            timeout_ms=profile.settings.timeout_ms,
-            rate_limits=RateLimits(),
-            reasoning_effort=profile.settings.reasoning_effort,
-            key_hint=profile.key_hint,
-            retries=0,
-            profile=profile.name,
-        )
+        api = profile.api_for(model)
+        backend: OpenAICompatibleBackend | ApiBackend
+        if api != "chat":
+            backend = ApiBackend(
+                wire,
+                api=api,
+                provider=profile.provider,
+                base_url=profile.base_url,
+                model=model,
+                api_key=profile.api_key,
+                timeout_ms=profile.settings.timeout_ms,
+                rate_limits=RateLimits(),
+                memory=SessionMemory(),
+                reasoning_effort=profile.settings.reasoning_effort,
+                speed_tier=profile.settings.speed_tier,
+                key_hint=profile.key_hint,
+                retries=0,
+                profile=profile.name,
+            )
+        else:
+            backend = OpenAICompatibleBackend(
+                wire,
+                provider=profile.provider,
+                base_url=profile.base_url,
+                model=model,
+                api_key=profile.api_key,
+                timeout_ms=profile.settings.timeout_ms,
+                rate_limits=RateLimits(),
+                reasoning_effort=profile.settings.reasoning_effort,
+                key_hint=profile.key_hint,
+                retries=0,
+                profile=profile.name,
+                speed_tier=profile.settings.speed_tier,
+            )
         request = ChatRequest(
             messages=(
                 ChatMessage("user", "Count from 1 to 40, separated by spaces. Only numbers."),
@@ -181,7 +204,13 @@ async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
     # The decode speed: the tokens after the first over the time from the first to the last.
     span = (info.last_delta_at or ended) - info.first_delta_at
     speed = f"{(tokens - 1) / span:,.0f} tok/s" if span > 0 and tokens > 1 else "instant"
-    lines.append(f"stream: {model}: {speed}, first token {ttft:.0f} ms, {tokens} tokens")
+    tier = ""
+    if info.tier_asked is not None:
+        tier = f", {info.tier_asked} tier asked, {info.tier_served or 'unknown'} served"
+    lines.append(
+        f"stream: {model} over the {api} API{tier}: {speed}, first token {ttft:.0f} ms, "
+        f"{tokens} tokens"
+    )
     return lines, True
 
 

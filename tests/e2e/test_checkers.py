@@ -52,8 +52,13 @@ def _tool(folder: Path, name: str, body: str) -> Path:
 
 
 async def _start(make_editor: MakeEditor, root: Path, options: dict[str, Any], **kw: Any) -> Editor:
+    """A server in ``root`` whose checkers are the server's own choice (every one found on PATH
+    outside the workspace, unless ``options`` name some): the harness's default is none."""
     return await make_editor(
-        init_options={"mode": "fast", **options}, root_uri=from_fs_path(str(root)), **kw
+        init_options={"mode": "fast", **options},
+        root_uri=from_fs_path(str(root)),
+        checkers=None,
+        **kw,
     )
 
 

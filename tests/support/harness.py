@@ -11,11 +11,13 @@ Every edit the server sends is checked: no resource operations, only documents t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from lsprotocol import types
@@ -67,6 +69,15 @@ def with_checkers(options: Any, checkers: Sequence[str] | None = TEST_CHECKERS) 
     if isinstance(verify, dict) and "checkers" not in verify:
         section["verify"] = {**verify, "checkers": list(checkers)}
     return options
+
+
+def checkers_config(path: Path, settings: str = "") -> str:
+    """Write a ``FASTEDIT_CONFIG`` file at ``path``: ``settings`` (TOML, in a ``[fastedit]``
+    table) and :data:`TEST_CHECKERS`, for an editor set up as a new user's (whose init file is
+    the README's, with no room for them); its path, the variable's value."""
+    checkers = f"[fastedit.verify]\ncheckers = {json.dumps(list(TEST_CHECKERS))}\n"
+    path.write_text(f"{settings}\n{checkers}", encoding="utf-8")
+    return str(path)
 
 
 def _units(text: str, encoding: str) -> int:

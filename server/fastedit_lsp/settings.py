@@ -44,6 +44,9 @@ FimStyle = Literal["chat", "completions", "infill", "mistral", "inception"]
 GIT_IGNORED = "<git-ignored>"
 #: Settings a repository must not control (see the module docstring).
 KEY_ROUTING = ("provider", "baseUrl", "apiKeyEnv")
+#: Settings that let the repository's own code run (``verify.*``): like key routing, never taken
+#: from ``workspace/configuration`` (a repository's .vscode/settings.json could set them).
+CODE_ROUTING = ("trustWorkspaceTools", "checkers")
 
 
 class _Model(BaseModel):
@@ -246,6 +249,27 @@ class TestsSettings(_Model):
     run: bool = Field(False, description="Run generated tests (executes your code).")
 
 
+class VerifySettings(_Model):
+    timeout_ms: int = Field(
+        2000,
+        ge=0,
+        le=60000,
+        description="How long the project's checkers (ruff, mypy, pyright, go vet, tsc) may run "
+        "before a job ends; a later result is recorded as timed out and can still flag the region.",
+    )
+    trust_workspace_tools: bool = Field(
+        False,
+        description="Run checkers found inside the workspace (.venv/bin, node_modules/.bin): "
+        "they are the repository's code. Not read from workspace/configuration.",
+    )
+    checkers: tuple[str, ...] | None = Field(
+        None,
+        description="The checkers to run (ruff, mypy, pyright, go vet, tsc); those listed may come "
+        "from the workspace. Unset: every checker found on PATH outside the workspace; []: "
+        "none. Not read from workspace/configuration.",
+    )
+
+
 class ContextSettings(_Model):
     exclude: tuple[str, ...] = Field(
         (*DEFAULT_EXCLUDE, GIT_IGNORED),
@@ -325,6 +349,7 @@ class Settings(_Model):
         ("fast", "standard", "local"), description="Fallback chain when a profile fails."
     )
     tests: TestsSettings = TestsSettings()
+    verify: VerifySettings = VerifySettings()
     context: ContextSettings = ContextSettings()
     actions: tuple[ActionSettings, ...] = Field(
         (),
@@ -450,6 +475,12 @@ def _strip_key_routing(data: Any) -> tuple[dict[str, Any], list[str]]:
                     if key in profile:
                         del profile[key]
                         dropped.append(f"fastedit.profiles.{name}.{key}")
+    verify = clean.get("verify")
+    if isinstance(verify, dict):
+        for key in CODE_ROUTING:
+            if key in verify:
+                del verify[key]
+                dropped.append(f"fastedit.verify.{key}")
     return clean, dropped
 
 
@@ -481,8 +512,8 @@ def resolve(layers: list[tuple[Layer, Any]]) -> Resolved:
             data, dropped = _strip_key_routing(data)
             warnings.extend(
                 f"{key} is ignored from workspace settings (a repository could set it to send "
-                "your key elsewhere); set it in initializationOptions, FASTEDIT_CONFIG or the "
-                "environment"
+                "your key elsewhere or run its own code); set it in initializationOptions, "
+                "FASTEDIT_CONFIG or the environment"
                 for key in dropped
             )
         else:

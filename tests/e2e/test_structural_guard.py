@@ -16,7 +16,7 @@ from typing import Any
 from fastedit_lsp.core import json_codec
 from fastedit_lsp.tools.lsp_client import LspClient
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
-from tests.support.harness import hermetic_env
+from tests.support.harness import hermetic_env, with_checkers
 
 DEBUG = "fastedit/debugTimings"
 STATS = "fastedit/debugStats"
@@ -123,7 +123,7 @@ class Session:
                     "workspace": {"applyEdit": True, "configuration": True},
                     "textDocument": {"inlineCompletion": {}},
                 },
-                "initializationOptions": options,
+                "initializationOptions": with_checkers(options),
             },
             seconds=60,
         )

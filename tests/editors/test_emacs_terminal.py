@@ -29,6 +29,7 @@ import pytest
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.editors.emacs_driver import ELISP, emacs, skip_or_fail
 from tests.support.editors.polling import poll
+from tests.support.harness import checkers_config
 
 WIDTH, HEIGHT = 120, 36
 #: A hang guard: a job's text lands in well under a second; a first start loads three servers.
@@ -199,6 +200,8 @@ def _emacs(
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         TERM="xterm-256color",
+        # The harness's checkers (none) go where the README's setup leaves room.
+        FASTEDIT_CONFIG=checkers_config(tmp_path / "fastedit.toml"),
     )
     if stub is not None:
         env.update(

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.checkers import CheckerRun, Shadow
     from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
@@ -86,6 +87,8 @@ class ServerHost:
         self._java = JavaPackages()
         #: Rust packages' manifests (the crates a path may start with), kept per manifest.
         self._rust = RustCrates()
+        #: The project's checkers still running (a result may come after its job ended).
+        self._checking: set[asyncio.Future[list[CheckerRun]]] = set()
 
     @property
     def mode(self) -> Mode:
@@ -333,3 +336,33 @@ class ServerHost:
 
         source_path, root = self._code_paths(destination)
         return await run_tests(destination.path, source_path, root, module_text)
+
+    # -- the project's own checkers (CheckerHost) ---------------------------------------------
+
+    def start_checkers(
+        self, job: Job, shadow: Shadow
+    ) -> tuple[tuple[str, ...], asyncio.Future[list[CheckerRun]] | None]:
+        from ..engines.checkers import FOR_LANGUAGE
+        from ..project.checkers import run_checkers, wanted
+
+        verify = self.settings.verify
+        listed = verify.checkers
+        names = tuple(wanted(shadow.language, FOR_LANGUAGE.get(shadow.language, ()), listed))
+        if not names:
+            return (), None
+        root = self._workspace_root_for(shadow.path)
+        task = asyncio.ensure_future(
+            run_checkers(
+                shadow,
+                root,
+                names,
+                trust_workspace=verify.trust_workspace_tools,
+                listed=listed,
+            )
+        )
+        self._checking.add(task)
+        task.add_done_callback(self._checking.discard)
+        return names, task
+
+    def flag(self, job: Job) -> None:
+        self._reporter.verified_late(job)

@@ -183,8 +183,8 @@ class FasteditServer(PatchedLanguageServer):
                 backends=lambda: self.backends,
                 workspace_root_for=self.workspace_root_for,
             )
-            # Both ports: what every job needs, and test writing's.
-            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host)
+            # The ports: what every job needs, test writing's, the project's checkers'.
+            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host, checkers=host)
         return self._runner
 
     @property

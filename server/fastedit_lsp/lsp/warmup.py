@@ -82,6 +82,9 @@ JOB_MODULES = (
     "fastedit_lsp.engines.names.python_stdlib",
     "fastedit_lsp.engines.cpython",
     "tree_sitter",
+    # Which of the project's checkers run on the draft (asked by every Python, Go or TypeScript
+    # draft's check, whether or not one runs).
+    "fastedit_lsp.project.checkers",
     # What keeps the kept parses current after the job's edits come back as didChange.
     "fastedit_lsp.lsp.parse_trees",
 )

@@ -21,7 +21,7 @@ from .announce import Announcer
 from .drafts import Drafts
 from .edits import EditSession
 from .models import Key
-from .ports import JobHost, TestModuleHost
+from .ports import CheckerHost, JobHost, TestModuleHost
 from .rewrite import RewriteSession
 
 
@@ -37,6 +37,8 @@ class JobRun:
     #: (baseUrl, model)s that answered 400 to ``prediction`` (the runner's, shared by jobs).
     no_prediction: set[Key] = field(default_factory=set)
     tests: TestModuleHost | None = None
+    #: The project's own checkers (None: this host runs none).
+    checkers: CheckerHost | None = None
     #: Requests ask for the profile's whole ``maxTokens`` (auto mode asked a cut-off answer
     #: again); False: the action's own budget.
     raised: bool = False

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.editors.availability import in_ci
+from tests.support.harness import TEST_CHECKERS
 
 REPO = Path(__file__).resolve().parents[3]
 ELISP = REPO / "editors" / "emacs"
@@ -95,6 +96,18 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def scenario_env(env: dict[str, str], out: Path) -> dict[str, str]:
+    """``env`` with what a scenario's Lisp reads: this venv's python, where its observations go,
+    and the harness's ``verify.checkers`` (JSON), which the client's initializationOptions
+    carry unless the scenario's settings name theirs."""
+    return {
+        **env,
+        "FASTEDIT_TEST_PY": sys.executable,
+        "FASTEDIT_TEST_OUT": str(out),
+        "FASTEDIT_TEST_CHECKERS": json.dumps(list(TEST_CHECKERS)),
+    }
+
+
 def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str, Any]:
     """Run ``scenario`` (Emacs Lisp) in ``emacs --batch`` in ``tmp_path``; its observations.
 
@@ -107,7 +120,7 @@ def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str
     script.write_text(f";; -*- coding: utf-8 -*-\n{scenario}", encoding="utf-8")
     out = tmp_path / "observations.json"
     command = [emacs(), "--batch", "-L", str(ELISP), "-l", str(PRELUDE), "-l", str(script)]
-    env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
+    env = scenario_env(env, out)
     try:
         done = subprocess.run(
             command,

@@ -146,7 +146,7 @@ _SOURCES = (".c", ".cc", ".cpp", ".cxx")
 
 def _included_by_sibling(path: Path) -> bool:
     """Whether a source file next to ``path`` (itself a source file) ``#include``s it."""
-    if path.suffix not in _SOURCES:
+    if path.suffix not in _SOURCES or not path.parent.is_dir():
         return False
     needle = f'"{path.name}"'.encode()
     try:

@@ -23,6 +23,7 @@ import re
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from .bindings import _places as places
 from .findings import CIncludes, Finding
 
 if TYPE_CHECKING:
@@ -194,8 +195,8 @@ class _Bound:
     words, each classified by its node; a word in a macro's body counts, as the macro may
     declare it when expanded)."""
 
-    def __init__(self, tree: Tree, data: bytes) -> None:
-        self._tree, self._data = tree, data
+    def __init__(self, tree: Tree, data: bytes, near: int) -> None:
+        self._tree, self._data, self._near = tree, data, near
         self._known: dict[str, bool] = {}
 
     def __contains__(self, name: object) -> bool:
@@ -207,19 +208,10 @@ class _Bound:
 
     def _find(self, name: str) -> bool:
         word = name.encode()
-        data = self._data
-        at = data.find(word)
-        while at >= 0:
-            end = at + len(word)
-            before, after = data[at - 1 : at] if at else b"", data[end : end + 1]
-            whole = not (before.isalnum() or before == b"_") and not (
-                after.isalnum() or after == b"_"
-            )
-            if whole:
-                node = self._tree.root_node.descendant_for_byte_range(at, end)
-                if node is not None and _binds(node):
-                    return True
-            at = data.find(word, end)
+        for at in places(self._data, word, self._near):  # nearest the region first
+            node = self._tree.root_node.descendant_for_byte_range(at, at + len(word))
+            if node is not None and _binds(node):
+                return True
         return False
 
 
@@ -331,12 +323,12 @@ def _guard(node: Node) -> bool:
 
 def _include_names(
     tree: Tree, data: bytes, cpp: bool, includes: CIncludes | None
-) -> tuple[set[str], str | None, str | None]:
+) -> tuple[list[frozenset[str]], str | None, str | None]:
     """Every word the file's includes may bring, and why they are not all known: a header not
     known (None: all are), one not known under an ``#if`` (another platform's, as a rule: it
     makes only the reads under an ``#if`` uncertain). Every ``#include`` line counts, whatever
     ``#if`` it is under (a superset)."""
-    names: set[str] = set()
+    names: list[frozenset[str]] = []
     unknown: str | None = None
     conditional: str | None = None
     for match in _INCLUDE.finditer(data):
@@ -345,17 +337,21 @@ def _include_names(
             unknown = unknown or f"'#include {raw}' names a macro"
             continue
         header, quoted = raw[1:-1].strip(), raw[0] == '"'
+        table = None if quoted else system_header(header, cpp)
+        if table is not None:
+            names.append(table)
+            continue
         found = includes.header(header, quoted) if includes is not None else None
         if found is not None:
-            names |= found.words
+            names.append(found.words)
             for system in found.system:
                 table = system_header(system, cpp)
                 if table is not None:
-                    names |= table
+                    names.append(table)
             continue
         table = system_header(header, cpp)
         if table is not None:
-            names |= table
+            names.append(table)
             continue
         why = f"the header {raw} cannot be read"
         if not quoted and _conditional(tree.root_node.descendant_for_byte_range(*match.span(1))):
@@ -366,7 +362,7 @@ def _include_names(
 
 
 def _namespaces_unknown(
-    tree: Tree, data: bytes, known: set[str], bound: _Bound, reads: list[Node]
+    tree: Tree, data: bytes, known: list[frozenset[str]], reads: list[Node]
 ) -> str | None:
     """Why a ``using namespace`` makes the file's names uncertain (None: it does not)."""
     if b"using" not in data:
@@ -383,7 +379,7 @@ def _namespaces_unknown(
                 continue
             target = _text(node.children[2])
             head = re.split(r"::", target.lstrip(":"))[0]
-            if head != "std" and head not in declared and head not in known:
+            if head != "std" and head not in declared and not any(head in k for k in known):
                 return f"'using namespace {target}' brings names not known"
             continue
         stack.extend(node.children)
@@ -403,7 +399,7 @@ def findings(
     declares; a string (why) when such a name may still come from something unknown."""
     if tree.root_node.has_error and _broken_near(tree, start, end):
         return "the text around the draft does not parse"
-    bound = _Bound(tree, data)
+    bound = _Bound(tree, data, start)
     reads = _reads(tree, start, end)
     macros: frozenset[str] | None = None
     candidates: list[Node] = []
@@ -418,15 +414,15 @@ def findings(
             )
         if _in_macro_arguments(node, macros) or (cpp and _in_template(node)):
             continue
-        if name in bound:
-            continue
         candidates.append(node)
     if not candidates:
         return []
-    if _INCLUDE.search(data) is None:
-        return "the file includes nothing (a part another file includes?)"
+    # What the includes bring first (sets: cheap), then the file's declarations (searched).
     known, unknown, conditional = _include_names(tree, data, cpp, includes)
-    candidates = [n for n in candidates if _text(n) not in known]
+    candidates = [n for n in candidates if not any(_text(n) in words for words in known)]
+    candidates = [n for n in candidates if _text(n) not in bound]
+    if candidates and _INCLUDE.search(data) is None:
+        return "the file includes nothing (a part another file includes?)"
     if candidates and any(_conditional(n) for n in candidates):
         # Code under an #if may be another configuration's (or dead: #if 0).
         conditional = conditional or "the name is read under an #if"
@@ -442,7 +438,7 @@ def findings(
     if unknown is None and _PASTES.search(data) is not None:
         unknown = "a macro of the file pastes tokens (##)"
     if unknown is None and cpp:
-        unknown = _namespaces_unknown(tree, data, known, bound, candidates)
+        unknown = _namespaces_unknown(tree, data, known, candidates)
     if unknown is not None:
         return unknown
     out: list[Finding] = []

@@ -109,13 +109,20 @@ def test_cpp_members_templates_and_std_are_not_flagged_wrongly() -> None:
         "#include <vector>\n#include <string>\n"
         "class Box { public: int size() const { return count_ + extra(); }\n"
         "  int extra() const { return 1; }\n  int count_ = 0; };\n"
-        "template <typename T> int g(T t) { return helper(t); }\n"
         "int h(const std::vector<int>& v) { auto [a, b] = std::pair<int, int>{1, 2};\n"
         "  return static_cast<int>(v.size()) + a + b + [&](int k) { return k; }(3); }\n"
     )
     verdict = _check(text, "cpp")
     assert verdict.ok is True, verdict.message
     assert _check(text.replace("count_ + extra", "cout_ + extra"), "cpp").ok is False
+
+
+def test_a_templates_dependent_call_is_not_checked_rather_than_ok() -> None:
+    text = "#include <vector>\ntemplate <typename T> int g(T t) { return helper(t); }\n"
+    verdict = _check(text, "cpp")
+    assert verdict.ok is None and "'helper' is a template's name" in verdict.message
+    plain = "#include <vector>\ntemplate <typename T> int g(T t) { return t + offset; }\n"
+    assert _check(plain, "cpp").ok is False
 
 
 def test_cpp_using_namespace_of_an_unknown_namespace_is_not_checked() -> None:

@@ -8,8 +8,13 @@ declares; nothing is preprocessed or run), with the words of the headers it incl
 a system header the shipped table knows is only named (the names check adds what the table
 knows of it: names a macro pastes together).
 
+A header found neither there nor next to the file is looked for where a build's include path
+(``-I``) would point, as a rule: the folders above the file (up to the project's root, four at
+most), themselves or their ``include/`` or ``src/``, and node-addon-api's and nan's packages.
+
 A header that cannot be found or read, or that includes one that cannot (unless under an
-``#if``: another platform's, as a rule), makes the answer None: the check then does not flag
+``#if``, or inside a header included under one: another platform's, as a rule), makes the
+answer None: the check then does not flag
 a name it does not know. A source file that another one next to it includes (a unity build) is
 marked so. Each file's words are kept by its size and modification time.
 """
@@ -38,6 +43,8 @@ def system_dirs() -> tuple[Path, ...]:
     candidates += sorted(Path("/usr/include").glob("*-linux-gnu*"))
     candidates += sorted(Path("/usr/lib/gcc").glob("*/*/include"), reverse=True)[:1]
     candidates.append(Path("/usr/include"))
+    # Node's headers (``node.h``, ``node_api.h``, ``uv.h``, ``v8.h``: what node-gyp gives an addon).
+    candidates.append(Path("/usr/include/node"))
     # The server's Python's headers (``Python.h``: an extension module's include path).
     candidates.append(Path(sysconfig.get_paths()["include"]))
     return tuple(d for d in candidates if d.is_dir())
@@ -71,11 +78,14 @@ class CHeaders:
         found: set[str] = set()
         system: list[str] = [] if quoted else [name]
         seen = {str(first)}
-        todo = [first]
+        # (a file, whether it is included under an #if somewhere on the way)
+        todo = [(first, False)]
         while todo:
-            file = todo.pop()
+            file, optional = todo.pop()
             read = self._read(file)
             if read is None:
+                if optional:
+                    continue
                 return None
             found |= read[0]
             for nested, nested_quoted in read[1]:
@@ -84,7 +94,8 @@ class CHeaders:
                 if not nested_quoted and in_table(nested):
                     continue  # the table knows it (and what it includes) better than its text
                 at = self._find(nested, nested_quoted, file.parent)
-                if at is None and (nested, nested_quoted) in read[2]:
+                conditional = optional or (nested, nested_quoted) in read[2]
+                if at is None and conditional:
                     continue  # under an #if: another platform's, as a rule
                 if at is None:
                     return None  # its names are not known: nor are the includer's
@@ -92,7 +103,7 @@ class CHeaders:
                     if len(seen) >= MAX_FILES:
                         return None
                     seen.add(str(at))
-                    todo.append(at)
+                    todo.append((at, conditional))
         return CHeader(frozenset(found), tuple(system))
 
     def _find(self, name: str, quoted: bool, folder: Path) -> Path | None:
@@ -105,7 +116,7 @@ class CHeaders:
         for directory in self._system:
             if (directory / name).is_file():
                 return directory / name
-        return None
+        return _in_project(name, folder)
 
     def _read(self, file: Path) -> _Read | None:
         try:
@@ -137,6 +148,34 @@ class CHeaders:
         answer = (words(text), tuple(nested), frozenset(conditional))
         self._files[str(file)] = (key, answer)
         return answer
+
+
+#: Folders climbed at most to find a header where a build's include path would (``-I``).
+MAX_UP = 4
+#: Files that mark a project's root: the climb stops there.
+_ROOTS = (".git", "binding.gyp", "CMakeLists.txt", "meson.build", "configure", "setup.py")
+#: Where a build's include path usually points, under a folder of the project.
+_UNDER = ("", "include", "src", "node_modules/node-addon-api", "node_modules/nan")
+
+
+def _in_project(name: str, folder: Path) -> Path | None:
+    """Where a header the include path of a build would find is, as a rule: in a folder above
+    the including file's (up to its project's root, :data:`MAX_UP` at most), itself or under its
+    ``include/`` or ``src/`` (``"cpprest/json.h"`` → ``<root>/include/cpprest/json.h``), or in
+    node-addon-api's or nan's package (``napi.h``, ``nan.h``)."""
+    current = folder
+    for _ in range(MAX_UP):
+        parent = current.parent
+        if parent == current:
+            return None
+        current = parent
+        for under in _UNDER:
+            candidate = current / under / name if under else current / name
+            if candidate.is_file():
+                return candidate
+        if any((current / marker).exists() for marker in _ROOTS):
+            return None
+    return None
 
 
 #: Source files next to a document read at most to find one that includes it.

@@ -216,8 +216,10 @@ class _Bound:
 
 
 def _binds(node: Node) -> bool:
-    if node.type == "preproc_arg":
-        return True  # a macro's body: may declare the name when expanded
+    if node.type in ("preproc_arg", "preproc_def", "preproc_function_def", "preproc_call"):
+        return True  # a macro's body (may declare the name when expanded), a #define's line
+    if node.type == "identifier" and _macro_argument(node):
+        return True  # ``STATEMENT_MUTEX(mtx);``: a macro may declare what it is handed
     if node.type not in ("identifier", "field_identifier", "type_identifier"):
         return node.type == "namespace_identifier" and _field(node) == "name"
     if declares(node):
@@ -235,6 +237,15 @@ def _binds(node: Node) -> bool:
             in_call = True
         current = current.parent
     return in_call and not inside
+
+
+def _macro_argument(node: Node) -> bool:
+    """Whether ``node`` is an argument of an all-caps call (a macro, as a rule)."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return False
+    callee = _text(parent.parent.child_by_field_name("function"))
+    return len(callee) > 1 and callee.isupper()
 
 
 def _reads(tree: Tree, start: int, end: int) -> list[Node]:
@@ -283,7 +294,38 @@ def _in_macro_arguments(node: Node, macros: frozenset[str]) -> bool:
 
 
 def _in_template(node: Node) -> bool:
+    """Whether ``node`` is in a template where its lookup may wait for the instantiation: a
+    call's function with arguments (argument-dependent lookup), or any name in a class with a
+    base class or in a member defined outside its class (a dependent base's members; MSVC
+    finds them unqualified). A plain name read elsewhere in a template is looked up where it
+    is written."""
+    templated = False
     current = node.parent
+    while current is not None:
+        if current.type == "template_declaration":
+            templated = True
+        elif current.type in ("class_specifier", "struct_specifier"):
+            if any(c.type == "base_class_clause" for c in current.children):
+                return _encloses_template(current)
+        elif current.type == "function_definition":
+            declarator = current.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            name = declarator.child_by_field_name("declarator") if declarator else None
+            if name is not None and name.type in ("qualified_identifier", "field_identifier"):
+                return _encloses_template(current)
+        current = current.parent
+    if not templated:
+        return False
+    parent = node.parent
+    if parent is not None and parent.type == "call_expression":
+        arguments = parent.child_by_field_name("arguments")
+        return arguments is not None and arguments.named_child_count > 0
+    return False
+
+
+def _encloses_template(node: Node) -> bool:
+    current: Node | None = node
     while current is not None:
         if current.type == "template_declaration":
             return True
@@ -403,6 +445,9 @@ def findings(
     reads = _reads(tree, start, end)
     macros: frozenset[str] | None = None
     candidates: list[Node] = []
+    #: Names whose lookup cannot be judged here (a macro's argument, a template's): if one
+    #: does not resolve, the answer is "not checked", never "ok".
+    unsure: list[tuple[Node, str]] = []
     for node in reads:
         name = _text(node)
         if not name or reserved(name) or name in BUILTINS or declares(node):
@@ -412,16 +457,28 @@ def findings(
                 m.group(1).decode()
                 for m in re.finditer(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", data, re.M)
             )
-        if _in_macro_arguments(node, macros) or (cpp and _in_template(node)):
-            continue
-        candidates.append(node)
-    if not candidates:
+        if _in_macro_arguments(node, macros):
+            unsure.append((node, "a macro's argument"))
+        elif cpp and _in_template(node):
+            unsure.append((node, "a template's name (looked up when it is instantiated)"))
+        else:
+            candidates.append(node)
+    if not candidates and not unsure:
         return []
     # What the includes bring first (sets: cheap), then the file's declarations (searched).
     known, unknown, conditional = _include_names(tree, data, cpp, includes)
-    candidates = [n for n in candidates if not any(_text(n) in words for words in known)]
-    candidates = [n for n in candidates if _text(n) not in bound]
-    if candidates and _INCLUDE.search(data) is None:
+
+    def resolves(node: Node) -> bool:
+        name = _text(node)
+        return any(name in words for words in known) or name in bound
+
+    candidates = [n for n in candidates if not resolves(n)]
+    if not candidates:
+        for node, why in unsure:
+            if not resolves(node):
+                return f"'{_text(node)}' is {why}"
+        return []
+    if _INCLUDE.search(data) is None:
         return "the file includes nothing (a part another file includes?)"
     if candidates and any(_conditional(n) for n in candidates):
         # Code under an #if may be another configuration's (or dead: #if 0).

@@ -71,8 +71,11 @@ FILES = 160
 #: alarms fixed (a macro pasting tokens on a continuation line, a file another includes): C
 #: 31/85, C++ 11/131, 0 and 0. Then, tuned on the tuned part only (headers where a build's -I
 #: would point, Node's headers, a macro's arguments may declare, a template's plain names
-#: checked), measured once more: C 50/85 (58.8 %), C++ 31/131 (23.7 %), 0/75 and 0/123.
-CAUGHT_FLOORS = {"c": 0.50, "cpp": 0.20}
+#: checked), measured once more: C 50/85 (58.8 %), C++ 31/131 (23.7 %), 0/75 and 0/123; and,
+#: after a third round on the tuned part (a quoted include under an #if, Node's node_modules
+#: resolution for nan.h, function heads written with a macro), C 50/85 (58.8 %), C++ 48/131
+#: (36.6 %), 0/75 and 0/123.
+CAUGHT_FLOORS = {"c": 0.50, "cpp": 0.30}
 FALSE_ALARM_CEILING = 0.01
 _HEADERS = CHeaders()
 _INCLUDE = re.compile(r"^#include <([\w/.]+)>[^\n]*\n", re.M)

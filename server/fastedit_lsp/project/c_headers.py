@@ -155,7 +155,9 @@ MAX_UP = 4
 #: Files that mark a project's root: the climb stops there.
 _ROOTS = (".git", "binding.gyp", "CMakeLists.txt", "meson.build", "configure", "setup.py")
 #: Where a build's include path usually points, under a folder of the project.
-_UNDER = ("", "include", "src", "node_modules/node-addon-api", "node_modules/nan")
+_UNDER = ("", "include", "src")
+#: Packages of node_modules a native addon's include path names (``napi.h``, ``nan.h``).
+_ADDON_PACKAGES = ("node-addon-api", "nan")
 
 
 def _in_project(name: str, folder: Path) -> Path | None:
@@ -167,14 +169,20 @@ def _in_project(name: str, folder: Path) -> Path | None:
     for _ in range(MAX_UP):
         parent = current.parent
         if parent == current:
-            return None
+            break
         current = parent
         for under in _UNDER:
             candidate = current / under / name if under else current / name
             if candidate.is_file():
                 return candidate
         if any((current / marker).exists() for marker in _ROOTS):
-            return None
+            break
+    # Node's resolution: the node_modules folders above (and next to) the file's package.
+    for above in (folder, *folder.parents):
+        modules = above if above.name == "node_modules" else above / "node_modules"
+        for package in _ADDON_PACKAGES:
+            if (modules / package / name).is_file():
+                return modules / package / name
     return None
 
 

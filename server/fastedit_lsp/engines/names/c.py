@@ -206,19 +206,29 @@ class _Bound:
             self._known[name] = self._find(name)
         return self._known[name]
 
-    def _find(self, name: str) -> bool:
+    def _find(self, name: str, skip: int = -1) -> bool:
         word = name.encode()
         for at in places(self._data, word, self._near):  # nearest the region first
+            if at == skip:
+                continue
             node = self._tree.root_node.descendant_for_byte_range(at, at + len(word))
             if node is not None and _binds(node):
                 return True
         return False
 
+    def elsewhere(self, node: Node) -> bool:
+        """Whether the file declares ``node``'s name other than at ``node`` (a macro's
+        argument counts as declared there, but not for itself)."""
+        return self._find(_text(node), node.start_byte)
+
 
 def _binds(node: Node) -> bool:
     if node.type in ("preproc_arg", "preproc_def", "preproc_function_def", "preproc_call"):
         return True  # a macro's body (may declare the name when expanded), a #define's line
-    if node.type == "identifier" and _macro_argument(node):
+    if node.type == "parameter_list" and node.parent is not None:
+        head = _text(node.parent.child_by_field_name("declarator"))
+        return len(head) > 1 and head.isupper()  # ``NAN_METHOD(name)``, read as no node
+    if node.type in ("identifier", "type_identifier") and _macro_argument(node):
         return True  # ``STATEMENT_MUTEX(mtx);``: a macro may declare what it is handed
     if node.type not in ("identifier", "field_identifier", "type_identifier"):
         return node.type == "namespace_identifier" and _field(node) == "name"
@@ -240,11 +250,19 @@ def _binds(node: Node) -> bool:
 
 
 def _macro_argument(node: Node) -> bool:
-    """Whether ``node`` is an argument of an all-caps call (a macro, as a rule)."""
+    """Whether ``node`` is an argument of an all-caps call (a macro, as a rule), or in the
+    parameters of a function head written with one (``NAN_METHOD(name) { … }``)."""
     parent = node.parent
-    if parent is None or parent.type != "argument_list" or parent.parent is None:
+    if parent is not None and parent.type == "parameter_declaration":
+        parent = parent.parent
+    if parent is None or parent.parent is None:
         return False
-    callee = _text(parent.parent.child_by_field_name("function"))
+    if parent.type == "argument_list":
+        callee = _text(parent.parent.child_by_field_name("function"))
+    elif parent.type == "parameter_list" and parent.parent.type == "function_declarator":
+        callee = _text(parent.parent.child_by_field_name("declarator"))
+    else:
+        return False
     return len(callee) > 1 and callee.isupper()
 
 
@@ -396,7 +414,7 @@ def _include_names(
             names.append(table)
             continue
         why = f"the header {raw} cannot be read"
-        if not quoted and _conditional(tree.root_node.descendant_for_byte_range(*match.span(1))):
+        if _conditional(tree.root_node.descendant_for_byte_range(*match.span(1))):
             conditional = conditional or why
         else:
             unknown = unknown or why
@@ -475,8 +493,9 @@ def findings(
     candidates = [n for n in candidates if not resolves(n)]
     if not candidates:
         for node, why in unsure:
-            if not resolves(node):
-                return f"'{_text(node)}' is {why}"
+            name = _text(node)
+            if not any(name in words for words in known) and not bound.elsewhere(node):
+                return f"'{name}' is {why}"
         return []
     if _INCLUDE.search(data) is None:
         return "the file includes nothing (a part another file includes?)"

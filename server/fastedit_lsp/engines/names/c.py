@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -355,7 +356,18 @@ def _text(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
 
 
-_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*([<\"][^>\"\n]*[>\"]|[^\s]+)", re.M)
+# (A literal '#' first: the search skips to it; a line-start anchor made it scan every line.)
+_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*([<\"][^>\"\n]*[>\"]|[^\s]+)")
+_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(")
+
+
+def _includes(data: bytes) -> Iterator[re.Match[bytes]]:
+    """The text's ``#include`` directives (a '#' first on its line)."""
+    if b"include" not in data:
+        return
+    for match in _INCLUDE.finditer(data):
+        if not data[data.rfind(b"\n", 0, match.start()) + 1 : match.start()].strip():
+            yield match
 
 
 _CONDITIONALS = frozenset(
@@ -391,7 +403,7 @@ def _include_names(
     names: list[frozenset[str]] = []
     unknown: str | None = None
     conditional: str | None = None
-    for match in _INCLUDE.finditer(data):
+    for match in _includes(data):
         raw = match.group(1).decode("utf-8", "replace")
         if raw[:1] not in ("<", '"') or len(raw) < 3:
             unknown = unknown or f"'#include {raw}' names a macro"
@@ -471,10 +483,7 @@ def findings(
         if not name or reserved(name) or name in BUILTINS or declares(node):
             continue
         if macros is None:
-            macros = frozenset(
-                m.group(1).decode()
-                for m in re.finditer(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", data, re.M)
-            )
+            macros = frozenset(m.group(1).decode() for m in _FUNCTION_MACRO.finditer(data))
         if _in_macro_arguments(node, macros):
             unsure.append((node, "a macro's argument"))
         elif cpp and _in_template(node):
@@ -497,7 +506,7 @@ def findings(
             if not any(name in words for words in known) and not bound.elsewhere(node):
                 return f"'{name}' is {why}"
         return []
-    if _INCLUDE.search(data) is None:
+    if next(_includes(data), None) is None:
         return "the file includes nothing (a part another file includes?)"
     if candidates and any(_conditional(n) for n in candidates):
         # Code under an #if may be another configuration's (or dead: #if 0).

@@ -7,8 +7,8 @@ init.el, keys are typed with ``tmux send-keys`` and the screen is read back with
 while a job runs the test sends nothing to Emacs (a status request through eglot would release
 stuck messages and hide a hang). Each action runs ``ROUNDS`` times in a row, offline and with the
 stub model, fastedit-lsp alone and beside jedi-language-server through rassumfrassum; after each
-job its text and its end message must be on the screen, then one undo takes it back. Deadlines
-are hang guards only.
+job its text and its end message must be on the screen, then one undo takes it back (write tests
+runs again on the module it wrote). Deadlines are hang guards only.
 """
 
 from __future__ import annotations
@@ -90,6 +90,10 @@ REGEX_LINE, UNFINISHED_LINE = 3, 19
 COMPLETED = "    return VERSION_PATTERN.fullmatch(text) is not None"
 PATTERN = 'ISO_DATE_PATTERN = re.compile(r"'
 BROKEN = "x = 1\nif x\n    print(x)\n"
+CALC = (
+    'def double(n: int) -> int:\n    """Twice n.\n\n    >>> double(2)\n    4\n    """\n'
+    "    return n * 2\n"
+)
 REWRITE = "def is_email(text: str) -> bool:\n    return bool(EMAIL_PATTERN.fullmatch(text))\n"
 
 
@@ -274,20 +278,42 @@ def _soak_fix_syntax(terminal: Terminal) -> None:
         _undo(terminal, lambda s: fixed.search(s) is None, "the fix")
 
 
-# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
-@pytest.mark.timeout(900)
+def _visit(terminal: Terminal, name: str) -> None:
+    """Show ``name``'s buffer in the selected window (C-x b), under fastedit."""
+    terminal.keys("C-x", "b")
+    terminal.type(name)
+    terminal.keys("Enter")
+    terminal.wait(lambda s: name in s and "FE[auto" in s, f"{name} under fastedit")
+
+
+def _soak_write_tests(terminal: Terminal) -> None:
+    """Write tests on one function again and again: the first job writes the module (shown in
+    another window), each later one finds its tests there; every job's end is said."""
+    terminal.keys("C-x", "C-f")
+    terminal.type("calc.py")
+    terminal.keys("Enter")
+    terminal.wait(lambda s: "calc.py" in s and "FE[auto" in s, "calc.py under fastedit")
+    for _ in range(ROUNDS):
+        _visit(terminal, "calc.py")
+        terminal.goto_line(1)
+        _job(terminal, ("C-c", "/", "t"), lambda s: "def test_" in s, "Write tests")
+
+
+# Up to 80 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
 def test_offline_actions_run_twenty_times_in_a_row_without_a_hang(
     terminal_tools: None, tmp_path: Path, beside: bool
 ) -> None:
-    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN)
+    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
     with _emacs(tmp_path, None, beside, *files) as (terminal, _project):
         _soak_offline_actions(terminal)
         _soak_fix_syntax(terminal)
+        _soak_write_tests(terminal)
 
 
-# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
-@pytest.mark.timeout(900)
+# Up to 80 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
 def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
     terminal_tools: None, tmp_path: Path, stub: StubModelServer, beside: bool
@@ -304,6 +330,11 @@ def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
                 "Complete the rest",
             )
             _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+        stub.default = Answer(text=r"\d{4}-\d{2}-\d{2}", token_size=3, tps=200)
+        for _ in range(ROUNDS):
+            terminal.goto_line(REGEX_LINE)
+            _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
+            _undo(terminal, lambda s: PATTERN not in s, "the pattern")
         stub.default = Answer(text=f"```python\n{REWRITE}```\n", token_size=4, tps=400)
         rewritten = "return bool(EMAIL_PATTERN.fullmatch(text))"
         for _ in range(ROUNDS):

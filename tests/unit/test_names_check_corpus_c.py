@@ -14,33 +14,31 @@ a name only it brings); no ``member`` kind (members are not checked).
 from __future__ import annotations
 
 import functools
-import os
 import random
 import re
 import sysconfig
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tree_sitter import Node
 
-from fastedit_lsp.actions import parse_check
-from fastedit_lsp.core.document import Document
 from fastedit_lsp.engines.names import c as c_names
 from fastedit_lsp.engines.parse import parse
-from fastedit_lsp.engines.parse_trees import ParseTrees
 from fastedit_lsp.project.c_headers import CHeaders
-from tests.support.summary_figures import section_lines
-from tests.unit.test_names_check_corpus import (
+from tests.support.names_corpus import (
     MAX_BYTES,
+    Corpus,
+    Cut,
+    Function,
     Sample,
-    _Cut,
-    _Function,
-    _misspell,
-    _synonym,
     held_out,
+    misspell,
+    score,
+    synonym,
+    verify,
 )
+from tests.support.summary_figures import section_lines
 
 HOME = Path.home()
 SITE = sysconfig.get_paths()["purelib"]
@@ -76,7 +74,6 @@ FILES = 160
 #: resolution for nan.h, function heads written with a macro), C 50/85 (58.8 %), C++ 48/131
 #: (36.6 %), 0/75 and 0/123.
 CAUGHT_FLOORS = {"c": 0.50, "cpp": 0.30}
-FALSE_ALARM_CEILING = 0.01
 _HEADERS = CHeaders()
 _INCLUDE = re.compile(r"^#include <([\w/.]+)>[^\n]*\n", re.M)
 
@@ -135,7 +132,7 @@ def _samples_of(language: str, path: str, text: str, rng: random.Random) -> Iter
         picked.append((node, first.start_byte, body.end_byte - 1))
     picked.sort(key=lambda f: f[1])
     for index, (node, lo, hi) in enumerate(rng.sample(picked, min(PER_FILE, len(picked)))):
-        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        cut = Cut(path, text, Function(lo, hi, []), edit=index % 2 == 1)
         body = cut.body
         yield cut.sample("control", body)
         ids = sorted(
@@ -159,7 +156,7 @@ def _samples_of(language: str, path: str, text: str, rng: random.Random) -> Iter
         ]
         if calls:
             at = rng.choice(calls)
-            new = _synonym(at[0])
+            new = synonym(at[0])
             if new not in every:
                 yield cut.sample("synonym", cut.replaced(at, new))
         bound = {
@@ -172,7 +169,7 @@ def _samples_of(language: str, path: str, text: str, rng: random.Random) -> Iter
         ]
         if local_reads:
             at = rng.choice(local_reads)
-            new = _misspell(at[0])
+            new = misspell(at[0])
             if new not in every:
                 yield cut.sample("misspelled", cut.replaced(at, new))
         read_names = {i[0] for i, _n in reads}
@@ -207,22 +204,6 @@ def _corpus(language: str) -> tuple[Sample, ...]:
     return tuple(out)
 
 
-def _verify(language: str, sample: Sample) -> dict[str, object] | None:
-    class Data:  # the fields the verifier reads of an ActionInput
-        document = Document(f"file://{sample.path}", sample.before, language_id=language)
-        path = sample.path
-        start, end = sample.start, sample.end
-        original = None
-        trees = ParseTrees()
-
-        @staticmethod
-        def package() -> object:
-            return _HEADERS.includes(sample.path)
-
-    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
-    return None if verify is None else verify(sample.draft)
-
-
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> list[str]:
     return section_lines(request, "names check corpus")
@@ -234,38 +215,14 @@ def test_injected_c_mistakes_are_caught_and_correct_answers_pass(
     language: str, part: str, figures: list[str]
 ) -> None:
     samples = [s for s in _corpus(language) if held_out(s.path) == (part == "held-out")]
-    if len(samples) < 10:
-        message = f"no {language} sources: install zlib1g-dev, nettle-dev (.ci/run)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    count: Counter[str] = Counter()
-    failed: Counter[str] = Counter()
-    alarms: list[str] = []
-    missed: list[str] = []
-    for sample in samples:
-        result = _verify(language, sample)
-        count[sample.kind] += 1
-        if result is not None and result["ok"] is False:
-            failed[sample.kind] += 1
-            if sample.kind == "control" and len(alarms) < 5:
-                alarms.append(f"{sample.path}: {result['details']}")
-        elif sample.kind != "control" and len(missed) < 40 and os.environ.get("NAMES_MISSED"):
-            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
-    mistakes = sum(count[k] for k in KINDS)
-    caught = sum(failed[k] for k in KINDS)
-    alarm_rate = failed["control"] / count["control"]
-    floor = CAUGHT_FLOORS[language]
-    per_kind = ", ".join(
-        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    c_sources, cpp_sources = "zlib, nettle, Go's cgo, mypyc", "edge-js, native modules, greenlet"
+    sources = c_sources if language == "c" else cpp_sources
+    missing = "install zlib1g-dev, nettle-dev, golang-1.19-src (.ci/run)"
+    corpus = Corpus(language, sources, missing, KINDS, CAUGHT_FLOORS[language], 10)
+    score(
+        corpus,
+        part,
+        samples,
+        lambda sample: verify(sample, language, lambda: _HEADERS.includes(sample.path)),
+        figures,
     )
-    figures.append(
-        f"{language} ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
-        f"{floor:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
-        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%})"
-    )
-    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
-    figures.extend(f"  missed: {m}" for m in missed)
-    assert mistakes >= 10 and count["control"] >= 10
-    assert alarm_rate <= FALSE_ALARM_CEILING
-    assert caught / mistakes >= floor

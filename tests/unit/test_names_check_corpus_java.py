@@ -10,34 +10,32 @@ from __future__ import annotations
 
 import functools
 import glob
-import os
 import random
 import re
 import zipfile
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tree_sitter import Node
 
-from fastedit_lsp.actions import parse_check
-from fastedit_lsp.core.document import Document
 from fastedit_lsp.engines.names.java import stdlib, stdlib_packages
 from fastedit_lsp.engines.parse import parse
-from fastedit_lsp.engines.parse_trees import ParseTrees
 from fastedit_lsp.project.java_package import JavaPackages
-from tests.support.summary_figures import section_lines
-from tests.unit.test_names_check_corpus import (
+from tests.support.names_corpus import (
     KINDS,
     MAX_BYTES,
+    Corpus,
+    Cut,
+    Function,
     Sample,
-    _Cut,
-    _Function,
-    _misspell,
-    _synonym,
     held_out,
+    misspell,
+    score,
+    synonym,
+    verify,
 )
+from tests.support.summary_figures import section_lines
 
 #: The modules unpacked (not java.base: the check's table is made from it).
 MODULES = (
@@ -54,7 +52,6 @@ MODULES = (
 FILES = 240
 #: Floors: the issue's goals.
 CAUGHT_FLOOR = 0.85
-FALSE_ALARM_CEILING = 0.01
 #: Members a model invents for a JDK type (checked absent before use).
 INVENTED = ("parse", "clamp", "reverse", "toList", "readAll", "sum", "format", "contains")
 _BINDING_PARENTS = frozenset(
@@ -136,7 +133,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
         functions.append((node, statements[len(statements) // 3].start_byte, body.end_byte - 1))
     functions.sort(key=lambda f: f[1])
     for index, (node, lo, hi) in enumerate(rng.sample(functions, min(3, len(functions)))):
-        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        cut = Cut(path, text, Function(lo, hi, []), edit=index % 2 == 1)
         body = cut.body
         yield cut.sample("control", body)
         ids = []
@@ -152,11 +149,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             for i in ids
             if i[0] in declared and body[i[2] : i[2] + 1] == "(" and body[i[1] - 1 : i[1]] != "."
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = _synonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -167,11 +160,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?:=[^=]|[,;)])", body[i[2] :])
             and not re.search(r"[\w>\]]\s+$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = _misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
 
         def qualified(name: str) -> str | None:
             if name in imports and imports[name][1] in stdlib():
@@ -220,22 +209,6 @@ def _java(root: str) -> tuple[tuple[Sample, str], ...]:
     return tuple(out)
 
 
-def _verify(sample: Sample, packages: JavaPackages) -> dict[str, object] | None:
-    class Data:  # the fields the verifier reads of an ActionInput
-        document = Document(f"file://{sample.path}", sample.before, language_id="java")
-        path = sample.path
-        start, end = sample.start, sample.end
-        original = None
-        trees = ParseTrees()
-
-        @staticmethod
-        def package() -> object:
-            return packages.package(sample.path)
-
-    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
-    return None if verify is None else verify(sample.draft)
-
-
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> list[str]:
     return section_lines(request, "names check corpus")
@@ -251,38 +224,14 @@ def test_injected_java_mistakes_are_caught_and_correct_answers_pass(
     part: str, figures: list[str], jdk_root: str
 ) -> None:
     samples = [s for s, name in _java(jdk_root) if held_out(name) == (part == "held-out")]
-    if len(samples) < 20:
-        message = "no JDK sources installed: install openjdk-17-source"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
     packages = JavaPackages()
-    count: Counter[str] = Counter()
-    failed: Counter[str] = Counter()
-    alarms: list[str] = []
-    missed: list[str] = []
-    for sample in samples:
-        result = _verify(sample, packages)
-        count[sample.kind] += 1
-        if result is not None and result["ok"] is False:
-            failed[sample.kind] += 1
-            if sample.kind == "control" and len(alarms) < 5:
-                alarms.append(f"{sample.path}: {result['details']}")
-        elif sample.kind != "control" and len(missed) < 12 and os.environ.get("NAMES_MISSED"):
-            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
-    mistakes = sum(count[k] for k in KINDS)
-    caught = sum(failed[k] for k in KINDS)
-    alarm_rate = failed["control"] / count["control"]
-    per_kind = ", ".join(
-        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    corpus = Corpus(
+        "java", "OpenJDK 17's sources", "install openjdk-17-source", KINDS, CAUGHT_FLOOR, 40
     )
-    figures.append(
-        f"java ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
-        f"{CAUGHT_FLOOR:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
-        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%}); from OpenJDK 17's sources"
+    score(
+        corpus,
+        part,
+        samples,
+        lambda sample: verify(sample, "java", lambda: packages.package(sample.path)),
+        figures,
     )
-    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
-    figures.extend(f"  missed: {m}" for m in missed)
-    assert mistakes >= 40 and count["control"] >= 40
-    assert alarm_rate <= FALSE_ALARM_CEILING
-    assert caught / mistakes >= CAUGHT_FLOOR

@@ -12,31 +12,29 @@ corpora leave test files out).
 from __future__ import annotations
 
 import functools
-import os
 import random
 import re
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tree_sitter import Node
 
-from fastedit_lsp.actions import parse_check
-from fastedit_lsp.core.document import Document
 from fastedit_lsp.engines.parse import parse
-from fastedit_lsp.engines.parse_trees import ParseTrees
 from fastedit_lsp.project.rust_crate import RustCrates
-from tests.support.summary_figures import section_lines
-from tests.unit.test_names_check_corpus import (
+from tests.support.names_corpus import (
     MAX_BYTES,
+    Corpus,
+    Cut,
+    Function,
     Sample,
-    _Cut,
-    _Function,
-    _misspell,
-    _synonym,
     held_out,
+    misspell,
+    score,
+    synonym,
+    verify,
 )
+from tests.support.summary_figures import section_lines
 
 _CRATES = RustCrates()
 ROOTS = sorted(Path("/usr/share/cargo/registry").glob("regex-syntax-*/src"))
@@ -48,7 +46,6 @@ PER_FILE = 12
 #: the "import" mistakes were none — a ``use std::iter;`` removed where the body only calls
 #: ``.iter()`` — and a ``use a::b::C;`` bound ``a`` and ``b`` too.)
 CAUGHT_FLOOR = 0.90
-FALSE_ALARM_CEILING = 0.01
 _PATTERN_PARENTS = frozenset({"let_declaration", "parameter", "for_expression", "let_condition"})
 
 
@@ -119,7 +116,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
         functions.append((node, chars[first.start_byte], chars[body.end_byte - 1]))
     functions.sort(key=lambda f: f[1])
     for index, (node, lo, hi) in enumerate(rng.sample(functions, min(PER_FILE, len(functions)))):
-        cut = _Cut(path, text, _Function(lo, hi, []), edit=index % 2 == 1)
+        cut = Cut(path, text, Function(lo, hi, []), edit=index % 2 == 1)
         body = cut.body
         yield cut.sample("control", body)
         ids = []
@@ -139,11 +136,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and body[i[1] - 1 : i[1]] not in (".", ":")
             and not body[: i[1]].endswith("fn ")
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = _synonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -154,11 +147,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?:=[^=]|[,:)|])", body[i[2] :])
             and not re.search(r"(?:let|mut|ref|for|&|\(|\|)\s*$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = _misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
         # A name the body reads through the ``use`` (not a method ``.iter()``; a lowercase
         # module only as a path's head, ``iter::once``: a bare ``result`` may be a local).
         named = set(re.findall(r"(?<![\w:.])[A-Z]\w*", body))
@@ -183,22 +172,6 @@ def _rust() -> tuple[Sample, ...]:
     return tuple(out)
 
 
-def _verify(sample: Sample) -> dict[str, object] | None:
-    class Data:  # the fields the verifier reads of an ActionInput
-        document = Document(f"file://{sample.path}", sample.before, language_id="rust")
-        path = sample.path
-        start, end = sample.start, sample.end
-        original = None
-        trees = ParseTrees()
-
-        @staticmethod
-        def package() -> frozenset[str] | None:
-            return _CRATES.crates(sample.path)
-
-    verify = parse_check.verifier(Data())  # type: ignore[arg-type]
-    return None if verify is None else verify(sample.draft)
-
-
 @pytest.fixture
 def figures(request: pytest.FixtureRequest) -> list[str]:
     return section_lines(request, "names check corpus")
@@ -209,37 +182,13 @@ def test_injected_rust_mistakes_are_caught_and_correct_answers_pass(
     part: str, figures: list[str]
 ) -> None:
     samples = [s for s in _rust() if held_out(s.path) == (part == "held-out")]
-    if len(samples) < 20:
-        message = "no Rust sources installed: install librust-regex-syntax-dev"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    count: Counter[str] = Counter()
-    failed: Counter[str] = Counter()
-    alarms: list[str] = []
-    missed: list[str] = []
-    for sample in samples:
-        result = _verify(sample)
-        count[sample.kind] += 1
-        if result is not None and result["ok"] is False:
-            failed[sample.kind] += 1
-            if sample.kind == "control" and len(alarms) < 5:
-                alarms.append(f"{sample.path}: {result['details']}")
-        elif sample.kind != "control" and len(missed) < 12 and os.environ.get("NAMES_MISSED"):
-            missed.append(f"{sample.kind} {sample.path}: {result and result['details']}")
-    mistakes = sum(count[k] for k in KINDS)
-    caught = sum(failed[k] for k in KINDS)
-    alarm_rate = failed["control"] / count["control"]
-    per_kind = ", ".join(
-        f"{k} {failed[k]}/{count[k]} ({failed[k] / count[k]:.1%})" for k in KINDS if count[k]
+    corpus = Corpus(
+        "rust", "regex-syntax", "install librust-regex-syntax-dev", KINDS, CAUGHT_FLOOR, 20
     )
-    figures.append(
-        f"rust ({part}): caught {caught}/{mistakes} ({caught / mistakes:.1%}, floor "
-        f"{CAUGHT_FLOOR:.0%}) — {per_kind}; false alarms {failed['control']}/{count['control']} "
-        f"({alarm_rate:.1%}, ceiling {FALSE_ALARM_CEILING:.0%}); from regex-syntax"
+    score(
+        corpus,
+        part,
+        samples,
+        lambda sample: verify(sample, "rust", lambda: _CRATES.crates(sample.path)),
+        figures,
     )
-    figures.extend(f"  false alarm: {alarm}" for alarm in alarms)
-    figures.extend(f"  missed: {m}" for m in missed)
-    assert mistakes >= 20 and count["control"] >= 20
-    assert alarm_rate <= FALSE_ALARM_CEILING
-    assert caught / mistakes >= CAUGHT_FLOOR

@@ -170,7 +170,7 @@ class FakeHost:
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         raise AssertionError("no test-writing job here")
 
-    async def write_tests(self, destination: TestModule, text: str) -> None:
+    async def write_tests(self, destination: TestModule, text: str) -> str:
         raise AssertionError("no test-writing job here")
 
     async def check_tests(
@@ -831,8 +831,9 @@ class DiskOnly(FakeHost):
         )
         return module, None
 
-    async def write_tests(self, destination: TestModule, text: str) -> None:
+    async def write_tests(self, destination: TestModule, text: str) -> str:
         self.written.append(text)
+        return f"written to {destination.path}"
 
 
 async def test_the_test_module_strategy_writes_the_offline_tests_through_its_own_port() -> None:

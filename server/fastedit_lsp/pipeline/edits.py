@@ -227,7 +227,9 @@ class EditSession:
             self._account(edit, applied)
             raise
         except TimeoutError as exc:
-            self.tracker.rejected(edit)
+            # Not answered is not refused: an editor that stalled (Emacs 28's jsonrpc) applies
+            # the edit late. It stays in flight, so its late report is recognised as the job's
+            # own and a revert restores the original.
             raise EditRejectedError(
                 f"the editor did not answer ({exc}); the job stopped sending edits"
             ) from exc

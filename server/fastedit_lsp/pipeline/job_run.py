@@ -6,6 +6,7 @@ Pure asyncio: the world is reached through the ports (:mod:`~fastedit_lsp.pipeli
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +76,7 @@ class JobRun:
 
     def on_edit(self, edits: int) -> None:
         self.job.metrics.edits = edits
+        self.job.metrics.landed_at = time.monotonic()
         self.announcer.flush()
         self.host.status(self.job, streaming=True)
 

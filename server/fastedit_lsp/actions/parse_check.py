@@ -64,8 +64,8 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     #: Whether CPython accepts the statements around the region before (Python; found on the
     #: first check).
     compiled: list[bool] = []
-    #: What the package's other files declare (Go, Java; Rust: its crates; read on the
-    #: first check).
+    #: What the package's other files declare (Go, Java; Rust: its crates; C, C++: its
+    #: headers; read on the first check).
     package: list[names.PackageNames] = []
 
     trees = data.trees
@@ -91,7 +91,7 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
                 ok, details = False, rejected
         checks = [_check("parse", ok, details, clock)]
         clock = time.perf_counter()
-        if name in ("go", "java", "rust") and not package:
+        if name in ("go", "java", "rust", "c", "cpp") and not package:
             package.append(data.package())
         known = package[0] if package else None
         checks.append(_names(name, first, after, start, text, clock, known))

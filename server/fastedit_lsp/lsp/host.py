@@ -21,6 +21,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..core.document import Document
 from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
+from ..project.c_headers import CHeaders
 from ..project.go_package import GoPackages
 from ..project.java_package import JavaPackages
 from ..project.rust_crate import RustCrates
@@ -87,6 +88,8 @@ class ServerHost:
         self._java = JavaPackages()
         #: Rust packages' manifests (the crates a path may start with), kept per manifest.
         self._rust = RustCrates()
+        #: C and C++ headers on disk (the names check), kept per file.
+        self._c = CHeaders()
         #: The project's checkers still running (a result may come after its job ended).
         self._checking: set[asyncio.Future[list[CheckerRun]]] = set()
 
@@ -116,6 +119,8 @@ class ServerHost:
             return self._java.package(path)
         if path.endswith(".rs"):
             return self._rust.crates(path)
+        if not path.endswith(".go"):
+            return self._c.includes(path)
         return self._go.names(path)
 
     async def apply_edit(

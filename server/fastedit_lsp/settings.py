@@ -3,7 +3,8 @@
 Pure apart from reading the TOML file named by ``FASTEDIT_CONFIG``: the environment is passed in.
 Precedence, lowest first: defaults < the ``FASTEDIT_CONFIG`` file < environment variables <
 ``initializationOptions`` < ``workspace/configuration`` / ``didChangeConfiguration``. The
-key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``) are taken only from the first four:
+key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``, ``network.proxy``,
+``network.caFile``) are taken only from the first four:
 a repository can set the last source (eglot reads ``.dir-locals.el``, VS Code merges workspace
 settings), and must not be able to send the user's key elsewhere.
 
@@ -44,6 +45,8 @@ FimStyle = Literal["chat", "completions", "infill", "mistral"]
 GIT_IGNORED = "<git-ignored>"
 #: Settings a repository must not control (see the module docstring).
 KEY_ROUTING = ("provider", "baseUrl", "apiKeyEnv")
+#: The ``network`` settings a repository must not control (a proxy sees the key).
+NETWORK_KEY_ROUTING = ("proxy", "caFile")
 
 
 class _Model(BaseModel):
@@ -255,6 +258,23 @@ class NextEditSettings(_Model):
     )
 
 
+class NetworkSettings(_Model):
+    """How the model servers are reached (``docs/network.md``). Key-routing settings: not read
+    from ``workspace/configuration`` (a repository's settings could route the key elsewhere)."""
+
+    proxy: str | None = Field(
+        None,
+        description="The proxy of every model request (http:// or https://, user:password@ "
+        "allowed), instead of HTTP_PROXY / HTTPS_PROXY / ALL_PROXY; NO_PROXY still exempts its "
+        "hosts. Unset: the environment's proxies.",
+    )
+    ca_file: str | None = Field(
+        None,
+        description="A PEM file of CA certificates trusted in addition to the default ones "
+        "(certifi's, or SSL_CERT_FILE / SSL_CERT_DIR): a private CA, a TLS-inspecting proxy.",
+    )
+
+
 class Settings(_Model):
     """The ``fastedit`` settings section."""
 
@@ -321,6 +341,7 @@ class Settings(_Model):
         "or Revert all.",
     )
     next_edit: NextEditSettings = NextEditSettings()
+    network: NetworkSettings = NetworkSettings()
 
 
 # -- sources -------------------------------------------------------------------------------------
@@ -432,6 +453,12 @@ def _strip_key_routing(data: Any) -> tuple[dict[str, Any], list[str]]:
                     if key in profile:
                         del profile[key]
                         dropped.append(f"fastedit.profiles.{name}.{key}")
+    network = clean.get("network")
+    if isinstance(network, dict):
+        for key in NETWORK_KEY_ROUTING:
+            if key in network:
+                del network[key]
+                dropped.append(f"fastedit.network.{key}")
     return clean, dropped
 
 

@@ -253,7 +253,7 @@ async def test_after_the_warm_up_the_first_job_and_completion_import_nothing(
         # objects unfrozen, 61 frozen).
         assert stats["gcTracked"] < 2_000, stats
         warm = await session.modules()
-        assert {"fastedit_lsp.backends.wire", "fastedit_lsp.pipeline.runner"} <= warm
+        assert {"fastedit_lsp.backends.network", "fastedit_lsp.pipeline.runner"} <= warm
         assert "grex" not in warm  # engines only some actions need are not loaded
         stub.default = Answer(text="1", role_chunk=False)
         await session.run(

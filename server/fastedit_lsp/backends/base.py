@@ -11,6 +11,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+#: Why the model stopped, the same word from every wire format (the provider's own word is kept
+#: in :attr:`StreamInfo.stop_detail`): ``length`` and ``max_tokens`` mean the answer was cut.
+StopReason = Literal["stop", "length", "content_filter", "max_tokens", "refusal"]
+
 ErrorKind = Literal[
     "auth",  # 401/403: missing or bad key
     "not_found",  # 404: unknown model or wrong base URL
@@ -94,6 +98,9 @@ class StreamInfo:
 
     model: str = ""
     finish_reason: str | None = None
+    #: Why the model stopped, normalised (None: it did not say), and the provider's word.
+    stop_reason: StopReason | None = None
+    stop_detail: str | None = None
     #: Completion tokens as reported by the provider's usage chunk, if it sent one.
     completion_tokens: int | None = None
     #: ``usage.completion_tokens_details``' accepted / rejected prediction tokens, when sent.

@@ -1,8 +1,8 @@
 """OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
-the server's one :class:`~.wire.Wire` (its own HTTP/1.1 path; never a client per call; the model
-list, :func:`list_models`, over the shared ``httpx.AsyncClient``). The same streaming loop
+the server's one ``httpx.AsyncClient`` (:mod:`.network`: proxies, trusted certificates; never a
+client per call), the model list (:func:`list_models`) too. The same streaming loop
 serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
 and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
 error messages, closing. Building the body and turning a status or exception into a
@@ -21,10 +21,11 @@ import json
 import math
 import random
 import re
+import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,13 +35,23 @@ from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
+from .network import Network, Proxy, is_loopback, proxy_for
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
-from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
-from .wire import Response, Wire
+from .sse import (
+    ChatChunk,
+    SSEEvent,
+    SSEParser,
+    SurrogateJoiner,
+    error_text,
+    normalise_finish,
+    parse_chat_chunk,
+)
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
+#: A 200 event stream that delivers no event: its first bytes are read for a provider's error.
+SNIFF_BYTES = 1024
 #: OpenRouter lists hundreds of models with long descriptions.
 MODELS_BODY_LIMIT = 8 << 20
 #: Reasoning models spend a tight ``max_tokens`` budget on thinking unless told to think little.
@@ -139,6 +150,8 @@ class _Target:
     model: str | None
     api_key: SecretStr | None
     key_hint: str | None
+    #: The proxy requests to ``base_url`` go through (None: directly), for messages.
+    proxy: Proxy | None = None
 
     @property
     def who(self) -> str:
@@ -192,8 +205,20 @@ def http_error(
 ) -> BackendError:
     """A user-facing error for an HTTP status; ``message`` is the provider's (may be empty)."""
     detail = f"HTTP {status}: {target.scrub(message)}" if message else f"HTTP {status}"
-    text = _status_text(target, kind, detail, retry_after, attempts)
+    text = _status_text(target, kind, detail, retry_after, attempts) + _proxy_hint(target)
     return BackendError(kind, text, status=status, retry_after=retry_after)
+
+
+def _proxy_hint(target: _Target) -> str:
+    """For a server on this machine reached through a proxy: the proxy can seldom reach it."""
+    if target.proxy is None or not is_loopback(target.base_url):
+        return ""
+    host = urlsplit(target.base_url).hostname or "localhost"
+    return (
+        f" The request went through the proxy {target.proxy.shown} ({target.proxy.source}), "
+        f"which cannot reach {host} on this machine: add {host} to NO_PROXY "
+        "(e.g. NO_PROXY=localhost,127.0.0.1,::1) so that it is reached directly."
+    )
 
 
 def _status_text(
@@ -242,7 +267,31 @@ def transport_error(
 ) -> BackendError:
     """A user-facing error for an httpx exception, after ``deltas`` text deltas arrived."""
     kind, text = _transport_text(exc, target, timeout_s, deltas)
-    return BackendError(kind, text)
+    return BackendError(kind, text + _proxy_hint(target))
+
+
+def certificate_problem(exc: BaseException) -> str | None:
+    """The certificate error behind a failed connection (``ssl``'s words), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return current.verify_message or str(current)
+        current = current.__cause__ or current.__context__
+    text = str(exc)
+    return text if "CERTIFICATE_VERIFY_FAILED" in text else None
+
+
+def _certificate_text(problem: str, target: _Target) -> str:
+    host = urlsplit(target.base_url).hostname or target.base_url
+    through = f" (through the proxy {target.proxy.shown})" if target.proxy is not None else ""
+    return (
+        f"The TLS certificate of {host}{through} is not trusted: {problem}. If the server uses "
+        "a private CA, or your network inspects TLS, trust its CA: set network.caFile to the "
+        "CA certificate's PEM file (added to the default trust), or SSL_CERT_FILE / "
+        "SSL_CERT_DIR (they replace the default trust) in the server's environment."
+    )
 
 
 def _transport_text(
@@ -257,6 +306,20 @@ def _transport_text(
         return "timeout", f"{who} sent no data for {timeout_s:g} s (timeoutMs){_after(deltas)}."
     if isinstance(exc, httpx.TimeoutException):
         return "timeout", f"{who} timed out ({type(exc).__name__}){_after(deltas)}."
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.ProxyError) and (
+        problem := certificate_problem(exc)
+    ):
+        return "connect", _certificate_text(target.scrub(problem), target)
+    if isinstance(exc, httpx.ProxyError) and target.proxy is not None:
+        return "connect", (
+            f"The proxy {target.proxy.shown} ({target.proxy.source}) refused to reach {base} "
+            f"({reason}). Check the proxy, or exempt the host in NO_PROXY."
+        )
+    if isinstance(exc, httpx.ConnectError) and target.proxy is not None:
+        return "connect", (
+            f"Cannot connect to {base} through the proxy {target.proxy.shown} "
+            f"({target.proxy.source}): {reason}. Is the proxy up?"
+        )
     if isinstance(exc, httpx.ConnectError):
         return "connect", f"Cannot connect to {base} ({reason}). Is the server up, baseUrl right?"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
@@ -298,7 +361,7 @@ def error_details(body: bytes, content_type: str) -> tuple[str, str]:
     return error_text(text), ""
 
 
-async def read_capped(response: httpx.Response | Response, limit: int) -> bytes:
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body; a body that fails to arrive counts as empty."""
     buf = bytearray()
     try:
@@ -348,6 +411,51 @@ def _closed_by_cancel() -> bool:
 class _StreamState:
     events: int = 0
     done: bool = False
+    #: The body's first bytes, kept until an event arrives: a body that is not an event stream
+    #: (a bare JSON error on a 200) is read for the provider's message.
+    head: bytes = b""
+    #: Holds a high surrogate that ended a delta until its low half arrives in the next.
+    surrogates: SurrogateJoiner = field(default_factory=SurrogateJoiner)
+
+
+class _Trace:
+    """httpcore's ``trace`` extension for one request: says when the request is written (the
+    consumer's ``sent``), whether it went on a new connection, and whether an answer began."""
+
+    __slots__ = ("answered", "fresh", "sent", "written")
+
+    def __init__(self, sent: Callable[[], None] | None) -> None:
+        self.sent = sent
+        #: A connection was opened for this request (it did not wait in the pool).
+        self.fresh = False
+        #: The request's writing began on a connection (httpcore traced it).
+        self.written = False
+        self.answered = False
+
+    @property
+    def reused_unanswered(self) -> bool:
+        """Whether the request went on a kept-alive connection and nothing was answered: the
+        server may have closed (or reset) it as the request arrived."""
+        return self.written and not self.fresh and not self.answered
+
+    def answer(self) -> None:
+        """The answer's head arrived, so the request went out (a transport without traces)."""
+        self.answered = True
+        sent, self.sent = self.sent, None
+        if sent is not None:
+            sent()
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith(".send_request_body.complete"):
+            sent, self.sent = self.sent, None
+            if sent is not None:
+                sent()
+        elif name.endswith(".send_request_headers.started"):
+            self.written = True
+        elif name.endswith("receive_response_headers.complete"):
+            self.answered = True
+        elif name.startswith("connection.connect_"):
+            self.fresh = True
 
 
 @dataclass(frozen=True)
@@ -369,7 +477,7 @@ class OpenAICompatibleBackend:
 
     def __init__(
         self,
-        wire: Wire,
+        client: httpx.AsyncClient,
         *,
         provider: Provider,
         base_url: str,
@@ -384,17 +492,25 @@ class OpenAICompatibleBackend:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         profile: str | None = None,
+        network: Network | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
         self.base_url = base_url.rstrip("/")
-        self._wire = wire
+        self._client = client
         self._preset = PRESETS[provider]
-        self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
+        self._target = _Target(
+            provider,
+            self.base_url,
+            model,
+            _usable_key(api_key),
+            key_hint,
+            proxy_for(self.base_url, network or Network()),
+        )
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
         # Read timeout = the longest silence between two reads, which is what a stalled model is.
-        self._connect_timeout_s = min(self._timeout_s, 5.0)
+        self._timeout = httpx.Timeout(self._timeout_s, connect=min(self._timeout_s, 5.0))
         self._rate_limits = rate_limits
         self._rate_key = rate_key(base_url, model)
         self._retries = retries
@@ -458,45 +574,74 @@ class OpenAICompatibleBackend:
         self._target.check_base_url()
         headers = self._target.headers("text/event-stream")
         headers["Content-Type"] = "application/json"
-        try:
-            async with self._wire.stream(
-                "POST",
-                call.url,
-                headers=list(headers.items()),
-                body=json_body(call.body),
-                connect_timeout=self._connect_timeout_s,
-                read_timeout=self._timeout_s,
-                sent=_once(info),
-            ) as response:
-                await self._check_response(response, call, attempt)
-                parser, state = SSEParser(), _StreamState()
-                chunks = response.aiter_bytes()
-                while not state.done:
-                    if info.pace is not None and info.deltas:
-                        await info.pace()
-                    raw = await anext(chunks, None)
-                    for event in self._parse(parser, raw, info):
-                        text = self._on_event(event, call, info, state)
-                        if text:
-                            try:
-                                yield text
-                            except GeneratorExit:
-                                if info.linger and not state.done and not _closed_by_cancel():
-                                    await _drain(chunks, info.linger)
-                                raise
-                        if state.done:
-                            break
-                    if raw is None:
-                        break
-                self._check_complete(state, info)
-                if state.done:
-                    await _drain(chunks)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise transport_error(
-                exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
-            ) from exc
+        headers["Accept-Encoding"] = "identity"
+        content = json_body(call.body)
+        resent = False
+        while True:
+            trace = _Trace(_once(info))
+            try:
+                async with (
+                    self._client.stream(
+                        "POST",
+                        call.url,
+                        content=content,
+                        headers=headers,
+                        timeout=self._timeout,
+                        extensions={"trace": trace},
+                    ) as response,
+                    aclosing(self._read(response, call, info, attempt, trace)) as texts,
+                ):
+                    async for text in texts:
+                        yield text
+                return
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+                # A kept-alive connection the server closed or reset (RST) as the request
+                # arrived: nothing was answered, so the request goes once more, on a new one.
+                if resent or not trace.reused_unanswered:
+                    raise self._transport_error(exc, info) from exc
+                resent = True
+                info.sent, trace.sent = trace.sent, None
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise self._transport_error(exc, info) from exc
 
-    async def _check_response(self, response: Response, call: _Call, attempt: int) -> None:
+    def _transport_error(self, exc: Exception, info: StreamInfo) -> BackendError:
+        return transport_error(exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas)
+
+    async def _read(
+        self, response: httpx.Response, call: _Call, info: StreamInfo, attempt: int, trace: _Trace
+    ) -> AsyncGenerator[str, None]:
+        """The answer's text deltas, read at the consumer's pace (``info.pace``)."""
+        trace.answer()
+        await self._check_response(response, call, attempt)
+        parser, state = SSEParser(), _StreamState()
+        chunks = response.aiter_bytes()
+        while not state.done:
+            if info.pace is not None and info.deltas:
+                await info.pace()
+            raw = await anext(chunks, None)
+            if raw is not None and not state.events and len(state.head) < SNIFF_BYTES:
+                state.head += raw[: SNIFF_BYTES - len(state.head)]
+            for event in self._parse(parser, raw, info, state):
+                text = self._on_event(event, call, info, state)
+                if text:
+                    try:
+                        yield text
+                    except GeneratorExit:
+                        if info.linger and not state.done and not _closed_by_cancel():
+                            await _drain(chunks, info.linger)
+                        raise
+                if state.done:
+                    break
+            if raw is None:
+                break
+        tail = state.surrogates.flush()
+        if tail:
+            yield tail
+        self._check_complete(state, info)
+        if state.done:
+            await _drain(chunks)
+
+    async def _check_response(self, response: httpx.Response, call: _Call, attempt: int) -> None:
         # The status comes first: an error body is JSON or text, never an event stream.
         if not response.is_success:
             raise await self._status_error(response, call, attempt)
@@ -514,7 +659,9 @@ class OpenAICompatibleBackend:
         self._rate_limits.record_success(self._rate_key, self._clock())
         self._rate_limits.record_headroom(self._rate_key, response.headers)
 
-    async def _status_error(self, response: Response, call: _Call, attempt: int) -> BackendError:
+    async def _status_error(
+        self, response: httpx.Response, call: _Call, attempt: int
+    ) -> BackendError:
         body = await read_capped(response, ERROR_BODY_LIMIT)
         message, labels = error_details(body, response.headers.get("content-type", ""))
         kind = status_kind(response.status_code, labels)
@@ -533,11 +680,27 @@ class OpenAICompatibleBackend:
             attempts=attempt,
         )
 
-    def _parse(self, parser: SSEParser, raw: bytes | None, info: StreamInfo) -> list[SSEEvent]:
+    def _parse(
+        self, parser: SSEParser, raw: bytes | None, info: StreamInfo, state: _StreamState
+    ) -> list[SSEEvent]:
         try:
             return parser.finish() if raw is None else parser.feed(raw)
         except BackendError as error:
+            if not state.events and (said := self._said(state.head)):
+                raise said from None
             raise self._malformed(error.message, info) from None
+
+    def _said(self, head: bytes) -> BackendError | None:
+        """The provider's error in a 200 body that is not an event stream, when it has one."""
+        message, labels = error_details(head, "application/json")
+        if not message:
+            return None
+        kind: ErrorKind = "quota" if _is_quota(labels) else "protocol"
+        return BackendError(
+            kind,
+            f"{self._target.who} answered with an error instead of an event stream: "
+            f"{self._target.scrub(message)}" + _proxy_hint(self._target),
+        )
 
     def _fim_not_found(self, call: _Call, status: int, message: str) -> BackendError:
         # Most providers have no FIM endpoint at all (Groq has no /completions, only Mistral has
@@ -569,23 +732,29 @@ class OpenAICompatibleBackend:
             info.model = chunk.model
         if chunk.finish_reason:
             info.finish_reason = chunk.finish_reason
+            info.stop_reason, info.stop_detail = normalise_finish(chunk.finish_reason)
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
         if chunk.prediction_tokens is not None:
             accepted, rejected = chunk.prediction_tokens
             info.accepted_prediction_tokens = accepted
             info.rejected_prediction_tokens = rejected
-        if chunk.text:
+        text = chunk.text
+        if text:
             info.deltas += 1
             info.last_delta_at = self._clock()
             if info.first_delta_at is None:
                 info.first_delta_at = info.last_delta_at
-        return chunk.text
+            if state.surrogates.held or "\ud800" <= text[-1] <= "\udbff":
+                text = state.surrogates.join(text)
+        return text
 
     def _check_complete(self, state: _StreamState, info: StreamInfo) -> None:
         if state.done or info.finish_reason is not None:
             return
         who = self._target.who
+        if state.events == 0 and (said := self._said(state.head)):
+            raise said
         if state.events == 0:
             raise BackendError(
                 "protocol",
@@ -623,9 +792,12 @@ async def list_models(
     provider: str = "openai-compatible",
     key_hint: str | None = None,
     timeout_ms: int = 10_000,
+    network: Network | None = None,
 ) -> list[str]:
     """The model ids served at ``base_url`` (``GET /models``), in the server's order."""
-    target = _Target(provider, base_url.rstrip("/"), None, _usable_key(api_key), key_hint)
+    base = base_url.rstrip("/")
+    proxy = proxy_for(base, network or Network())
+    target = _Target(provider, base, None, _usable_key(api_key), key_hint, proxy)
     timeout_s = timeout_ms / 1000
     try:
         async with client.stream(

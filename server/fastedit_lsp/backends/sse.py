@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import json_codec
-from .base import BackendError
+from .base import BackendError, StopReason
 
 #: A line longer than this without a line end is not an event stream (or is a runaway server);
 #: the cap keeps a misbehaving endpoint from growing the buffer without bound.
@@ -207,6 +207,57 @@ class ChatChunk:
     error: str | None = None
     #: The ``[DONE]`` sentinel.
     done: bool = False
+
+
+#: Chat completions' ``finish_reason`` words that are not already a :data:`~.base.StopReason`.
+_FINISH_WORDS: dict[str, StopReason] = {
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_calls": "stop",
+    "function_call": "stop",
+    "length": "length",
+    "max_tokens": "max_tokens",
+    "model_length": "length",
+    "content_filter": "content_filter",
+    "refusal": "refusal",
+}
+
+
+def normalise_finish(finish_reason: str) -> tuple[StopReason, str]:
+    """(the normalised stop reason, the provider's word) of a chat ``finish_reason``; a word no
+    rule knows counts as ``stop`` (the model ended its answer) and is kept as the detail."""
+    return _FINISH_WORDS.get(finish_reason.lower(), "stop"), finish_reason
+
+
+class SurrogateJoiner:
+    """Joins a UTF-16 surrogate pair split over two deltas (``"\\ud83c"`` then ``"\\udf89"``,
+    as some servers stream an emoji): a delta ending in a high surrogate keeps it back until the
+    next delta, so that the edit session never receives half a character."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = ""
+
+    def join(self, text: str) -> str:
+        """``text`` with the held half before it and a trailing high surrogate held back."""
+        if self.held:
+            text, self.held = self.held + text, ""
+            if text[1:2] and "\udc00" <= text[1] <= "\udfff":
+                pair = text[:2].encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+                text = pair + text[2:]
+            else:  # the low half never came: the high one alone cannot be written
+                text = "\ufffd" + text[1:]
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self.held = text[:-1], text[-1]
+        return text
+
+    def flush(self) -> str:
+        """At the stream's end: a high surrogate still held, as U+FFFD (its pair never came)."""
+        held, self.held = self.held, ""
+        return "\ufffd" if held else ""
 
 
 def parse_chat_chunk(data: str) -> ChatChunk:

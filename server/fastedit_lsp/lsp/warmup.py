@@ -228,14 +228,6 @@ def _model_profiles(server: FasteditServer) -> list[ResolvedProfile] | None:
     return [profile for profile in profiles if not profile.is_local]
 
 
-def _uses_https(profiles: list[ResolvedProfile] | None) -> bool:
-    """Whether a model is called over https (its TLS context then reads its trusted
-    certificates in the warm-up)."""
-    return profiles is None or any(
-        (profile.base_url or "https:").startswith("https:") for profile in profiles
-    )
-
-
 async def warm_up(server: FasteditServer) -> None:
     """Import what the first job and completion need and make the HTTP client, off the event
     loop, in the order a session needs them; never fails (``warmUp`` in the debug timings once
@@ -244,9 +236,6 @@ async def warm_up(server: FasteditServer) -> None:
     try:
         await _load(server, JOB_MODULES)
         models = _model_profiles(server)
-        if models is None or models:  # the offline engine alone needs no HTTP
-            # The first job's connection, opened now (no byte sent): no TCP handshake then.
-            await server.backends.open_ahead(models or [])
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 
@@ -255,12 +244,12 @@ async def warm_up(server: FasteditServer) -> None:
         await server.imports.run(functools.partial(warm_messages.exchange_progress, server))
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
         await _load(server, COMPLETION_MODULES)
-        if _uses_https(models):
-            await _load(server, ("certifi",))
-            from ..backends import trust
-
-            # Off the gate: no import, and reading the bundle releases the GIL.
-            await asyncio.to_thread(trust.shared().load_trust)
+        if models is None or models:  # the offline engine alone needs no HTTP
+            await _load(server, ("httpx", "certifi", "fastedit_lsp.backends.network"))
+            backends = server.backends
+            # The HTTP client (its proxies, and its TLS context reading the trusted
+            # certificates, ~25 ms of CPU) made off the event loop: the first job finds it.
+            await asyncio.to_thread(backends.prepare)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return

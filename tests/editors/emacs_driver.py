@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.network_servers import without_network_variables
+
 from .availability import in_ci
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,7 +83,7 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The test's environment without real keys or FASTEDIT_* settings, with its own HOME."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_network_variables(dict(os.environ)).items()
         if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
     }
     home = tmp_path / "home"

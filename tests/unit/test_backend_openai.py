@@ -785,6 +785,74 @@ async def test_a_200_with_no_events_is_a_protocol_error(make: Callable[..., Harn
     assert error.kind == "protocol"
 
 
+async def test_a_bare_json_error_on_a_200_event_stream_gives_the_providers_message(
+    make: Callable[..., Harness],
+) -> None:
+    """Some gateways answer 200 ``text/event-stream`` with a JSON error and no ``data:`` line."""
+    body = {"error": {"message": "Model gpt-x is overloaded", "type": "server_error"}}
+    h = make(httpx.Response(200, headers=SSE, content=json.dumps(body).encode()))
+    error = await failure(h.backend())
+    assert error.kind == "protocol"
+    assert "Model gpt-x is overloaded" in error.message
+    assert "instead of an event stream" in error.message
+
+
+async def test_a_pretty_printed_json_error_on_a_200_event_stream_is_read_too(
+    make: Callable[..., Harness],
+) -> None:
+    body = json.dumps(
+        {"error": {"message": "No credit left", "code": "insufficient_quota"}}, indent=2
+    )
+    h = make(httpx.Response(200, headers=SSE, content=body.encode()))
+    error = await failure(h.backend())
+    assert error.kind == "quota"
+    assert "No credit left" in error.message
+
+
+async def test_a_surrogate_pair_split_over_two_events_arrives_joined(
+    make: Callable[..., Harness],
+) -> None:
+    """An emoji streamed as its two UTF-16 halves in two events (JSON escapes): the edit session
+    gets the whole character, never half of one."""
+    halves = [event('{"choices":[{"index":0,"delta":{"content":"a \\ud83c"}}]}'),
+              event('{"choices":[{"index":0,"delta":{"content":"\\udf89 b"}}]}')]  # fmt: skip
+    h = make(sse_response([*halves, delta(finish="stop"), DONE]))
+    texts, _ = await collect(h.backend())
+    assert "".join(texts) == "a 🎉 b"
+    for text in texts:
+        text.encode("utf-8")  # no lone surrogate in any delta
+
+
+async def test_a_high_surrogate_that_ends_the_stream_becomes_a_replacement_character(
+    make: Callable[..., Harness],
+) -> None:
+    half = event('{"choices":[{"index":0,"delta":{"content":"x\\ud83c"}}]}')
+    h = make(sse_response([half, delta(finish="stop"), DONE]))
+    texts, _ = await collect(h.backend())
+    assert "".join(texts) == "x\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("finish", "reason"),
+    [
+        ("stop", "stop"),
+        ("length", "length"),
+        ("content_filter", "content_filter"),
+        ("tool_calls", "stop"),
+        ("eos", "stop"),
+        ("something_new", "stop"),
+    ],
+)
+async def test_the_finish_reason_is_normalised_and_kept(
+    make: Callable[..., Harness], finish: str, reason: str
+) -> None:
+    h = make(sse_response([delta("x"), delta(finish=finish), DONE]))
+    _, info = await collect(h.backend())
+    assert info.stop_reason == reason
+    assert info.stop_detail == finish
+    assert info.finish_reason == finish
+
+
 # --- closing --------------------------------------------------------------------------------------
 
 

@@ -19,8 +19,10 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import random
 import re
+import socket
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -270,6 +272,22 @@ def transport_error(
     return BackendError(kind, text + _proxy_hint(target))
 
 
+def system_reason(exc: BaseException) -> str | None:
+    """The system's words for a failed connection, found under the library's wrappers (anyio
+    says "All connection attempts failed" around "[Errno 111] Connection refused")."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            return str(current)
+        errno = current.errno if isinstance(current, OSError) else None
+        if errno is not None and errno > 0 and not isinstance(current, ssl.SSLError):
+            return f"[Errno {errno}] {os.strerror(errno)}"
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def certificate_problem(exc: BaseException) -> str | None:
     """The certificate error behind a failed connection (``ssl``'s words), or None."""
     seen: set[int] = set()
@@ -298,7 +316,7 @@ def _transport_text(
     exc: Exception, target: _Target, timeout_s: float, deltas: int
 ) -> tuple[ErrorKind, str]:
     who, base = target.who, target.base_url
-    reason = target.scrub(str(exc) or type(exc).__name__)
+    reason = target.scrub(system_reason(exc) or str(exc) or type(exc).__name__)
     if isinstance(exc, httpx.ConnectTimeout):
         connect_s = min(timeout_s, 5.0)
         return "timeout", f"Could not connect to {base} within {connect_s:g} s. Check the network."

@@ -1,10 +1,13 @@
 """The real server behind a proxy and with a private CA: a job's request goes through the proxy
 (which sees it) unless NO_PROXY exempts the host; a model server whose certificate a CA made at
 test time signed is trusted through SSL_CERT_FILE or network.caFile, and without either the job
-fails with the certificate message and nothing is inserted."""
+fails with the certificate message and nothing is inserted; ``doctor`` shows the proxy and the
+CA in use and probes through them."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.network_servers import LocalCA, ModelServer, Proxy, make_ca
 
 from .conftest import MakeEditor
-from .harness import Editor
+from .harness import Editor, hermetic_env
 
 URI = "file:///tmp/fastedit-e2e/network.py"
 TEXT = "def one():\n    return \n"
@@ -103,3 +106,28 @@ async def test_an_untrusted_certificate_fails_the_job_saying_how_to_trust_it(
     assert "network.caFile" in record["error"]
     assert editor.text(URI) == TEXT  # nothing inserted
     assert server.seen == []  # no request was sent over the refused connection
+
+
+async def test_doctor_shows_the_proxy_and_ca_and_probes_through_them(
+    stub: StubModelServer, ca: LocalCA
+) -> None:
+    async with Proxy().running() as proxy:
+        out = await asyncio.to_thread(
+            subprocess.run,
+            ["fastedit-lsp", "doctor"],
+            capture_output=True,
+            text=True,
+            env=hermetic_env(
+                HTTP_PROXY=proxy.url,
+                SSL_CERT_FILE=str(ca.pem),
+                FASTEDIT_FAST_BASE_URL=stub.base_url,
+                FASTEDIT_FAST_MODEL="stub-fast",
+            ),
+            timeout=60,
+        )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"HTTP_PROXY = {proxy.url}" in out.stdout
+    assert f"trusted certificates: SSL_CERT_FILE={ca.pem}" in out.stdout
+    assert f"via: proxy {proxy.url} (HTTP_PROXY)" in out.stdout
+    assert f"GET {stub.base_url}/models HTTP/1.1".encode() in proxy.seen
+    assert f"POST {stub.base_url}/chat/completions HTTP/1.1".encode() in proxy.seen

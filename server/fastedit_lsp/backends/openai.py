@@ -52,6 +52,9 @@ from .sse import (
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
+#: A read of the body that returns sooner than this took a chunk already received (httpx's
+#: parser holds the rest of a socket read's chunks): the next one is read without pacing.
+BUFFERED_READ_SECONDS = 0.0002
 #: A 200 event stream that delivers no event: its first bytes are read for a provider's error.
 SNIFF_BYTES = 1024
 #: OpenRouter lists hundreds of models with long descriptions.
@@ -633,10 +636,17 @@ class OpenAICompatibleBackend:
         await self._check_response(response, call, attempt)
         parser, state = SSEParser(), _StreamState()
         chunks = response.aiter_bytes()
+        waited = True
         while not state.done:
-            if info.pace is not None and info.deltas:
+            # Paced only once what had arrived is read: httpx hands over one HTTP chunk (one
+            # event, as providers flush) per read, so the chunks already received are read on
+            # at once, and the consumer's pace holds back only a read that would wait for the
+            # network (the kernel then gathers what arrives meanwhile for the next one).
+            if waited and info.pace is not None and info.deltas:
                 await info.pace()
+            started = time.perf_counter()
             raw = await anext(chunks, None)
+            waited = time.perf_counter() - started > BUFFERED_READ_SECONDS
             if raw is not None and not state.events and len(state.head) < SNIFF_BYTES:
                 state.head += raw[: SNIFF_BYTES - len(state.head)]
             for event in self._parse(parser, raw, info, state):

@@ -76,6 +76,17 @@ JOB_MODULES = (
     "fastedit_lsp.lsp.parse_trees",
 )
 #: What the first model completion imports, loaded last.
+#: What httpx imports at its first request, and the client's own module.
+HTTP_MODULES = (
+    "httpx",
+    "httpcore",
+    "httpcore._backends.anyio",
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "h11",
+    "certifi",
+    "fastedit_lsp.backends.network",
+)
 COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
@@ -236,6 +247,13 @@ async def warm_up(server: FasteditServer) -> None:
     try:
         await _load(server, JOB_MODULES)
         models = _model_profiles(server)
+        if models is None or models:  # the offline engine alone needs no HTTP
+            # What the first request imports (httpcore, anyio's asyncio backend, h11: httpx
+            # imports them at its first request), then the HTTP client (its proxies, and its
+            # TLS context reading the trusted certificates, ~25 ms of CPU) made off the event
+            # loop: the first job finds both ready.
+            await _load(server, HTTP_MODULES)
+            await asyncio.to_thread(server.backends.prepare)
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 
@@ -244,12 +262,6 @@ async def warm_up(server: FasteditServer) -> None:
         await server.imports.run(functools.partial(warm_messages.exchange_progress, server))
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
         await _load(server, COMPLETION_MODULES)
-        if models is None or models:  # the offline engine alone needs no HTTP
-            await _load(server, ("httpx", "certifi", "fastedit_lsp.backends.network"))
-            backends = server.backends
-            # The HTTP client (its proxies, and its TLS context reading the trusted
-            # certificates, ~25 ms of CPU) made off the event loop: the first job finds it.
-            await asyncio.to_thread(backends.prepare)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return

@@ -13,6 +13,7 @@ set their own ``max_examples``, and the example database in ``.hypothesis/`` rep
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -48,3 +49,28 @@ def _no_machine_network_variables() -> Iterator[None]:
         patch.delenv(name.lower(), raising=False)
     yield
     patch.undo()
+
+
+# The tiers (CONTRIBUTING.md): each test gets its tier's markers from where it lives, so a new test
+# file is tiered by the folder it is put in. ``pytest -m "not slow"`` is the quick inner loop (the
+# unit tier); the README's command and CI run every tier.
+_TESTS = Path(__file__).resolve().parent
+_FOLDER_MARKS = {"e2e": ("e2e", "slow"), "editors": ("editors", "slow")}
+# Unit-level files that measure quality on corpora (figures with floors, held-out parts).
+_QUALITY = ("_corpus.py", "test_test_stubs_mutation.py", "test_test_stubs_recorded.py")
+
+
+def tier_marks(path: Path) -> tuple[str, ...]:
+    """The tier markers of the test file at ``path``."""
+    parts = path.resolve().relative_to(_TESTS).parts
+    if parts[0] in _FOLDER_MARKS:
+        return _FOLDER_MARKS[parts[0]]
+    if path.name.endswith(_QUALITY):
+        return ("quality", "slow")
+    return ()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in tier_marks(Path(item.path)):
+            item.add_marker(mark)

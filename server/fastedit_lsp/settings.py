@@ -655,7 +655,7 @@ def settings_rows() -> list[tuple[str, str, str]]:
 
 
 def settings_table() -> str:
-    """The README's settings table."""
+    """The settings table of docs/settings.md."""
     lines = ["| setting | default | meaning |", "|---|---|---|"]
     lines.extend(f"| `{k}` | {d} | {m} |" for k, d, m in settings_rows())
     return "\n".join(lines)

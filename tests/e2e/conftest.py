@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import StubModelServer
-
-from .harness import Editor, hermetic_env, start_editor, stop_editor
-from .reliability import RECORDER, UPDATE, Recorder, write
+from tests.support.harness import Editor, hermetic_env, start_editor, stop_editor
+from tests.support.reliability import RECORDER, UPDATE, Recorder, write
 
 MakeEditor = Callable[..., Awaitable[Editor]]
 

@@ -11,9 +11,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/actions.py"
 

@@ -15,10 +15,7 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
-
-from .conftest import MakeEditor
-from .harness import Editor
-from .helpers_errors import (
+from tests.support.errors import (
     CURSOR,
     GOOD,
     TEXT,
@@ -30,6 +27,9 @@ from .helpers_errors import (
     everything_said,
     wait_shown,
 )
+from tests.support.harness import Editor
+
+from .conftest import MakeEditor
 
 SECRET = "sk-test-SECRET-1234567890"
 ERROR = types.MessageType.Error

@@ -14,9 +14,7 @@ from pygls.exceptions import JsonRpcException
 
 import fastedit_lsp
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import Editor
-from .helpers_errors import (
+from tests.support.errors import (
     CURSOR,
     GOOD,
     OTHER_URI,
@@ -28,6 +26,7 @@ from .helpers_errors import (
     start_completion,
     wait_shown,
 )
+from tests.support.harness import Editor
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803

@@ -17,8 +17,7 @@ import pytest
 from fastedit_lsp import __version__
 from fastedit_lsp.tools.lsp_client import frame, read_message
 from fastedit_lsp.tools.stub import StubModelServer
-
-from .harness import hermetic_env
+from tests.support.harness import hermetic_env
 
 SECRET = "sk-test-SECRET-cli-0123456789"
 

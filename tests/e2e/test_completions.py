@@ -24,9 +24,9 @@ from fastedit_lsp.tools.stub import (
     RecordedRequest,
     StubModelServer,
 )
+from tests.support.harness import HANG_GUARD, Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///work/project/report.py"
 HEAD = "import statistics\n\n\ndef summary(values):\n    mean = statistics.mean(values)\n"
@@ -204,8 +204,10 @@ async def test_typing_the_start_of_an_in_flight_suggestion_gets_the_rest_without
     await until(lambda: chat_requests(stub)[0].tokens_sent >= 2)
     editor.type(URI, cursor, "forma")
     second = editor.inline_completion(URI, cursor + 5)
-    assert inline_texts(await asyncio.wait_for(first, 20)) == []
-    assert inline_texts(await asyncio.wait_for(second, 20)) == ["t_report(mean, values, digits=2)"]
+    assert inline_texts(await asyncio.wait_for(first, HANG_GUARD)) == []
+    assert inline_texts(await asyncio.wait_for(second, HANG_GUARD)) == [
+        "t_report(mean, values, digits=2)"
+    ]
     assert len(chat_requests(stub)) == 1
     status = await editor.command("fastedit.status")
     assert status["completions"]["reuses"] == 1
@@ -221,7 +223,7 @@ async def test_cancel_request_on_a_pending_completion_closes_its_model_stream(
     [request] = await stub.wait_for_requests(1)
     editor.client.cancel_request(types.CancelParams(id="inline-1"))
     with pytest.raises(Exception) as caught:
-        await asyncio.wait_for(pending, 5)
+        await asyncio.wait_for(pending, HANG_GUARD)
     assert "-32800" in repr(caught.value) or "cancel" in str(caught.value).lower()
     await asyncio.wait_for(request.done.wait(), 5)
     assert request.client_closed

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import Editor
+from tests.support.harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/failover.py"
 

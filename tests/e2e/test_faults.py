@@ -19,12 +19,21 @@ import pytest
 
 from fastedit_lsp.pipeline.stream import OUTPUT_CHARS_PER_TOKEN
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
+from tests.support.errors import (
+    CURSOR,
+    GOOD,
+    OTHER_URI,
+    TEXT,
+    URI,
+    chat_requests,
+    closed_port,
+    complete,
+)
+from tests.support.harness import Editor
+from tests.support.leaks import assert_no_leaks, at_rest, raw_http_server, read_request
+from tests.support.reliability import Recorder
 
 from .conftest import MakeEditor
-from .harness import Editor
-from .helpers_errors import CURSOR, GOOD, OTHER_URI, TEXT, URI, chat_requests, closed_port, complete
-from .helpers_leaks import assert_no_leaks, at_rest, raw_http_server, read_request
-from .reliability import Recorder
 
 TOKENS = split_tokens(GOOD)
 #: Every byte of this answer arrives in its own HTTP chunk: multi-byte characters included.

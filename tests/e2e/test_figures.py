@@ -4,9 +4,9 @@ offline engine's elapsed time with no speed."""
 from __future__ import annotations
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/figures.py"
 TEXT = "def area(width, height):\n    return \n"

@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.errors import GOOD, OTHER_URI, TEXT, URI, chat_requests, complete
+from tests.support.harness import Editor, hermetic_env
+from tests.support.leaks import assert_no_leaks, at_rest
+from tests.support.reliability import RECORDER, Recorder
+from tests.support.wire import Wire
 
 from .conftest import MakeEditor
-from .harness import Editor, hermetic_env
-from .helpers_errors import GOOD, OTHER_URI, TEXT, URI, chat_requests, complete
-from .helpers_leaks import assert_no_leaks, at_rest
-from .reliability import RECORDER, Recorder
-from .wire import Wire
 
 DOC = "file:///tmp/fastedit-hostile/a.py"
 INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32600, -32601, -32602

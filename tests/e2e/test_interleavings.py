@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import Editor
+from tests.support.harness import Editor
 
 TEXT = "import os\nvalue = \nprint(value)\n"
 CURSOR = TEXT.index("value = ") + len("value = ")

@@ -10,10 +10,10 @@ import asyncio
 from typing import Any
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.leaks import at_rest, leaks
+from tests.support.reliability import Recorder
 
 from .conftest import MakeEditor
-from .helpers_leaks import at_rest, leaks
-from .reliability import Recorder
 
 DOCS, JOBS_PER_DOC = 20, 5
 #: Five insertion points, one per line, far enough apart for their jobs not to overlap.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/modes.py"
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from pygls.uris import from_fs_path
 
+from tests.support.harness import Editor, _plain
+
 from .conftest import MakeEditor
-from .harness import Editor, _plain
 
 SOURCE = """def total(items, scale):
     count = 0

@@ -13,9 +13,9 @@ import pytest
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 SOURCE = """def total(items, scale):
     count = 0

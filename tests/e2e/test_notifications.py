@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import hermetic_env
-from .wire import CAPABILITIES, Wire
+from tests.support.harness import hermetic_env
+from tests.support.wire import CAPABILITIES, Wire
 
 URI = "file:///tmp/fastedit-e2e/opt_in.py"
 BEFORE = "def area(width, height):\n    return "

@@ -13,9 +13,9 @@ import pytest
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor, hermetic_env
 
 from .conftest import MakeEditor
-from .harness import Editor, hermetic_env
 
 
 @pytest.fixture

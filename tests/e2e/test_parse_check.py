@@ -14,10 +14,10 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import HANG_GUARD, Editor
+from tests.support.leaks import at_rest
 
 from .conftest import MakeEditor
-from .harness import Editor
-from .helpers_leaks import at_rest
 
 DIAGNOSTICS = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 
@@ -142,7 +142,7 @@ async def test_a_bad_fast_draft_lands_flagged_in_fast_mode_until_the_user_edits_
     cleared = await _next_diagnostics(editor)
     editor.type(case.uri, cursor + 1, "x")
     editor.flush()
-    await asyncio.wait_for(cleared, 10)
+    await asyncio.wait_for(cleared, HANG_GUARD)
     assert _fastedit_diagnostics(editor, case.uri) == []
 
 
@@ -159,7 +159,7 @@ async def test_reverting_a_flagged_draft_clears_its_mark(
     assert len(_fastedit_diagnostics(editor, case.uri)) == 1
     cleared = await _next_diagnostics(editor)
     assert (await editor.command("fastedit.revert", {"jobId": record["jobId"]}))["reverted"]
-    await asyncio.wait_for(cleared, 10)
+    await asyncio.wait_for(cleared, HANG_GUARD)
     assert _fastedit_diagnostics(editor, case.uri) == []
     assert editor.text(case.uri) == text
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/plan.py"
 HEAD = "import os\n\n\ndef table():\n"

@@ -10,9 +10,9 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/rewrite.py"
 HEAD = "import os\n\n\ndef table():\n"

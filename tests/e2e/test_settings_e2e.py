@@ -16,9 +16,9 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/settings.py"
 

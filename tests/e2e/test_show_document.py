@@ -15,8 +15,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError
 from pygls.uris import from_fs_path
 
+from tests.support.harness import Editor
+
 from .conftest import MakeEditor
-from .harness import Editor
 
 SOURCE = '''def clamp(value: int, low: int, high: int) -> int:
     """Clamp value into [low, high].

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import Editor
+from tests.support.harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/example.py"
 

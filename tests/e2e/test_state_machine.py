@@ -37,10 +37,9 @@ from hypothesis.stateful import (
 from pygls.exceptions import JsonRpcException
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .harness import Editor, _plain, hermetic_env, start_editor, stop_editor
-from .helpers_leaks import DEBUG_STATS
-from .reliability import RECORDER
+from tests.support.harness import Editor, _plain, hermetic_env, start_editor, stop_editor
+from tests.support.leaks import DEBUG_STATS
+from tests.support.reliability import RECORDER
 
 T = TypeVar("T")
 LETTERS = "QRSTUVWXYZ"  # one per job; the user never types them

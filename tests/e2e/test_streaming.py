@@ -9,9 +9,9 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
+from tests.support.harness import HANG_GUARD, Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/stream.py"
 
@@ -159,7 +159,7 @@ async def test_cancel_before_the_first_token_closes_the_http_stream_and_changes_
         # token when asked to create it, before the server begins it).
         token = f"fastedit-{job_id}"
         while not editor.client.progress_reports.get(token):
-            await asyncio.wait_for(editor.client.wait_for_notification("$/progress"), 10)
+            await asyncio.wait_for(editor.client.wait_for_notification("$/progress"), HANG_GUARD)
         editor.client.window_work_done_progress_cancel(
             types.WorkDoneProgressCancelParams(token=token)
         )
@@ -189,7 +189,7 @@ async def test_cancel_request_on_a_pending_wait_answers_it_and_the_server_stays_
     await editor.command("fastedit.status")
     editor.client.cancel_request(types.CancelParams(id="wait-1"))
     with pytest.raises(Exception) as caught:
-        await asyncio.wait_for(pending, 5)
+        await asyncio.wait_for(pending, HANG_GUARD)
     assert "-32800" in repr(caught.value) or "cancel" in str(caught.value).lower()
     status = await editor.command("fastedit.status")
     assert [j["state"] for j in status["jobs"] if j["jobId"] == job_id] == ["running"]

@@ -16,8 +16,7 @@ from typing import Any
 from fastedit_lsp.core import json_codec
 from fastedit_lsp.tools.lsp_client import LspClient
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
-
-from .harness import hermetic_env
+from tests.support.harness import hermetic_env
 
 DEBUG = "fastedit/debugTimings"
 STATS = "fastedit/debugStats"

@@ -365,7 +365,7 @@ async def test_client_leaving_before_the_first_token_is_seen_without_waiting_out
         assert response.status_code == 200  # the headers came at once
 
     (record,) = await stub.wait_for_requests(1)
-    await stub.wait_closed(record, timeout=5)
+    await stub.wait_closed(record)
     assert record.client_closed
     assert record.tokens_sent == 0
 
@@ -378,7 +378,7 @@ async def test_cancelling_a_client_waiting_for_slow_headers_closes_the_connectio
 
     (record,) = await stub.wait_for_requests(1)
     task.cancel()
-    await stub.wait_closed(record, timeout=5)
+    await stub.wait_closed(record)
 
     assert record.client_closed
     assert record.status is None

@@ -469,6 +469,6 @@ async def test_closing_fim_stream_closes_the_connection_to_the_stub(
     await stream.aclose()
 
     (record,) = await stub.wait_for_requests(1, path=KIND_PATHS[kind])
-    await stub.wait_closed(record, timeout=5)
+    await stub.wait_closed(record)
     assert record.client_closed
     assert record.tokens_sent == 1

@@ -9,9 +9,9 @@ import pytest
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.engines.parse import parse_errors
+from tests.support.harness import Editor
 
 from .conftest import MakeEditor
-from .harness import Editor
 
 JS = """function total(items) {
   let sum = 0;

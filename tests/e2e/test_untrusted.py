@@ -27,11 +27,11 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.errors import CURSOR, GOOD, TEXT, URI, chat_requests, complete, everything_said
+from tests.support.harness import hermetic_env
+from tests.support.reliability import Recorder
 
 from .conftest import MakeEditor
-from .harness import hermetic_env
-from .helpers_errors import CURSOR, GOOD, TEXT, URI, chat_requests, complete, everything_said
-from .reliability import Recorder
 
 KEY = "sk-fastedit-FAKE-KEY-d3adb33f-0123456789abcdef"
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.tools.stub import StubModelServer
-
-from .availability import require_editor
+from tests.support.editors.availability import require_editor
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from .availability import require_editor
+from tests.support.editors.availability import require_editor
 
 
 def test_a_present_editor_is_returned() -> None:

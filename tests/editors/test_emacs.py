@@ -19,9 +19,14 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .emacs_driver import BEYOND_ASCII, ELISP, emacs, hermetic_env, run_scenario
-from .written_tests import run_written_tests
+from tests.support.editors.emacs_driver import (
+    BEYOND_ASCII,
+    ELISP,
+    emacs,
+    hermetic_env,
+    run_scenario,
+)
+from tests.support.editors.written_tests import run_written_tests
 
 ORIGINAL = "import os\n\nvalue = "
 ANSWER = "compute(1, 2, 3)"

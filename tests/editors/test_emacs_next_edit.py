@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .emacs_driver import emacs, hermetic_env, run_scenario
+from tests.support.editors.emacs_driver import emacs, hermetic_env, run_scenario
 
 SOURCE = """def total(items, scale):
     count = 0

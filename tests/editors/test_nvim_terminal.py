@@ -22,11 +22,10 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
-
-from . import nvim_session
-from .availability import require_editor
-from .polling import poll
-from .written_tests import run_written_tests
+from tests.support.editors import nvim_session
+from tests.support.editors.availability import require_editor
+from tests.support.editors.polling import poll
+from tests.support.editors.written_tests import run_written_tests
 
 WIDTH, HEIGHT = 120, 36
 #: A first start loads the server and Neovim's Python ftplugin on a loaded 2-core machine.

@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
-
-from . import vscode_session
-from .availability import require_editor
-from .vscode_session import CodeServer, Workbench, wait
+from tests.support.editors import vscode_session
+from tests.support.editors.availability import require_editor
+from tests.support.editors.vscode_session import CodeServer, Workbench, wait
 
 SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
 ANSWER = "a + b  # the sum of both numbers, computed exactly once"

@@ -1,4 +1,4 @@
-"""The package's layer rules (the README's Development section), checked on the source text alone.
+"""The package's layer rules (docs/architecture.md), checked on the source text alone.
 
 Every module under ``server/fastedit_lsp/`` is parsed once with :mod:`ast`; nothing of the package
 is imported, so the file costs one parse of the sources and nothing else. There is no exemption
@@ -45,7 +45,7 @@ MAX_SERVER_ATTRIBUTES = 15
 
 #: Layer -> what its modules may import from the package, besides their own layer. An entry is a
 #: layer ("backends": any module in it) or a module ("backends.base": that module only).
-#: Read bottom-up, this is the layer table of the README's Development section:
+#: Read bottom-up, this is the layer table of docs/architecture.md:
 #:   core <- engines, prompting <- actions, completion <- pipeline <- lsp;
 #:   backends and project are leaves that only lsp (the composition root) and tools wire in;
 #:   backends.base (types and the Backend protocol) and backends.fim (the FIM request types)

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from fastedit_lsp.engines.lookup import complete
-
-from .stdlib_corpus import stdlib_modules
+from tests.support.stdlib_corpus import stdlib_modules
 
 FILES = 30
 CUTS_PER_FILE = 40

@@ -32,8 +32,7 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
-
-from .summary_figures import section_lines
+from tests.support.summary_figures import section_lines
 
 #: Samples per language, files per language, and the largest file read.
 SAMPLES = 240

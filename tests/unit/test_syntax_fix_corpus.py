@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from fastedit_lsp.engines.syntax_fix import Repair, error_region, repair
-
-from .stdlib_corpus import stdlib_modules
+from tests.support.stdlib_corpus import stdlib_modules
 
 FILES = 30
 MUTANTS_PER_FILE = 10

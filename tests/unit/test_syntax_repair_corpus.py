@@ -24,8 +24,8 @@ import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
 from fastedit_lsp.engines.syntax_repair import error_region, repair
+from tests.support.summary_figures import section_lines
 
-from .summary_figures import section_lines
 from .test_parse_check_corpus import SOURCES, VSCODE_E2E, _files, _read
 
 #: Where ``.ci/run`` installs the npm package ``edge-js`` (its C# sources; npm's node-gyp ships

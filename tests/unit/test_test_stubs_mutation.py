@@ -48,7 +48,7 @@ each time; tried and not kept, for no gain on the tuning modules or held out: mo
 Unicode, a wider search, more recorded tests per function, more probes of returned functions,
 more functions for called parameters). Scoring run 4.0 s, recording 10.0 s.
 
-The generator is otherwise tuned with ``python tests/unit/mutation.py humanize.number inflection
+The generator is otherwise tuned with ``python tests/tools/mutation.py humanize.number inflection
 boltons.strutils more_itertools.recipes more_itertools.more`` (any installed module;
 ``RECORDED=1`` for the recorded mode).
 
@@ -70,7 +70,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from .mutation import Report, cases, measure, recorded_cases
+from tests.tools.mutation import Report, cases, measure, recorded_cases
 
 
 @dataclass(frozen=True)

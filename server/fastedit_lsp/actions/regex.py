@@ -1,7 +1,7 @@
 """Generate regex: a pattern from the examples in a comment block (or selected string literals).
 
 Pure, but for the offline answer, which runs synthesis in a process of its own
-(``engines.regex.worker``). The syntax (README, "What each action does"): a comment block at the
+(``engines.regex.worker``). The syntax (docs/actions.md, "Commands"): a comment block at the
 range, in the language's line-comment syntax, with an optional ``regex: <description>`` line and
 ``match:`` / ``reject:`` lines. The pattern is meant for ``fullmatch``. In Python it lands below the
 block as ``NAME = re.compile(r"...")`` (a rerun replaces the assignment it made; ``import re`` is

@@ -2,7 +2,7 @@
 
 Stdlib only. A :class:`Job` is created by a command with its typed :class:`Inputs`, filled in by
 the job pipeline as data flows through it, and serialised by :meth:`Job.record` into the
-camelCase record of the editor contract (README, "Job records").
+camelCase record of the editor contract (docs/actions.md, "Commands").
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 the standard library reads it.
 
 orjson parses and writes a message 4-15 times faster than :mod:`json` (a ``didChange`` in 1.6 µs
-against 10 µs with pygls's ``object_hook``; an ``applyEdit`` written in 0.5 µs against 9; the
-README's Performance section has the A/B). Where the two would read the same text differently,
+against 10 µs with pygls's ``object_hook``; an ``applyEdit`` written in 0.5 µs against 9;
+docs/performance.md). Where the two would read the same text differently,
 the standard library reads it, so nothing a client or a model sends means something else now:
 
 - integers beyond 64 bits (orjson reads them as floats): a run of 19 digits anywhere sends
@@ -49,7 +49,7 @@ def dumps(obj: Any, default: Callable[[Any], Any] | None = None) -> bytes:
 
     ASCII, the wire format clients have always had from this server: with raw UTF-8, lsp-mode 8
     sessions lost an edit more often (2 in 6, against none in 18 escaped; the loss itself is
-    lsp-mode's, see the README). orjson has no escaping, so a message with text beyond ASCII
+    lsp-mode's, see docs/clients.md). orjson has no escaping, so a message with text beyond ASCII
     (every status: "⚡ fast") is written by :mod:`json`.
     """
     try:

@@ -28,7 +28,9 @@ from ..core.document import Document
 from ..core.jobs import LOCAL, figures_text
 from .lsp_client import LspClient, LspError
 
-SAMPLE_SUFFIX = ".py.sample"
+#: Where the wheel carries the sample files: the repository's ``examples/python`` (pyproject.toml,
+#: ``force-include``), so the demo runs from any directory after ``pip install .``.
+PACKAGED_SAMPLES = "samples"
 
 
 @dataclass
@@ -232,14 +234,29 @@ class Demo:
                 self.out.write(self._paint(line if line.endswith("\n") else line + "\n", code))
 
 
+def sample_files() -> list[tuple[str, str]]:
+    """(name, text) of the demo's sample files: packaged in the wheel, or, in a source checkout
+    (an editable install), the repository's ``examples/python``."""
+    packaged = resources.files("fastedit_lsp") / PACKAGED_SAMPLES
+    if packaged.is_dir():
+        files = [e for e in packaged.iterdir() if e.name.endswith(".py") and e.is_file()]
+        if files:
+            return sorted((e.name, e.read_text(encoding="utf-8")) for e in files)
+    folder = Path(__file__).resolve().parents[3] / "examples" / "python"
+    found = sorted(folder.glob("*.py"))
+    if not found:
+        raise SystemExit(
+            "fastedit-lsp demo: no sample files in this installation; "
+            "run `fastedit-lsp demo FOLDER` on a folder of Python files"
+        )
+    return [(p.name, p.read_text(encoding="utf-8")) for p in found]
+
+
 def copy_samples(folder: str | None, workdir: Path) -> None:
     """The packaged samples (or FOLDER's Python files) into ``workdir``."""
     if folder is None:
-        samples = resources.files("fastedit_lsp") / "samples"
-        for entry in samples.iterdir():
-            if entry.name.endswith(SAMPLE_SUFFIX):
-                name = entry.name.removesuffix(".sample")
-                (workdir / name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+        for name, text in sample_files():
+            (workdir / name).write_text(text, encoding="utf-8")
         return
     source = Path(folder)
     for path in sorted(source.rglob("*.py")):

@@ -161,6 +161,9 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 DEFAULT_MODELS: Final = ("stub-fast", "stub-strong")
+#: How long a test's wait on the stub (requests, a stream's end) lasts before it fails: a guard
+#: against a hang, generous enough for a machine with both cores busy.
+WAIT_GUARD: Final = 60.0
 CHAT_PATH: Final = "/v1/chat/completions"
 COMPLETIONS_PATH: Final = "/v1/completions"
 #: llama.cpp serves its native endpoints at the root, beside /v1.
@@ -311,7 +314,7 @@ class StubModelServer:
         n: int,
         *,
         # A default deadline keeps a broken test from hanging, hence a timeout parameter.
-        timeout: float = 10.0,  # noqa: ASYNC109
+        timeout: float = WAIT_GUARD,  # noqa: ASYNC109
         path: str | tuple[str, ...] | None = CHAT_PATH,
     ) -> list[RecordedRequest]:
         """Wait until ``n`` requests to ``path`` arrived; returns all of them.
@@ -332,7 +335,7 @@ class StubModelServer:
         self,
         request: RecordedRequest,
         *,
-        timeout: float = 10.0,  # noqa: ASYNC109
+        timeout: float = WAIT_GUARD,  # noqa: ASYNC109
     ) -> RecordedRequest:
         """Wait until ``request`` is no longer being served (completed, dropped or client gone)."""
         async with asyncio.timeout(timeout):

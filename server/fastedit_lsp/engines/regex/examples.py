@@ -1,9 +1,10 @@
 """Regex synthesis: reading the examples, naming the pattern, and checking a pattern against them.
 
-The examples come from a comment block in the README's regex syntax (:func:`parse_examples`) or from
-the string literals of a selection (:func:`string_literals`); :func:`verify` checks a pattern with
-``re.fullmatch``. Part of :mod:`fastedit_lsp.engines.regex.synth`, which re-exports the public
-names. Pure: stdlib only, no I/O.
+The examples come from a comment block in the regex syntax of docs/actions.md
+(:func:`parse_examples`) or from the string literals of a selection (:func:`string_literals`);
+:func:`verify` checks a pattern with ``re.fullmatch``. Part of
+:mod:`fastedit_lsp.engines.regex.synth`, which re-exports the public names. Pure: stdlib only,
+no I/O.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _KEYWORD = re.compile(r"(regex|match|reject):", re.IGNORECASE)
 
 
 def parse_examples(lines: Sequence[str], comment: str = "#") -> RegexExamples | None:
-    """The examples in a comment block written in the README's regex syntax, or None if it has none.
+    """The examples in a comment block in the regex syntax of docs/actions.md, or None if none.
 
     Each line may be indented; its comment marker (``comment``, possibly repeated: ``##``,
     ``;;``, ``///``) may be followed by spaces, then ``regex: <description>``, ``match:

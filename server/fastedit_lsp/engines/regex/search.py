@@ -95,7 +95,7 @@ def _specialise(search: _Search, positives: list[str]) -> bool:
         best: tuple[bool, float, int, list[tuple[_Leaf, int]]] | None = None
         first_step: dict[tuple[int, int], int] = {}
         for move in _moves(root):
-            if search.evaluations > _MAX_EVALUATIONS or time.monotonic() > search.deadline:
+            if search.evaluations > _MAX_EVALUATIONS or time.thread_time() > search.deadline:
                 return False
             undo = [(leaf, leaf.choice) for leaf, _ in move]
             for leaf, index in move:

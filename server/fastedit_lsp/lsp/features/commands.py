@@ -1,4 +1,4 @@
-"""workspace/executeCommand: fastedit's commands (the editor contract in the README).
+"""workspace/executeCommand: fastedit's commands (the editor contract in docs/actions.md).
 
 Job commands, one per action of the registry, answer at once with ``{jobId}``; the job runs in
 the background (``pipeline.runner``).

@@ -21,11 +21,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.editors.availability import in_ci
 from tests.support.network_servers import without_network_variables
 
-from .availability import in_ci
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ELISP = REPO / "editors" / "emacs"
 PRELUDE = Path(__file__).with_name("emacs_driver.el")
 #: The user's own language server and rassumfrassum, installed by the test extras.

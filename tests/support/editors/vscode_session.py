@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from .polling import poll
+from tests.support.editors.polling import poll
 
 T = TypeVar("T")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXTENSION = ROOT / "editors" / "vscode"
 DRIVER = Path(__file__).with_name("vscode_driver.cjs")
 E2E_DIR = Path(

@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 import pynvim
 
-from .polling import poll
+from tests.support.editors.polling import poll
 
 T = TypeVar("T")
 
-PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
+PLUGIN = Path(__file__).resolve().parents[3] / "editors" / "nvim"
 
 #: Generous: the machine running the tests may be a loaded 2-core box.
 TIMEOUT = 30.0

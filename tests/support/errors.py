@@ -10,8 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, RecordedRequest, StubModelServer
-
-from .harness import Editor
+from tests.support.harness import Editor
 
 URI = "file:///tmp/fastedit-e2e/errors.py"
 OTHER_URI = "file:///tmp/fastedit-e2e/other.py"

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .harness import Editor, _plain
+from tests.support.harness import Editor, _plain
 
 DEBUG_STATS = "fastedit/debugStats"
 #: The server's keep-alive pool size (httpx max_keepalive_connections).

@@ -4,7 +4,7 @@ The offline generator writes tests for the top-level functions of installed modu
 pip installed them, never copied here); ``mutation_worker.py`` runs them in a subprocess with a
 time limit, on the unchanged code and on simple AST mutants of each function. Used by
 ``test_test_stubs_mutation.py`` (held-out packages, floors) and, for tuning on other packages,
-as a script: ``python tests/unit/mutation.py humanize.number inflection boltons.strutils``.
+as a script: ``python tests/tools/mutation.py humanize.number inflection boltons.strutils``.
 """
 
 from __future__ import annotations

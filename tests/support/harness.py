@@ -27,6 +27,12 @@ Sync = Literal["prompt", "batched"]
 _BREAK = re.compile(r"\r\n|\r|\n")
 
 
+#: How long a test waits for something it expects before it fails: only a guard against a hang,
+#: never a measure of speed, so it is generous and the same on a busy machine (the soak runs the
+#: suite with both cores busy; CONTRIBUTING.md).
+HANG_GUARD = 60.0
+
+
 def hermetic_env(**extra: str) -> dict[str, str]:
     """The test process' environment without any real key or FASTEDIT_* setting, and without
     proxy or certificate variables (the server reaches the loopback stub directly; the network
@@ -231,7 +237,7 @@ class Editor:
     async def next_edit(self) -> None:
         """Wait for the server's next workspace/applyEdit."""
         self._edit_arrived.clear()
-        await asyncio.wait_for(self._edit_arrived.wait(), 10)
+        await asyncio.wait_for(self._edit_arrived.wait(), HANG_GUARD)
 
     async def next_event(self, seconds: float = 10) -> None:
         """Wait for the server's next applyEdit or fastedit/status."""
@@ -300,7 +306,9 @@ class Editor:
         )
         return _plain(result)
 
-    async def wait_job(self, job_id: str, timeout_ms: int = 20000) -> dict[str, Any]:
+    async def wait_job(
+        self, job_id: str, timeout_ms: int = int(HANG_GUARD * 1000)
+    ) -> dict[str, Any]:
         record: dict[str, Any] = await self.command(
             "fastedit.wait", {"jobId": job_id, "timeoutMs": timeout_ms}
         )

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.harness import Editor, hermetic_env
 from tests.support.network_servers import LocalCA, ModelServer, Proxy, make_ca
 
 from .conftest import MakeEditor
-from .harness import Editor, hermetic_env
 
 URI = "file:///tmp/fastedit-e2e/network.py"
 TEXT = "def one():\n    return \n"

@@ -54,7 +54,7 @@ from .sse import (
 ERROR_BODY_LIMIT = 4096
 #: A read of the body that returns sooner than this took a chunk already received (httpx's
 #: parser holds the rest of a socket read's chunks): the next one is read without pacing.
-BUFFERED_READ_SECONDS = 0.0002
+BUFFERED_READ_SECONDS = 0.001
 #: A 200 event stream that delivers no event: its first bytes are read for a provider's error.
 SNIFF_BYTES = 1024
 #: OpenRouter lists hundreds of models with long descriptions.

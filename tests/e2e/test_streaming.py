@@ -8,7 +8,7 @@ import json
 import pytest
 from lsprotocol import types
 
-from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
+from fastedit_lsp.tools.stub import Answer, RecordedRequest, StubModelServer, split_tokens
 from tests.support.harness import HANG_GUARD, Editor
 
 from .conftest import MakeEditor
@@ -196,11 +196,28 @@ async def test_cancel_request_on_a_pending_wait_answers_it_and_the_server_stays_
     await editor.command("fastedit.cancel", {"jobId": job_id})
 
 
-async def _slow_job(editor: Editor, stub: StubModelServer, text: str, cursor: int) -> str:
-    stub.script(Answer(text="Q" * 200, tps=150))
+async def _held_job(
+    editor: Editor, stub: StubModelServer, text: str, cursor: int
+) -> tuple[str, RecordedRequest]:
+    """A job whose stream of 200 ``Q`` stops after 20 tokens until the test releases it.
+
+    Typing "during the stream" then happens during the stream however slow the machine is: the
+    test types, makes sure the server has read the change (a request answered after it), and only
+    then lets the model go on.
+    """
+    stub.script(Answer(text="Q" * 200, token_size=1, tps=1000, hold_after=20))
     job_id = await _start(editor, text, cursor)
-    await editor.wait_applied(2)
-    return job_id
+    (request,) = await stub.wait_for_requests(1)
+    while sum(t.count("Q") for _, _, _, t in editor.applied) < 20:
+        await editor.next_edit()
+    return job_id, request
+
+
+async def _typed_then_released(editor: Editor, request: RecordedRequest) -> None:
+    """Let the held stream go on once the server has read every change typed so far."""
+    editor.flush()
+    await editor.command("fastedit.status")  # answered after the didChange before it
+    request.release.set()
 
 
 async def test_typing_before_the_anchor_survives_and_the_stream_continues_after_it(
@@ -209,8 +226,9 @@ async def test_typing_before_the_anchor_survives_and_the_stream_continues_after_
     text = "first = 1\nsecond = \nthird = 3\n"
     editor.open(URI, text)
     cursor = text.index("second = ") + len("second = ")
-    job_id = await _slow_job(editor, stub, text, cursor)
+    job_id, request = await _held_job(editor, stub, text, cursor)
     editor.type(URI, 0, "# typed\n")
+    await _typed_then_released(editor, request)
     record = await editor.wait_job(job_id)
     assert record["state"] == "done", record
     assert editor.text(URI) == "# typed\n" + text[:cursor] + "Q" * 200 + text[cursor:]
@@ -229,10 +247,11 @@ async def test_typing_into_the_stream_stops_it_with_a_reason_and_keeps_the_typin
     text = "value = \nnext_line = 2\n"
     editor.open(URI, text)
     cursor = len("value = ")
-    job_id = await _slow_job(editor, stub, text, cursor)
+    job_id, request = await _held_job(editor, stub, text, cursor)
     inserted = "".join(t for _, _, _, t in editor.applied)
     offset = cursor + 1 if where == "inside" else cursor + len(inserted)
     editor.type(URI, offset, typed)
+    await _typed_then_released(editor, request)
     record = await editor.wait_job(job_id)
     assert record["state"] == "cancelled"
     assert record["error"].startswith("Stopped:")

@@ -30,7 +30,7 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 #: How long a test waits for something it expects before it fails: only a guard against a hang,
 #: never a measure of speed, so it is generous and the same on a busy machine (the soak runs the
 #: suite with both cores busy; CONTRIBUTING.md).
-HANG_GUARD = 60.0
+HANG_GUARD = 120.0
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:

@@ -89,7 +89,7 @@ async def test_final_streaming_sends_one_edit() -> None:
         pytest.param(["\ud83d", "\ude00b"], id="surrogate-pair-split-first"),
     ],
 )
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(120)
 async def test_a_pair_split_across_tokens_is_never_split_across_edits(tokens: list[str]) -> None:
     session, editor, document = _session("", 0)
 

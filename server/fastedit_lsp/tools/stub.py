@@ -163,7 +163,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_MODELS: Final = ("stub-fast", "stub-strong")
 #: How long a test's wait on the stub (requests, a stream's end) lasts before it fails: a guard
 #: against a hang, generous enough for a machine with both cores busy.
-WAIT_GUARD: Final = 60.0
+WAIT_GUARD: Final = 120.0
 CHAT_PATH: Final = "/v1/chat/completions"
 COMPLETIONS_PATH: Final = "/v1/completions"
 #: llama.cpp serves its native endpoints at the root, beside /v1.

@@ -719,7 +719,14 @@ class OpenAICompatibleBackend:
             raise self._malformed(error.message, info) from None
 
     def _said(self, head: bytes) -> BackendError | None:
-        """The provider's error in a 200 body that is not an event stream, when it has one."""
+        """The provider's error in a 200 body that is not an event stream: a JSON object with
+        an ``error`` (or a top-level ``message`` / ``detail``), as gateways send them."""
+        try:
+            obj = json.loads(head.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or not any(k in obj for k in ("error", "message", "detail")):
+            return None
         message, labels = error_details(head, "application/json")
         if not message:
             return None

@@ -140,9 +140,10 @@ A plist (:mode MODE :running IDS :finished IDS): its mode, the ids of
 its running jobs, and of its last finished ones (a job's end can be
 read before the reply that started it).")
 
-(defvar fastedit--command-buffer nil
-  "The buffer whose fastedit command waits for its reply (let-bound).
-Edits for it that arrive meanwhile are fastedit's (a revert).")
+(defvar-local fastedit--follow nil
+  "A marker where the running job that moves point left it, or nil.
+Complete the rest and generate regex leave point after the text they
+wrote, unless the user moved it meanwhile.")
 
 (defvar-local fastedit--running nil
   "Ids of the running fastedit jobs that edit this buffer.")
@@ -197,6 +198,35 @@ Turn it off otherwise.  For `eglot-managed-mode-hook'."
   (if fastedit-settings
       (list :fastedit fastedit-settings)
     (make-hash-table)))
+
+(defconst fastedit--install-advice
+  "install it with `pip install .' in a clone of fastedit-lsp, or set `fastedit-server-command'"
+  "How to get fastedit-lsp, as `fastedit-lsp editors' and the README say.")
+
+(defun fastedit--missing (command)
+  "Non-nil if COMMAND's program (its first word) is not found."
+  (let ((program (car command)))
+    (not (and (stringp program)
+              (if (string-match-p "/" program)
+                  (file-executable-p (expand-file-name program))
+                (executable-find program))))))
+
+(defun fastedit--checked-other (other-server)
+  "OTHER-SERVER if it and rass are found, else nil with a one-line message.
+Also says so when fastedit-lsp itself is not found."
+  (when (fastedit--missing fastedit-server-command)
+    (message "fastedit: %s not found: %s" (car fastedit-server-command)
+             fastedit--install-advice))
+  (cond ((null other-server) nil)
+        ((fastedit--missing other-server)
+         (message "fastedit: %s not found: fastedit-lsp runs alone (install it, or drop it from `fastedit-eglot-setup')"
+                  (car other-server))
+         nil)
+        ((fastedit--missing fastedit-rass-command)
+         (message "fastedit: %s not found: fastedit-lsp runs alone, without %s (pip install rassumfrassum)"
+                  (car fastedit-rass-command) (car other-server))
+         nil)
+        (t other-server)))
 
 (defun fastedit-eglot-contact (&optional other-server)
   "An eglot contact running fastedit-lsp beside OTHER-SERVER through rass.
@@ -259,15 +289,18 @@ OTHER-SERVER is your own language server for MODES, run beside
 fastedit-lsp through rassumfrassum: a command (a list of strings),
 the symbol `guess' for the server `eglot-server-programs' now gives
 MODES, or nil to run fastedit-lsp alone.  Also turns `fastedit-mode'
-on in the buffers eglot then manages.  Returns the contact."
+on in the buffers eglot then manages.  When eglot connects, a program
+not found is said in one line, and fastedit-lsp runs alone without
+OTHER-SERVER (or rass) rather than fail.  Returns the contact."
   (let* ((mode (if (consp modes) (car modes) modes))
          (original (and (eq other-server 'guess) (fastedit--mode-entry mode)))
          (contact
           (lambda (&optional interactive)
             (fastedit-eglot-contact
-             (if (eq other-server 'guess)
-                 (fastedit--guess-other original mode interactive)
-               other-server)))))
+             (fastedit--checked-other
+              (if (eq other-server 'guess)
+                  (fastedit--guess-other original mode interactive)
+                other-server))))))
     (push contact fastedit--contacts)
     (setf (alist-get modes eglot-server-programs nil nil #'equal) contact)
     (add-hook 'eglot-managed-mode-hook #'fastedit-maybe-enable)
@@ -296,15 +329,72 @@ Otherwise eglot 1.9 reports them after 0.5 s of idle time only."
   "This buffer's document version, as eglot reports it."
   (plist-get (eglot--VersionedTextDocumentIdentifier) :version))
 
-(defun fastedit--execute (command &optional argument)
-  "Run fastedit's COMMAND with ARGUMENT (a plist) and return its reply.
-Pending changes are sent first."
+(defun fastedit--execute (command &optional argument then)
+  "Send fastedit's COMMAND with ARGUMENT (a plist); call THEN with its reply.
+THEN runs in this buffer (if it is still live).  Never waits for the
+reply: Emacs 28's jsonrpc, waiting for a reply, leaves the messages read
+with it (a job's status and first edit) unread until the server writes
+again, so a job looked hung.  Pending changes are sent first.  An error
+is shown as a sentence."
   (let ((server (fastedit--server))
-        (fastedit--command-buffer (current-buffer)))
+        (buffer (current-buffer)))
     (fastedit--flush)
-    (jsonrpc-request server :workspace/executeCommand
-                     (list :command command
-                           :arguments (if argument (vector argument) [])))))
+    (fastedit--put :pending (1+ (or (fastedit--get :pending server) 0)) server)
+    (let ((settled nil))
+      (cl-flet ((settle ()
+                  (unless settled
+                    (setq settled t)
+                    (fastedit--put :pending
+                                   (max 0 (1- (or (fastedit--get :pending server) 1)))
+                                   server))))
+        (jsonrpc-async-request
+         server :workspace/executeCommand
+         (list :command command :arguments (if argument (vector argument) []))
+         :success-fn
+         (lambda (reply)
+           (settle)
+           (when (and then (buffer-live-p buffer))
+             (with-current-buffer buffer
+               (funcall then reply))))
+         :error-fn
+         (lambda (error)
+           (settle)
+           ;; Said here as a sentence; eglot's mode line need not show it too.
+           (setf (jsonrpc-last-error server) nil)
+           (when (buffer-live-p buffer)
+             (with-current-buffer buffer
+               (setq fastedit--follow nil)))
+           (message "%s" (fastedit--error-sentence command error)))
+         :timeout-fn
+         (lambda ()
+           (settle)
+           (message "fastedit: the server did not answer %s in time"
+                    (fastedit--command-title command))))))
+    nil))
+
+(defconst fastedit--titles
+  '(("fastedit.completeRest" . "complete the rest")
+    ("fastedit.generateRegex" . "generate regex")
+    ("fastedit.generateTests" . "write tests")
+    ("fastedit.fixSyntax" . "fix syntax")
+    ("fastedit.editSelection" . "edit selection")
+    ("fastedit.run" . "the action")
+    ("fastedit.revert" . "revert")
+    ("fastedit.revertHunk" . "revert the change")
+    ("fastedit.cancel" . "cancel"))
+  "What each fastedit command is called in messages.")
+
+(defun fastedit--command-title (command)
+  "COMMAND's name in a message."
+  (or (cdr (assoc command fastedit--titles))
+      (string-remove-prefix "fastedit." command)))
+
+(defun fastedit--error-sentence (command error)
+  "The message for ERROR, a JSON-RPC error object, in reply to COMMAND.
+The server's own text, without its command-name prefix or code."
+  (let* ((text (or (plist-get error :message) "unknown error"))
+         (text (replace-regexp-in-string "\\`fastedit\\.[A-Za-z]+: " "" text)))
+    (format "fastedit: %s: %s" (fastedit--command-title command) text)))
 
 (defun fastedit--position (&optional pos)
   "The LSP position of POS (default point)."
@@ -320,17 +410,24 @@ Pending changes are sent first."
       (fastedit--range (region-beginning) (region-end))
     (fastedit--range (point) (point))))
 
-(defun fastedit--start (command argument)
-  "Start fastedit's job COMMAND on this buffer with ARGUMENT; its id."
-  (let* ((reply (fastedit--execute
-                 command (append (list :uri (fastedit--uri)) argument)))
-         (id (plist-get reply :jobId)))
-    (when (and id (not (member id (fastedit--get :finished))))
-      (cl-pushnew id fastedit--running :test #'equal)
-      (fastedit--put :running (cons id (fastedit--get :running))))
-    (deactivate-mark)
-    (force-mode-line-update)
-    id))
+(defun fastedit--start (command argument &optional follow)
+  "Start fastedit's job COMMAND on this buffer with ARGUMENT.
+FOLLOW: leave point after the text the job writes (unless moved).
+Returns at once; the job's id comes with the reply (`fastedit--started')."
+  (setq fastedit--follow (and follow (point-marker)))
+  (fastedit--execute command (append (list :uri (fastedit--uri)) argument)
+                     (lambda (reply) (fastedit--started (plist-get reply :jobId))))
+  (deactivate-mark)
+  (force-mode-line-update)
+  nil)
+
+(defun fastedit--started (id)
+  "Note job ID, which the server started for this buffer."
+  (when (and id (not (member id (fastedit--get :finished))))
+    (cl-pushnew id fastedit--running :test #'equal)
+    (fastedit--put :running (cons id (fastedit--get :running))))
+  (force-mode-line-update)
+  id)
 
 ;;;; Commands
 
@@ -339,14 +436,14 @@ Pending changes are sent first."
   "Stream the rest of the code at point."
   (interactive)
   (fastedit--start "fastedit.completeRest"
-                   (list :position (fastedit--position))))
+                   (list :position (fastedit--position)) t))
 
 ;;;###autoload
 (defun fastedit-generate-regex ()
   "Write a regex from the match:/reject: comment at point or selected strings."
   (interactive)
   (fastedit--start "fastedit.generateRegex"
-                   (list :range (fastedit--target-range))))
+                   (list :range (fastedit--target-range)) t))
 
 ;;;###autoload
 (defun fastedit-generate-tests ()
@@ -407,8 +504,8 @@ Interactively, ACTION is read with `completing-read' from the actions in
 (defun fastedit-toggle-fast-mode ()
   "Switch between fast mode and the last other mode (standard or auto)."
   (interactive)
-  (fastedit--report-mode
-   (plist-get (fastedit--execute "fastedit.toggleFastMode") :mode)))
+  (fastedit--execute "fastedit.toggleFastMode" nil
+                     (lambda (reply) (fastedit--report-mode (plist-get reply :mode)))))
 
 ;;;###autoload
 (defun fastedit-set-mode (mode)
@@ -416,9 +513,8 @@ Interactively, ACTION is read with `completing-read' from the actions in
   (interactive
    (list (completing-read "fastedit mode: " '("fast" "standard" "auto")
                           nil t)))
-  (fastedit--report-mode
-   (plist-get (fastedit--execute "fastedit.setMode" (list :mode mode))
-              :mode)))
+  (fastedit--execute "fastedit.setMode" (list :mode mode)
+                     (lambda (reply) (fastedit--report-mode (plist-get reply :mode)))))
 
 (defun fastedit--get (key &optional server)
   "The value of KEY in what SERVER (default this buffer's) said."
@@ -444,26 +540,26 @@ Interactively, ACTION is read with `completing-read' from the actions in
 (defun fastedit-cancel (&optional all)
   "Stop this buffer's running fastedit jobs; with prefix ALL, every job."
   (interactive "P")
-  (let* ((reply (fastedit--execute
-                 "fastedit.cancel" (unless all (list :uri (fastedit--uri)))))
-         (ids (append (plist-get reply :cancelled) nil)))
-    (fastedit--settle)
-    (message "fastedit: %s" (if ids
-                                (concat "cancelled " (string-join ids ", "))
-                              "no job was running"))
-    ids))
+  (fastedit--execute
+   "fastedit.cancel" (unless all (list :uri (fastedit--uri)))
+   (lambda (reply)
+     (let ((ids (append (plist-get reply :cancelled) nil)))
+       (fastedit--settle)
+       (message "fastedit: %s" (if ids
+                                   (concat "cancelled " (string-join ids ", "))
+                                 "no job was running"))))))
 
 ;;;###autoload
 (defun fastedit-revert ()
   "Restore the text this buffer's last fastedit job replaced."
   (interactive)
-  (let ((reply (fastedit--execute "fastedit.revert"
-                                  (list :uri (fastedit--uri)))))
-    (fastedit--settle)
-    (if (eq (plist-get reply :reverted) t)
-        (message "fastedit: reverted")
-      (message "fastedit: not reverted: %s" (plist-get reply :reason)))
-    reply))
+  (fastedit--execute "fastedit.revert" (list :uri (fastedit--uri))
+                     (lambda (reply)
+                       (fastedit--settle)
+                       (if (eq (plist-get reply :reverted) t)
+                           (message "fastedit: reverted")
+                         (message "fastedit: not reverted: %s"
+                                  (plist-get reply :reason))))))
 
 (defun fastedit--hunk-at (hunks line)
   "The index of the applied hunk among HUNKS that covers LINE (0-based)."
@@ -482,30 +578,36 @@ Interactively, ACTION is read with `completing-read' from the actions in
 The change is a hunk of this buffer's last rewrite (an edited selection,
 a syntax fix, a user action); the other changes stay."
   (interactive)
-  (let* ((uri (fastedit--uri))
-         (jobs (reverse (append (plist-get (fastedit--execute "fastedit.status") :jobs)
-                                nil)))
-         (job (seq-find (lambda (j) (and (equal (plist-get j :uri) uri)
-                                         (plist-get j :hunks)))
-                        jobs))
-         (index (and job (fastedit--hunk-at (append (plist-get job :hunks) nil)
-                                            (1- (line-number-at-pos))))))
-    (unless index
-      (user-error "No fastedit change at point"))
-    (let ((reply (fastedit--execute "fastedit.revertHunk"
-                                    (list :jobId (plist-get job :jobId) :hunk index))))
-      (fastedit--settle)
-      (if (eq (plist-get reply :reverted) t)
-          (message "fastedit: change reverted")
-        (message "fastedit: not reverted: %s" (plist-get reply :reason)))
-      reply)))
+  (let ((uri (fastedit--uri))
+        (line (1- (line-number-at-pos))))
+    (fastedit--execute
+     "fastedit.status" nil
+     (lambda (status)
+       (let* ((jobs (reverse (append (plist-get status :jobs) nil)))
+              (job (seq-find (lambda (j) (and (equal (plist-get j :uri) uri)
+                                              (plist-get j :hunks)))
+                             jobs))
+              (index (and job (fastedit--hunk-at (append (plist-get job :hunks) nil)
+                                                 line))))
+         (if (null index)
+             (message "fastedit: no fastedit change at point")
+           (fastedit--execute
+            "fastedit.revertHunk" (list :jobId (plist-get job :jobId) :hunk index)
+            (lambda (reply)
+              (fastedit--settle)
+              (if (eq (plist-get reply :reverted) t)
+                  (message "fastedit: change reverted")
+                (message "fastedit: not reverted: %s" (plist-get reply :reason)))))))))))
 
 ;;;###autoload
 (defun fastedit-status ()
   "Show fastedit's mode, profiles and this buffer's last job."
   (interactive)
-  (let* ((status (fastedit--execute "fastedit.status"))
-         (profiles (plist-get status :profiles))
+  (fastedit--execute "fastedit.status" nil #'fastedit--show-status))
+
+(defun fastedit--show-status (status)
+  "Show STATUS, the server's reply to fastedit.status."
+  (let* ((profiles (plist-get status :profiles))
          (profile (lambda (name)
                     (let ((p (plist-get profiles name)))
                       (format "%s %s" (plist-get p :provider)
@@ -517,6 +619,41 @@ a syntax fix, a user action); the other changes stay."
                  (concat "; last job: " (fastedit--describe fastedit--job))
                ""))
     status))
+
+(defconst fastedit--kinds
+  '(("completeRest" . "Complete the rest") ("generateRegex" . "Generate regex")
+    ("generateTests" . "Write tests") ("fixSyntax" . "Fix syntax")
+    ("editSelection" . "Edit selection") ("run" . "Action"))
+  "What each job kind is called in messages.")
+
+(defun fastedit--summary (job)
+  "The one-line message for JOB's end: what, how it ended, its figures, why.
+For example \"fastedit: Complete the rest done · offline · 3 ms\", or
+\"fastedit: Complete the rest done (no suggestion) · REASON\"."
+  (let* ((metrics (plist-get job :metrics))
+         (state (plist-get job :state))
+         (kind (plist-get job :kind))
+         (nothing (and (equal state "done") (eql (or (plist-get metrics :edits) 0) 0)))
+         (reason (plist-get job :reason))
+         (error (plist-get job :error))
+         (model (plist-get job :model))
+         (parts (list (format "fastedit: %s %s%s"
+                              (or (cdr (assoc kind fastedit--kinds)) kind "job")
+                              state (if nothing " (no suggestion)" "")))))
+    (when (and (stringp model) (not (equal (plist-get job :route) "local")))
+      (push model parts))
+    (when-let ((figures (fastedit--figures job)))
+      (push figures parts))
+    (when (fastedit--unverified-p job)
+      (push (concat "unverified: "
+                    (or (plist-get (plist-get job :verification) :details) ""))
+            parts))
+    (cond ((stringp error) (push error parts))
+          ((and nothing (stringp reason))
+           (push (string-remove-prefix "no suggestion: "
+                                       (car (last (split-string reason "; "))))
+                 parts)))
+    (string-join (nreverse parts) " · ")))
 
 (defun fastedit--describe (job)
   "A one-line description of JOB's record."
@@ -638,8 +775,13 @@ range to go to."
     (let* ((id (plist-get job :jobId))
            (uri (plist-get job :uri))
            (running (equal (plist-get job :state) "running"))
-           (ids (delete id (fastedit--get :running server))))
+           (ids (delete id (fastedit--get :running server)))
+           (first-end (and (not running)
+                           (not (member id (fastedit--get :finished server))))))
       (fastedit--put :running (if running (cons id ids) ids) server)
+      ;; Every job's end says something (a failure the server says itself).
+      (when (and first-end (not (equal (plist-get job :state) "failed")))
+        (message "%s" (fastedit--summary job)))
       (unless running
         (fastedit--put :finished
                        (seq-take (cons id (fastedit--get :finished server)) 50)
@@ -673,11 +815,13 @@ server has said its mode."
          (route (plist-get fastedit--job :route))
          (figures (and fastedit--job (fastedit--figures fastedit--job)))
          (text (concat mode
-                       (if (and (stringp route) (not (equal route mode)))
+                       (if (and (stringp route) (not (string-empty-p route))
+                                (not (equal route mode)))
                            (concat ">" route)
                          "")
                        (if figures (concat " " figures) "")
-                       (if (fastedit--unverified-p fastedit--job) " unverified" ""))))
+                       (if (fastedit--unverified-p fastedit--job) " unverified" "")
+                       (if (equal (plist-get fastedit--job :state) "failed") " failed" ""))))
     (if (not (stringp mode))
         " FE"
       (concat " FE["
@@ -715,9 +859,7 @@ its reply.  Any other edit is left to eglot and its confirmation."
   (let ((docs (fastedit--document-edits edit)))
     (when (and (consp docs)
                (or (fastedit--get :running server)
-                   (and fastedit--command-buffer
-                        (eq server (with-current-buffer fastedit--command-buffer
-                                     (eglot-current-server))))))
+                   (> (or (fastedit--get :pending server) 0) 0)))
       (cl-loop for (uri version edits) in docs
                for buffer = (car (fastedit--buffers server uri))
                unless buffer return nil
@@ -742,7 +884,7 @@ Leave every other edit to eglot."
                      (buffer-name buffer) have version))))
         (pcase-dolist (`(,buffer ,_ ,edits) targets)
           (with-current-buffer buffer
-            (fastedit--apply-text-edits edits)
+            (fastedit--follow-to (fastedit--apply-text-edits edits))
             ;; Reported at once, as VS Code does: the server then knows
             ;; the buffer before the user's next keystroke.
             (fastedit--flush)))
@@ -750,8 +892,23 @@ Leave every other edit to eglot."
     (error (list :applied :json-false
                  :failureReason (error-message-string err)))))
 
+(defun fastedit--follow-to (end)
+  "Move point to END if a job follows it and the user has not moved it.
+END is where the last edit's text ends (or nil); see `fastedit--follow'.
+An edit that ends before point (an import added above) leaves it."
+  (when (and fastedit--follow end)
+    (cond ((/= (point) fastedit--follow)
+           (setq fastedit--follow nil))
+          ((>= end (point))
+           (dolist (window (get-buffer-window-list (current-buffer) nil t))
+             (when (= (window-point window) (point))
+               (set-window-point window end)))
+           (goto-char end)
+           (set-marker fastedit--follow end)))))
+
 (defun fastedit--apply-text-edits (edits)
-  "Apply the LSP text EDITS, all relative to the same text, here."
+  "Apply the LSP text EDITS, all relative to the same text, here.
+Returns where the last one's text ends."
   (let ((spans (mapcar
                 (lambda (e)
                   (let ((range (plist-get e :range)))
@@ -761,7 +918,8 @@ Leave every other edit to eglot."
                            (plist-get range :end) t)
                           (plist-get e :newText))))
                 edits))
-        (fastedit--applying t))
+        (fastedit--applying t)
+        (last-end nil))
     (fastedit--undo-open)
     (save-excursion
       (save-restriction
@@ -778,9 +936,12 @@ Leave every other edit to eglot."
               (delete-region start stop)
               (insert text))
             (run-hook-with-args 'after-change-functions
-                                start (+ start (length text)) length))
+                                start (+ start (length text)) length)
+            ;; After the text, on its last line (not after its line break).
+            (setq last-end (+ start (length (string-remove-suffix "\n" text)))))
           (set-marker beg nil)
-          (set-marker end nil))))))
+          (set-marker end nil))))
+    last-end))
 
 (defun fastedit--undo-open ()
   "Start collecting fastedit's edits into one undo step, unless started."
@@ -805,6 +966,9 @@ So the user's typing never joins a job's step."
 (defun fastedit--settle ()
   "End fastedit's undo step once no job of this buffer is running."
   (when (and fastedit-mode (null fastedit--running))
+    (when fastedit--follow
+      (set-marker fastedit--follow nil)
+      (setq fastedit--follow nil))
     (fastedit--undo-close)))
 
 ;;;; Next-edit suggestions
@@ -819,11 +983,31 @@ dismiss it with `fastedit-dismiss-next-edit'."
   "Seconds after the last change before asking for the next edit."
   :type 'number)
 
-(defface fastedit-next-edit-delete '((t :strike-through t :inherit shadow))
+;; A background as well as the strike-through: a terminal may not draw strike-through, and the
+;; replaced text then read as part of the new (\"namelabel\").
+(defface fastedit-next-edit-delete
+  '((((class color) (min-colors 88) (background dark))
+     :strike-through t :background "#603030")
+    (((class color) (min-colors 88) (background light))
+     :strike-through t :background "#ffd0d0")
+    (((class color)) :strike-through t :background "red" :foreground "white")
+    (t :strike-through t :inverse-video t))
   "Face of the text a next-edit suggestion replaces.")
 
-(defface fastedit-next-edit-add '((t :inherit success))
+(defface fastedit-next-edit-add
+  '((((class color) (min-colors 88) (background dark)) :background "#2e5030")
+    (((class color) (min-colors 88) (background light)) :background "#d0ffd0")
+    (((class color)) :background "green" :foreground "black")
+    (t :inherit success))
   "Face of the text a next-edit suggestion inserts.")
+
+(defface fastedit-next-edit-hint '((t :inherit shadow))
+  "Face of the key hint shown after a next-edit suggestion.")
+
+(defun fastedit--next-edit-hint ()
+  "The hint shown after a suggestion: the key that accepts it, or nil."
+  (let ((key (where-is-internal #'fastedit-accept-next-edit nil t)))
+    (and key (format "  [%s accepts]" (key-description key)))))
 
 (defvar-local fastedit--next-edit nil
   "The suggestion shown here: (OVERLAY EDIT ID TICK), or nil.
@@ -835,6 +1019,8 @@ TICK is the buffer's modification tick it was made for.")
 (defun fastedit--next-edit-clear ()
   "Remove the suggestion shown here."
   (when fastedit--next-edit
+    (when-let ((hint (overlay-get (car fastedit--next-edit) 'fastedit-hint)))
+      (delete-overlay hint))
     (delete-overlay (car fastedit--next-edit))
     (setq fastedit--next-edit nil)))
 
@@ -893,6 +1079,12 @@ TICK is the buffer's modification tick it was made for.")
       (overlay-put overlay 'face 'fastedit-next-edit-delete))
     (overlay-put overlay 'after-string
                  (propertize (plist-get edit :text) 'face 'fastedit-next-edit-add))
+    ;; The key that accepts it, at the end of its line.
+    (when-let ((hint (fastedit--next-edit-hint)))
+      (let* ((eol (save-excursion (goto-char (cdr region)) (line-end-position)))
+             (end (make-overlay eol eol nil t nil)))
+        (overlay-put end 'after-string (propertize hint 'face 'fastedit-next-edit-hint))
+        (overlay-put overlay 'fastedit-hint end)))
     (setq fastedit--next-edit
           (list overlay edit id (buffer-chars-modified-tick)))))
 
@@ -925,11 +1117,13 @@ TICK is the buffer's modification tick it was made for.")
 (defun fastedit-toggle-next-edit ()
   "Turn next-edit suggestions off or on (on the server too)."
   (interactive)
-  (let ((reply (fastedit--execute "fastedit.toggleNextEdit")))
-    (setq fastedit-next-edit (not (eq (plist-get reply :enabled) :json-false)))
-    (unless fastedit-next-edit
-      (fastedit--next-edit-clear))
-    (message "fastedit: next-edit suggestions %s" (if fastedit-next-edit "on" "off"))))
+  (fastedit--execute
+   "fastedit.toggleNextEdit" nil
+   (lambda (reply)
+     (setq fastedit-next-edit (not (eq (plist-get reply :enabled) :json-false)))
+     (unless fastedit-next-edit
+       (fastedit--next-edit-clear))
+     (message "fastedit: next-edit suggestions %s" (if fastedit-next-edit "on" "off")))))
 
 (defun fastedit--next-edit-setup ()
   "Ask for next edits after each edit here while `fastedit-mode' is on."

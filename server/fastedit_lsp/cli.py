@@ -1,4 +1,5 @@
-"""The ``fastedit-lsp`` command: serve (stdio by default, or TCP on loopback) and ``--version``."""
+"""The ``fastedit-lsp`` command: serve (stdio by default, or TCP on loopback), ``--version``, and
+the user commands (demo, bench, doctor, editors, stub)."""
 
 from __future__ import annotations
 
@@ -82,8 +83,23 @@ def _parser() -> argparse.ArgumentParser:
         "--only",
         metavar="SECTIONS",
         help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
-        "cancel, sync, code-actions, completions, parse (the parse check, in process)",
+        "cancel, sync, code-actions, completions, parse (the parse check, in process), names "
+        "(the names check, in process)",
     )
+    editors = sub.add_parser(
+        "editors", help="where the bundled Neovim and Emacs plugins are, and how to load them"
+    )
+    which = editors.add_mutually_exclusive_group()
+    which.add_argument("--nvim", action="store_true", help="print only the Neovim plugin's folder")
+    which.add_argument("--emacs", action="store_true", help="print only the Emacs plugin's folder")
+    stub = sub.add_parser(
+        "stub", help="a loopback model to watch streaming without a key (prints its settings)"
+    )
+    stub.add_argument("--port", type=int, default=0, help="its port on 127.0.0.1 (0: a free one)")
+    stub.add_argument(
+        "--tps", type=float, default=30.0, help="tokens per second (default 30, to watch)"
+    )
+    stub.add_argument("--text", help="the answer's text (default: a small Python function)")
     doctor = sub.add_parser(
         "doctor", help="print resolved settings and their sources, probe backends, check serve"
     )
@@ -185,6 +201,15 @@ def main(argv: list[str] | None = None) -> int:
             model=model,
             only=sections(args.only),
         )
+    if command == "editors":
+        from .tools.editors import main as editors_main
+
+        only = "nvim" if args.nvim else "emacs" if args.emacs else None
+        return editors_main(sys.stdout, only)
+    if command == "stub":
+        from .tools.stub_command import main as stub_main
+
+        return stub_main(sys.stdout, port=args.port, tps=args.tps, text=args.text)
     if command == "doctor":
         import os
 

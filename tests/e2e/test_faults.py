@@ -208,9 +208,9 @@ FAULTS = [
     Fault(
         "many-tokens",
         f"huge output: 5,000 tokens asked with maxTokens {MAX_TOKENS} (the model honours it)",
-        answers=[Answer(tokens=["y"] * 5000)],
+        answers=[Answer(tokens=["1"] * 5000)],  # a number: no name to resolve
         state="done",
-        kept="y" * MAX_TOKENS,
+        kept="1" * MAX_TOKENS,
     ),
     Fault(
         "429-retry-after",

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.harness import Editor
 
-TEXT = "import os\nvalue = \nprint(value)\n"
+#: The star import: the stub's ``QQQ…`` is a name the names check cannot rule out.
+TEXT = "from fixtures import *\nvalue = \nprint(value)\n"
 CURSOR = TEXT.index("value = ") + len("value = ")
 
 STEP = st.one_of(

@@ -15,7 +15,8 @@ from tests.support.harness import Editor
 from .conftest import MakeEditor
 
 URI = "file:///tmp/fastedit-e2e/plan.py"
-HEAD = "import os\n\n\ndef table():\n"
+#: ``f`` defined: the drafts' names resolve (the names check).
+HEAD = "import os\n\n\ndef f(n, cache=False):\n    return n\n\n\ndef table():\n"
 TAIL = "    return locals()\n"
 CHAT = "/v1/chat/completions"
 

@@ -15,7 +15,8 @@ from tests.support.harness import Editor
 from .conftest import MakeEditor
 
 URI = "file:///tmp/fastedit-e2e/rewrite.py"
-HEAD = "import os\n\n\ndef table():\n"
+#: ``compute`` defined: the drafts' names resolve (the names check).
+HEAD = "import os\n\n\ndef compute(n, cache=False):\n    return n\n\n\ndef table():\n"
 BODY = "".join(f"    value_{i} = compute({i})\n" for i in range(40))
 TAIL = "    return locals()\n"
 

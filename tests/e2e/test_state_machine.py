@@ -11,6 +11,10 @@ streamed text, reported promptly or late and batched. After every step:
   the editor's and the server's coordinates agree);
 - at rest, the server's copy of each document equals the editor's.
 
+The documents are plain text: no check runs on a job's letters, so auto mode never asks the
+model a second time (an escalation or a failover would take the answer scripted for the next
+job). Escalation has its own tests (test_modes.py, test_names_check*.py).
+
 pytest-lsp's client lives in an event loop of its own thread: hypothesis' stateful runner is
 synchronous, each rule runs its coroutine there and waits for it.
 """
@@ -105,7 +109,7 @@ class Jobs(RuleBasedStateMachine):
         self.editor = self.s.editor
         self.s.examples += 1
         base = f"file:///tmp/fastedit-sm/{self.s.examples}"
-        self.uris = [f"{base}-a.py", f"{base}-b.py"]
+        self.uris = [f"{base}-a.txt", f"{base}-b.txt"]
         #: Each document without the jobs' letters: what the user has.
         self.expected = dict.fromkeys(self.uris, TEXT)
         #: Job id -> (uri, letter).
@@ -123,7 +127,7 @@ class Jobs(RuleBasedStateMachine):
         self.editor.sync = "batched" if batched else "prompt"
         self.editor.batch_delay = 0.03
         for uri in self.uris:
-            self.s.call(self.editor.open, uri, TEXT)
+            self.s.call(self.editor.open, uri, TEXT, "plaintext")
         self.s.call(self.editor.flush)
         self.requests = len(self.s.stub.requests)
 
@@ -154,6 +158,12 @@ class Jobs(RuleBasedStateMachine):
             "after": spans[-1][1] if spans else line_end,
         }[where]
 
+    def _one_request_per_job(self) -> None:
+        recorded = self.run(self.s.stub.wait_for_requests(self.requests))
+        # A second request of one job (an escalation, a failover) would have taken another
+        # job's letters: say so plainly rather than fail later on a letter out of place.
+        assert len(recorded) == self.requests, [r.body.get("model") for r in recorded]
+
     # -- rules -----------------------------------------------------------------------------
 
     @precondition(lambda self: self.asked < len(LETTERS))
@@ -177,7 +187,7 @@ class Jobs(RuleBasedStateMachine):
         self.jobs[started["jobId"]] = (uri, letter)
         # The job's own request takes the answer just scripted (requests arrive in job order).
         self.requests += 1
-        self.run(self.s.stub.wait_for_requests(self.requests))
+        self._one_request_per_job()
 
     @precondition(lambda self: 0 < self.asked < len(LETTERS) and self.editor.sync == "prompt")
     @rule(pick=st.integers(0, 9))
@@ -208,7 +218,7 @@ class Jobs(RuleBasedStateMachine):
         # Accepted: only because the running job ended meanwhile.
         self.jobs[started["jobId"]] = (uri, letter)
         self.requests += 1
-        self.run(self.s.stub.wait_for_requests(self.requests))
+        self._one_request_per_job()
         assert old not in self._running(), (old, started)
 
     @rule(

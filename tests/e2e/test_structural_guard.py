@@ -54,9 +54,13 @@ AT_START_UP = (
     "fastedit_lsp.lsp.features.next_edit",
     "fastedit_lsp.lsp.features.review",
     "fastedit_lsp.lsp.features.run",
+    "fastedit_lsp.lsp.features.sync",
     "fastedit_lsp.lsp.flags",
     "fastedit_lsp.lsp.next_edits",
     "fastedit_lsp.lsp.protocol",
+    # The start-up self-check of the pygls internals the protocol's patches use.
+    "fastedit_lsp.lsp.pygls_internals",
+    "fastedit_lsp.lsp.reporter",
     "fastedit_lsp.lsp.review",
     "fastedit_lsp.lsp.server",
     "fastedit_lsp.lsp.stdio",
@@ -83,7 +87,7 @@ NOT_AT_START_UP = (
     "fastedit_lsp.actions.syntax",
     "fastedit_lsp.actions.write_tests",
     "fastedit_lsp.backends.openai",
-    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.budget",
     "fastedit_lsp.completion.text",
 )
 
@@ -306,7 +310,7 @@ async def test_a_stream_shorter_than_the_edit_interval_is_two_edits_carrying_onl
         assert job["state"] == "done", job
         assert job["metrics"]["edits"] == 2
         assert len(session.edits) == 2
-        # The answer's last line break repeats the one after the cursor: dropped (SuffixDedup).
+        # The answer's last line break repeats the one after the cursor: dropped (the reconciler).
         assert session.texts[uri] == text[:-1] + "".join(tokens)
         for size, edits in session.edits:
             [edit] = edits

@@ -29,7 +29,7 @@ from tests.support.editors.emacs_driver import (
 from tests.support.editors.written_tests import run_written_tests
 
 ORIGINAL = "import os\n\nvalue = "
-ANSWER = "compute(1, 2, 3)"
+ANSWER = "max(1, 2, 3)"  # a builtin: its name resolves (the names check)
 
 
 def lisp(text: str) -> str:
@@ -118,6 +118,11 @@ def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
   (fe-observe "guessed" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
 (let ((eglot-server-programs '((python-mode . ("localhost" 6000)))))
   (fe-observe "not-composable" (words (funcall (fastedit-eglot-setup 'python-mode 'guess)))))
+(fe-observe "missing" (words (funcall (fastedit-eglot-setup 'python-mode '("no-such-lsp")))))
+(let ((fastedit-rass-command '("no-such-rass")))
+  (fe-observe "no-rass"
+              (words (funcall (fastedit-eglot-setup 'python-mode '("jedi-language-server"))))))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
 (with-temp-file (getenv "FASTEDIT_TEST_OUT") (insert (json-encode (reverse fe-observations))))
 (kill-emacs 0)
 """
@@ -131,6 +136,11 @@ def test_composed_contact_runs_the_users_server_and_fastedit_through_rass(
     assert seen["guessed"] == [rass, "--", *jedi, "--", *fastedit, *options]
     # A TCP contact cannot be composed: fastedit-lsp runs alone (with a warning).
     assert seen["not-composable"] == [*fastedit, *options]
+    # The user's server (or rass) not installed: fastedit runs alone, said in one line each.
+    assert seen["missing"] == [*fastedit, *options]
+    assert seen["no-rass"] == [*fastedit, *options]
+    assert "fastedit: no-such-lsp not found: fastedit-lsp runs alone" in seen["messages"]
+    assert "fastedit: no-such-rass not found: fastedit-lsp runs alone" in seen["messages"]
 
 
 def test_toggle_key_switches_the_server_mode_and_the_mode_line_follows(
@@ -175,7 +185,7 @@ def test_a_key_pressed_right_after_typing_acts_on_the_typed_text(
         env,
         """
 (fe-key "x SPC + SPC C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 """,
     )
@@ -195,13 +205,13 @@ def test_action_key_streams_into_the_buffer_without_a_prompt_and_one_undo_restor
         """
 (fe-observe "confirm-setting" eglot-confirm-server-initiated-edits)
 (fe-key "C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "mode-line" (fe-lighter))
 (fe-observe "undo" (fe-undo 1))
 ;; The same action again, then fastedit's own revert (one versioned edit from the server).
 (fe-key "C-c / c")
-(fe-observe "second" (fe-job (car fe-started)))
+(fe-observe "second" (fe-job (fe-last-started)))
 (fe-observe "streamed-again" (buffer-string))
 (fe-key "C-c / u")
 (fe-observe "reverted" (buffer-string))
@@ -236,7 +246,7 @@ def test_text_beyond_ascii_streams_into_the_buffer_exactly(
 (fe-open "unicode.py" {lisp(original)})
 (goto-char (point-max))
 (fe-key "C-c / c")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 (fe-finish)
@@ -260,7 +270,7 @@ def test_edit_selection_key_asks_for_the_instruction_and_rewrites_the_region(
 (set-mark (point))
 (end-of-line)
 (fe-key "C-c / e u s e SPC s y s SPC i n s t e a d RET") ; the instruction, in the minibuffer
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -347,7 +357,7 @@ def test_typing_during_a_stream_is_never_undone_together_with_the_job(
 (save-excursion (goto-char (point-min)) (fe-key "#"))
 (fe-wait "the last chunk" (lambda () (string-match-p "3)" (buffer-string))))
 (fe-key "C-c / k")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "final" (buffer-string))
 (fe-observe "undo" (fe-undo 3))
 """,
@@ -404,6 +414,7 @@ def test_jedi_completion_still_works_beside_fastedits_ai_item(
 
 
 TABLE = "".join(f"value_{i} = compute({i})\n" for i in range(12)) + "print(value_0)\n"
+TABLE += "\n\ndef compute(n, fast=False):\n    return n\n"  # the drafts' names resolve
 
 
 def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
@@ -412,7 +423,7 @@ def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
     rewrite = TABLE.replace("compute(2)", "compute(2, fast=True)").replace(
         "compute(9)", "compute(9, fast=True)"
     )
-    stub.script(Answer(text=rewrite[: -len("print(value_0)\n")], token_size=3, tps=150))
+    stub.script(Answer(text=rewrite[: rewrite.index("print(value_0)\n")], token_size=3, tps=150))
     seen = session(
         tmp_path,
         env,
@@ -423,7 +434,7 @@ def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(
 (set-mark (point))
 (forward-line 12)
 (fe-key "C-c / e f a s t RET")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (goto-char (point-min))
 (forward-line 9)
@@ -455,7 +466,7 @@ def test_a_user_action_bound_to_a_key_rewrites_the_function(
 (goto-char (point-min))
 (forward-line 1)
 (fe-key "C-c / d")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "edited" (buffer-string))
 (fe-observe "ids" (vconcat (fastedit--action-ids)))
 """,
@@ -506,7 +517,7 @@ def test_regex_key_writes_the_pattern_below_the_examples_and_one_undo_restores(
         """
 (forward-line 2)
 (fe-key "C-c / r")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "written" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -539,7 +550,7 @@ def test_fix_syntax_key_repairs_the_region_and_one_undo_restores(
 (set-mark (point))
 (goto-char (point-max))
 (fe-key "C-c / s")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "fixed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -581,7 +592,7 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         """
 (forward-line 6)
 (fe-key "C-c / t")
-(let* ((record (fe-observe "record" (fe-job (car fe-started))))
+(let* ((record (fe-observe "record" (fe-job (fe-last-started))))
        (file (eglot--uri-to-path (plist-get record :uri))))
   (fe-observe "source" (buffer-string))
   (fe-observe "source-file" (with-temp-buffer (insert-file-contents "work.py") (buffer-string)))
@@ -636,7 +647,7 @@ def test_cancel_key_stops_a_running_stream_and_what_landed_stays(
 (fe-key "C-c / c")
 (fe-wait "some streamed text" (lambda () (string-match-p "compute" (buffer-string))))
 (fe-key "C-c / k")
-(fe-observe "record" (fe-job (car fe-started)))
+(fe-observe "record" (fe-job (fe-last-started)))
 (fe-observe "streamed" (buffer-string))
 (fe-observe "undo" (fe-undo 1))
 """,
@@ -688,3 +699,61 @@ def test_a_flagged_job_reads_unverified_in_the_description_and_the_lighter() -> 
     assert (unverified, passing) == ("t", "nil")
     assert description.endswith(", unverified: Go syntax error: line 5"), description
     assert lighter == " FE[fast 900 tok/s unverified]", lighter
+
+
+def test_the_lighter_shows_no_empty_route_and_marks_a_failed_job() -> None:
+    emacs_path = emacs()
+    jobs = (
+        '\'(:jobId "job-1" :kind "generateTests" :state "done" :route "" :metrics (:edits 3))',
+        '\'(:jobId "job-2" :kind "completeRest" :state "failed" :route "local"'
+        ' :error "the editor did not answer" :metrics (:edits 1 :elapsedMs 30004))',
+    )
+    lighters = " ".join(
+        f"(let ((fastedit--job {job}) (fastedit--running nil)) (fastedit--lighter))" for job in jobs
+    )
+    script = f"""
+(progn
+  (require 'fastedit)
+  (cl-letf (((symbol-function 'eglot-current-server) (lambda () nil))
+            ((symbol-function 'fastedit--get)
+             (lambda (key &rest _) (and (eq key :mode) "auto"))))
+    (princ (string-join (list {lighters}) "|"))))
+"""
+    out = subprocess.run(
+        [emacs_path, "--batch", "-L", str(ELISP), "--eval", script],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    empty_route, failed = out.stdout.split("|")
+    assert empty_route == " FE[auto]", empty_route  # was " FE[auto>]"
+    assert failed == " FE[auto>local offline · 30,004 ms failed]", failed
+
+
+def test_a_refused_command_is_said_as_a_sentence_and_eglot_shows_no_error(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # A second job on the region of a running one: the server refuses it (JSON-RPC -32803).
+    stub.script(Answer(text="compute(1, 2, 3)  # " + "x" * 200, token_size=2, tps=10))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-last-started)
+(fe-key "C-c / c")
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "last-error" (and (jsonrpc-last-error (eglot-current-server)) t))
+(fe-key "C-c / k")
+""",
+    )
+    messages = seen["messages"]
+    said = [
+        line for line in messages.splitlines() if line.startswith("fastedit: complete the rest: ")
+    ]
+    assert said and "still running on this region" in said[-1], messages
+    assert "jsonrpc-error" not in messages and "-32803" not in messages, messages
+    assert seen["last-error"] is None  # eglot's mode line shows no [eglot:…/error]

@@ -42,7 +42,9 @@ def test_a_rename_shows_the_next_occurrence_and_one_key_applies_it_in_one_undo_s
   (fe-observe "line" (line-number-at-pos (overlay-start overlay)))
   (fe-observe "replaced" (buffer-substring-no-properties (overlay-start overlay)
                                                          (overlay-end overlay)))
-  (fe-observe "shown" (substring-no-properties (overlay-get overlay 'after-string))))
+  (fe-observe "shown" (substring-no-properties (overlay-get overlay 'after-string)))
+  (fe-observe "hint" (substring-no-properties
+                      (overlay-get (overlay-get overlay 'fastedit-hint) 'after-string))))
 (fe-observe "before-accept" (buffer-string))
 (fe-key "C-c / n")
 (fe-observe "after-accept" (buffer-substring-no-properties (point-min) (point-max)))
@@ -58,7 +60,9 @@ def test_a_rename_shows_the_next_occurrence_and_one_key_applies_it_in_one_undo_s
 """
     seen = run_scenario(tmp_path, scenario, env)
     renamed = SOURCE.replace("count = 0", "acc = 0")
+    # The new text, and the key that accepts it.
     assert (seen["line"], seen["replaced"], seen["shown"]) == (4, "count", "acc")
+    assert seen["hint"] == "  [C-c / n accepts]"  # at the end of the line: the key that accepts
     assert seen["before-accept"] == renamed  # shown, not applied
     accepted = renamed.replace("count += item", "acc += item")
     assert seen["after-accept"] == accepted

@@ -360,6 +360,99 @@ def test_regex_key_on_a_selected_example_block_lands_and_undoes_in_one_step(
     assert session.text() == REGEX_SOURCE
 
 
+def test_complete_the_rest_and_regex_leave_the_cursor_after_their_text(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 10)  # on the last character of "    return "
+    session.press(session.key("complete_rest"))
+    assert session.wait_job(session.last_job())["state"] == "done"
+    session.wait(lambda: session.nvim.current.buffer[1] == "    return a + b", "the completion")
+    # Normal mode: on the completion's last character, so the next `a` types after it.
+    assert tuple(session.nvim.current.window.cursor) == (2, len("    return a + b") - 1)
+    session.press("a  # sum<Esc>")
+    session.wait(
+        lambda: session.nvim.current.buffer[1] == "    return a + b  # sum", "typing after it"
+    )
+    # Regex: after the pattern below the block, though an import lands above it too.
+    _open(session, "dates.py", REGEX_SOURCE)
+    stub.script(_stream("\\d{4}-\\d{2}-\\d{2}", tps=60))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    assert session.wait_job(session.last_job())["state"] == "done"
+    pattern = 'ISO_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}")'
+    session.wait(lambda: pattern in session.text(), "the pattern")
+    row, column = session.nvim.current.window.cursor
+    assert session.nvim.current.buffer[row - 1] == pattern, (row, session.text())
+    assert column == len(pattern) - 1
+
+
+def test_a_moved_cursor_stays_where_the_user_put_it(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b  # " + "x" * 60, tps=40))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    session.wait(lambda: "a + b" in session.nvim.current.buffer[1], "the first tokens")
+    session.press("gg")
+    moved = session.wait(
+        lambda: (c := session.nvim.current.window.cursor)[0] == 1 and tuple(c), "the move"
+    )
+    assert session.wait_job(session.last_job())["state"] == "done"
+    session.wait(lambda: session.nvim.current.buffer[1].endswith("x" * 60), "the whole completion")
+    assert tuple(session.nvim.current.window.cursor) == moved
+
+
+def test_a_missing_server_is_said_and_a_key_never_falls_through_to_vims_own(
+    nvim_path: str, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {"cmd": ["no-such-fastedit-lsp"], "filetypes": ["python"]}
+    s = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        said = "fastedit: no-such-fastedit-lsp not found"
+        s.wait(lambda: said in s.messages(), "the message at start")
+        path = workdir / "calc.py"
+        path.write_text("abc = 1  # x\n")
+        s.nvim.command(f"edit {path}")
+        s.nvim.current.window.cursor = (1, 11)
+        # (Cut to the 50-column screen: the program's name is at its start.)
+        said = "fastedit: no-such-fastedit-lsp"
+        before = s.messages().count(said)
+        # Vim's own `F` then `c` would move the cursor back to the "c" of "abc".
+        s.press("<leader>Fc")
+        s.wait(lambda: s.messages().count(said) > before, "the message for the key")
+        assert tuple(s.nvim.current.window.cursor) == (1, 11)
+        assert s.lines() == ["abc = 1  # x"]
+        s.check_no_prompt()
+    finally:
+        nvim_session.stop(s)
+
+
+def test_revert_says_so_and_a_message_cut_to_the_screen_is_whole_in_the_status(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    assert session.wait_job(session.last_job())["state"] == "done"
+    session.press(session.key("revert"))
+    session.wait(lambda: "fastedit: reverted" in session.messages(), "the revert's message")
+    session.wait(lambda: session.text() == SOURCE, "the revert")
+    # A message longer than the screen: one line on it, whole in :FasteditStatus's report.
+    long = "fastedit: " + " ".join(f"word{i}" for i in range(40))
+    session.lua("require('fastedit.status').notify(...)", long)
+    session.wait(lambda: "word0" in session.messages(), "the message")
+    assert "word39" not in session.messages()
+    report = session.lua("return require('fastedit.status').report({ jobs = {}, profiles = {} })")
+    assert "  " + long in report, report
+    session.check_no_prompt()
+
+
 def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
     _open(session, "calc.py", SOURCE)
     stub.script(_stream("a + b  # " + "x" * 300, tps=30))
@@ -464,7 +557,8 @@ def test_ai_completion_items_appear_in_the_popup_menu(
 
 
 TABLE = "".join(f"value_{i} = compute({i})\n" for i in range(12))
-TAIL = "print(value_0)\n"
+#: ``compute`` defined (below its uses: module level), so the drafts' names resolve.
+TAIL = "print(value_0)\n\n\ndef compute(n, fast=False):\n    return n\n"
 
 
 def test_a_rewrite_streams_its_diff_and_one_hunk_reverts_alone(

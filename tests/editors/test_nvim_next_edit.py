@@ -75,6 +75,14 @@ def test_a_rename_shows_the_next_occurrence_and_one_key_applies_it_in_one_undo_s
     first = session.wait(lambda: _suggestion(session), "the first suggestion")
     assert first["line"] == 3 and first["text"] == "acc" and first["marks"] >= 1
     assert session.lines()[3] == "        count += item * scale"  # shown, not applied
+    # The key that accepts it, at the end of its line.
+    hints = session.lua(
+        "local out = {} for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0,"
+        " require('fastedit.next_edit').namespace, 0, -1, { details = true })) do"
+        " if m[4].virt_text_pos == 'eol' then out[#out + 1] = { m[2], m[4].virt_text[1][1] } end"
+        " end return out"
+    )
+    assert hints == [[3, "  <M-n> accepts"]], hints
     before = session.undo_seq()
     session.press(session.lua("return require('fastedit.next_edit').options.accept"))
     session.wait(lambda: session.lines()[3] == "        acc += item * scale", "the accepted edit")

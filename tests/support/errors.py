@@ -10,7 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import CHAT_PATH, Answer, RecordedRequest, StubModelServer
-from tests.support.harness import Editor
+from tests.support.harness import HANG_GUARD, Editor
 
 URI = "file:///tmp/fastedit-e2e/errors.py"
 OTHER_URI = "file:///tmp/fastedit-e2e/other.py"
@@ -73,7 +73,7 @@ async def wait_shown(editor: Editor, needle: str, *, kind: types.MessageType) ->
             await editor.client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
 
     try:
-        return await asyncio.wait_for(arrived(), 5)
+        return await asyncio.wait_for(arrived(), HANG_GUARD)
     except TimeoutError:
         raise AssertionError(
             f"no {kind.name} message containing {needle!r}: {shown(editor)}"

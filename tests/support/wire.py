@@ -39,6 +39,11 @@ class Wire:
             "workspace/applyEdit": lambda params: {"applied": True},
             "workspace/configuration": lambda params: [None for _ in params["items"]],
         }
+        #: Report the edits this client applies back as ``didChange``, as an editor does (the
+        #: server waits a while for that report before it verifies a job's text).
+        self.echo_changes = True
+        #: The version of each document opened through :meth:`open`.
+        self.versions: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._arrived = asyncio.Condition()
         self.closed = asyncio.Event()
@@ -101,6 +106,7 @@ class Wire:
         self.notify("initialized", {})
 
     def open(self, uri: str, text: str) -> None:
+        self.versions[uri] = 1
         self.notify(
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
@@ -146,6 +152,8 @@ class Wire:
                     result = handler(message.get("params"))
                     if result is not ...:  # Ellipsis: never answer
                         self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                    if message["method"] == "workspace/applyEdit" and result == {"applied": True}:
+                        self._report(message.get("params") or {})
                 async with self._arrived:
                     self.received.append(message)
                     self._arrived.notify_all()
@@ -155,6 +163,36 @@ class Wire:
             self.closed.set()
             async with self._arrived:
                 self._arrived.notify_all()
+
+    def _report(self, params: dict[str, Any]) -> None:
+        """``didChange`` for an applied edit's changes to documents this client opened."""
+        if not self.echo_changes:
+            return
+        edit = params.get("edit") or {}
+        by_uri: dict[str, list[dict[str, Any]]] = dict(edit.get("changes") or {})
+        for change in edit.get("documentChanges") or []:
+            if "textDocument" in change:
+                by_uri.setdefault(change["textDocument"]["uri"], []).extend(change["edits"])
+        for uri, edits in by_uri.items():
+            if uri not in self.versions:
+                continue
+            self.versions[uri] += 1
+            # An edit's TextEdits all address the text before it; applied from the last one up,
+            # each range is still right when its turn comes.
+            ordered = sorted(
+                edits,
+                key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+                reverse=True,
+            )
+            self.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": self.versions[uri]},
+                    "contentChanges": [
+                        {"range": e["range"], "text": e["newText"]} for e in ordered
+                    ],
+                },
+            )
 
     # -- ending ----------------------------------------------------------------------------
 

@@ -20,7 +20,13 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+from fastedit_lsp.backends.base import (
+    BackendError,
+    ChatMessage,
+    ChatRequest,
+    StreamInfo,
+    stop_reason,
+)
 from fastedit_lsp.backends.network import new_client
 from fastedit_lsp.backends.openai import (
     OpenAICompatibleBackend,
@@ -236,6 +242,25 @@ async def test_a_stream_without_done_but_with_a_finish_reason_is_complete(
     texts, info = await collect(h.backend())
     assert texts == ["a"]
     assert info.finish_reason == "length"
+    assert (info.stop_reason, info.stop_detail) == ("length", "length")
+
+
+@pytest.mark.parametrize(
+    ("word", "normalised"),
+    [("stop", "stop"), ("length", "length"), ("content_filter", "content_filter")],
+)
+async def test_the_stop_reason_is_normalised_from_finish_reason(
+    make: Callable[..., Harness], word: str, normalised: str
+) -> None:
+    h = make(sse_response([delta("a"), delta(finish=word)]))
+    _, info = await collect(h.backend())
+    assert (info.stop_reason, info.stop_detail) == (normalised, word)
+
+
+def test_provider_words_for_a_stop_map_to_the_normalised_reasons() -> None:
+    words = {"end_turn": "stop", "max_tokens": "max_tokens", "SAFETY": "content_filter"}
+    assert {word: stop_reason(word) for word in words} == words
+    assert stop_reason("refusal") == "refusal" and stop_reason("something new") == "stop"
 
 
 # --- the request on the wire ----------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastedit_lsp.backends.breaker import CircuitBreakers
-from fastedit_lsp.pipeline.runner import failover_chain
+from fastedit_lsp.pipeline.failover import failover_chain
 
 KEY = ("http://127.0.0.1:1/v1", "m")
 

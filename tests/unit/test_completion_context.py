@@ -1,4 +1,5 @@
-"""completion_context.py: what an inline completion sends a model, and what it never sends."""
+"""completion/budget.py, snippets.py and tokens.py: what an inline completion sends a model, and
+what it never sends."""
 
 from __future__ import annotations
 
@@ -10,17 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.completion.context import (
+from fastedit_lsp.completion.budget import (
     MAX_HEAD_CHARS,
-    MAX_INDEXED_CHARS,
-    MAX_SNIPPET_LINE_CHARS,
     MAX_TAIL_CHARS,
     CompletionContext,
-    OpenDocument,
     build,
-    estimate_tokens,
+)
+from fastedit_lsp.completion.snippets import (
+    MAX_INDEXED_CHARS,
+    MAX_SNIPPET_LINE_CHARS,
+    OpenDocument,
     snippet_tokens,
 )
+from fastedit_lsp.completion.tokens import estimate_tokens
 from fastedit_lsp.core.document import Document, Point
 from fastedit_lsp.prompting.context import DEFAULT_EXCLUDE
 

@@ -71,16 +71,16 @@ def test_a_message_types_code_survives_cattrs_clearing_its_cache() -> None:
 def test_after_the_warm_up_a_jobs_and_typings_messages_make_no_code() -> None:
     server = _server()
     for message in warm_messages.JOB:
-        warm_messages.exchange(server, message)
-    warm_messages.exchange_progress(server)
+        warm_messages.exchange(server.protocol, message)
+    warm_messages.exchange_progress(server.protocol)
     later = warm_messages.TYPING + warm_messages.LATER
-    pending = warm_messages.classes(server, later)
+    pending = warm_messages.classes(server.protocol, later)
     assert types.CompletionItem in pending
     # Held classes come before the classes that hold them.
     assert pending.index(types.TextEdit) < pending.index(types.WorkspaceEdit)
     slices = 0
     while pending:
-        warm_messages.make_code(server, pending, 0.002)
+        warm_messages.make_code(server.protocol, pending, 0.002)
         slices += 1
     assert slices > 1  # made in slices, not all at once
     messages = warm_messages.JOB + later

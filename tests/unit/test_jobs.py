@@ -51,7 +51,7 @@ def test_a_new_job_record_has_every_field_of_the_contract_in_camel_case() -> Non
 
 
 def test_a_finished_job_record_carries_route_attempts_verification_error_and_metrics() -> None:
-    job = make_job(route="standard", model="big", reason="auto: 61 lines > 60", escalated=True)
+    job = make_job(route="standard", model="big", steps=["auto: 61 lines > 60"], escalated=True)
     job.attempts = [
         Attempt("fast", "small", {"ok": False, "details": "does not parse"}),
         Attempt("standard", "big", {"ok": True, "details": "parses"}),

@@ -344,3 +344,30 @@ def test_the_bench_section_measures_every_grammar_and_gets_the_verdicts_right() 
     # Two tables: the check in a clean document, and in one broken above the drafts.
     assert table.count("\n| ") == 2 * (len(ts_parse.GRAMMARS) + 1)
     assert all(r["brokenElsewhereBadDraftMs"]["runs"] == 2 for r in results.values())
+
+
+def test_an_exact_answer_through_a_template_literal_is_not_unbalanced_by_the_edit() -> None:
+    """The class of the JavaScript false alarm: the cut ends inside a template literal, so the
+    text before is lexed inside out from there (code read as literal, literal as code); the file
+    has an error of the grammar's own far away (an arrow function's block, then ``[...]`` on the
+    next line: JavaScript inserts a semicolon, tree-sitter does not). The exact answer restores
+    the file, and its brackets balance: it must pass, not be "unbalanced by the edit"."""
+    import os
+    from pathlib import Path
+
+    path = Path("/usr/lib/node_modules/npm/lib/base-cmd.js")
+    if not path.is_file():
+        message = f"{path} is not installed (nodejs's npm)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    text = path.read_text(encoding="utf-8")
+    piece = "andName} ${u}`.trim("
+    start = text.index(piece)
+    after = ts_parse.parse("javascript", text)
+    assert after.has_errors and not any(after.balance().values())  # the grammar's gap, balanced
+    before = ts_parse.parse("javascript", text[:start] + text[start + len(piece) :])
+    verdict = ts_parse.check_edit(before, start, start, piece)
+    assert verdict.ok, verdict.message
+    # A bracket the draft leaves open still fails.
+    assert not ts_parse.check_edit(before, start, start, piece.replace("(", "")).ok

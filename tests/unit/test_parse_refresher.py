@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastedit_lsp.actions.parse_check import ParseTrees
 from fastedit_lsp.engines import parse as ts_parse
+from fastedit_lsp.engines.parse_trees import ParseTrees
 from fastedit_lsp.lsp.parse_trees import ParseRefresher
 
 URI = "file:///big.py"

@@ -1,4 +1,4 @@
-"""actions/parse_check.ParseTrees: each document's last parse, kept across jobs so that a job's
+"""engines/parse_trees.ParseTrees: each document's last parse, kept across jobs so that a job's
 text before is reparsed incrementally from it (issue 15: the tree per document version, not per
 job), kept current after the user's edits by a refresh in bounded steps (engines/parse.Reparse),
 and the verifier that uses it."""
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fastedit_lsp.actions import parse_check
-from fastedit_lsp.actions.parse_check import ParseTrees, _difference
 from fastedit_lsp.engines import parse as ts_parse
+from fastedit_lsp.engines.parse_trees import ParseTrees, _difference
 
 SOURCE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
 

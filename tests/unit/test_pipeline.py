@@ -25,10 +25,17 @@ from fastedit_lsp.actions.base import (
 )
 from fastedit_lsp.actions.registry import ActionSpec, Registry
 from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+from fastedit_lsp.backends.base import stop_reason as normalised_stop
 from fastedit_lsp.backends.breaker import CircuitBreakers
 from fastedit_lsp.core.document import Change, Document, Point
 from fastedit_lsp.core.jobs import Inputs, Job, JobRegistry, Metrics, TestModule
+from fastedit_lsp.core.rewrite_tracking import RewriteTracker
 from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
+from fastedit_lsp.pipeline.announce import Announcer
+from fastedit_lsp.pipeline.drafts import JobFailedError
+from fastedit_lsp.pipeline.failover import after_failure, decide, failover_chain, failover_step
+from fastedit_lsp.pipeline.job_run import JobRun
+from fastedit_lsp.pipeline.models import failed, open_model
 from fastedit_lsp.pipeline.route_stats import RouteStats
 from fastedit_lsp.pipeline.runner import JobRunner
 from fastedit_lsp.prompting.filters import Pipeline
@@ -462,7 +469,15 @@ async def test_a_good_draft_passes_the_parse_check_with_one_request() -> None:
     fast = Script("fast-model", "return a + b")
     host = FakeHost(_go(GO), FakeModels({"fast": fast, "standard": Script("s")}), mode="fast")
     job = await _run(host, "completeRest", Point(3, 1), Point(3, 1))
-    assert job.verification == {"ok": True, "details": "Go parses around the edit"}
+    assert (job.verification["ok"], job.verification["details"]) == (
+        True,
+        "Go parses around the edit",
+    )
+    # Go has no names check: "not checked", never "ok".
+    assert [(c["name"], c["ok"]) for c in job.verification["checks"]] == [
+        ("parse", True),
+        ("names", None),
+    ]
     assert len(fast.requests) == 1
 
 
@@ -610,3 +625,236 @@ async def test_a_silent_model_does_not_hold_back_the_jobs_progress() -> None:
     fast.release.set()
     job = await task
     assert job.state == "done" and host.log.count("progress") == 1, host.log
+
+
+# -- the stages one by one (issue 27) --------------------------------------------------------------
+
+
+class Stopping(Script):
+    """A model that ends each answer with the given stop reason (``finish_reason``)."""
+
+    def __init__(self, name: str, *answers: tuple[str, str]) -> None:
+        super().__init__(name, *(text for text, _ in answers))
+        self.stops = [stop for _, stop in answers]
+
+    async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
+        stop = self.stops.pop(0)
+        async for piece in super().stream(request, info):
+            yield piece
+        info.stop_reason, info.stop_detail = normalised_stop(stop), stop
+
+
+def _run_state(host: FakeHost, kind: str = "completeRest") -> JobRun:
+    """A job's run as the runner prepares it (no task: the stages are called one by one)."""
+    job = Job("job-1", kind, host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        Point(0, 4), Point(0, 4), ""))  # fmt: skip
+    host.jobs.add(job)
+    runner = JobRunner(host, Registry(), RouteStats())  # type: ignore[arg-type]
+    return runner.prepare(job, Announcer(host, job))  # type: ignore[arg-type]
+
+
+async def test_prepare_looks_the_action_up_once_and_decides_a_rewrites_region() -> None:
+    host = FakeHost(_doc("x = 1\n"), FakeModels({}))
+    job = Job("job-1", "editSelection", host.document.uri, ((0, 0), (0, 5)), RegionTracker(
+        Point(0, 0), Point(0, 5), "x = 1"))  # fmt: skip
+    run = JobRunner(host, Registry(), RouteStats()).prepare(job, Announcer(host, job))  # type: ignore[arg-type]
+    assert run.spec.kind == "editSelection" and run.spec.strategy == "plan_apply"
+    assert isinstance(job.tracker, RewriteTracker)
+
+
+def test_the_registry_holds_each_actions_strategy() -> None:
+    strategies = {spec.kind: spec.strategy for spec in Registry()}
+    assert strategies == {
+        "generateRegex": "direct",
+        "fixSyntax": "direct",
+        "generateTests": "test_module",
+        "completeRest": "direct",
+        "editSelection": "plan_apply",
+    }
+
+
+async def test_an_unknown_kind_fails_the_job_with_a_message() -> None:
+    host = FakeHost(_doc("x = \n"), FakeModels({}))
+    job = Job("job-1", "nothing", host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        Point(0, 4), Point(0, 4), ""))  # fmt: skip
+    host.jobs.add(job)
+    await JobRunner(host, Registry(), RouteStats()).run(job, host.document)  # type: ignore[arg-type]
+    assert job.state == "failed" and job.error == "nothing is not available"
+
+
+async def test_a_draft_the_action_cannot_make_fails_the_job_with_the_actions_reason() -> None:
+    host = FakeHost(_doc("x = 1\n"), FakeModels({}))
+    run = _run_state(host, "generateRegex")
+    with pytest.raises(JobFailedError, match="example"):
+        run.drafts.prepare(run.job, host.document, run.profile("fast"))
+
+
+async def test_the_recorder_is_offered_only_with_tests_run_and_a_test_module_port() -> None:
+    host = FakeHost(_doc("x = 1\n"), FakeModels({}), tests={"run": True})
+    run = _run_state(host)
+    run.job.destination = TestModule(
+        "/w/t.py", "file:///w/t.py", "m", "", "file:///w/m.py", "", False
+    )
+    assert run.drafts.recorder(run.job) is None  # no TestModuleHost: nothing of the user's runs
+
+
+async def test_a_model_whose_breaker_is_open_is_blocked_before_any_request() -> None:
+    fast = Script("fast-model", "1")
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast}))
+    profile = host.profile("fast", announce=False)
+    key = ("http://fast.test/v1", "fast-model")
+    for _ in range(3):
+        failed(host, key, BackendError("server", "503"))  # type: ignore[arg-type]
+    failed(host, key, BackendError("rate_limit", "429"))  # type: ignore[arg-type]
+    with pytest.raises(BackendError, match="circuit open") as raised:
+        await open_model(host, profile)  # type: ignore[arg-type]
+    assert raised.value.kind == "blocked" and fast.requests == []
+
+
+def test_failover_goes_along_the_chain_and_rejected_answers_escalate_only_in_auto_mode() -> None:
+    routes = failover_chain("fast", ("fast", "standard", "local"))
+    assert routes == ["fast", "standard", "local"]
+    assert after_failure("fast", BackendError("timeout", "t"), routes, 0) == 1
+    assert after_failure("fast", BackendError("dropped", "d"), routes, 0) is None
+    assert after_failure("auto", BackendError("rejected", "r"), routes, 0) == 1
+    assert after_failure("fast", BackendError("rejected", "r"), routes, 0) == 2
+    job = Job("j", "completeRest", "file:///m.py", ((0, 0), (0, 0)), RegionTracker(
+        Point(0, 0), Point(0, 0), ""))  # fmt: skip
+    step = failover_step(job, BackendError("rate_limit", "r"), "fast", "local", True)
+    assert step == "fast rate limit → failover to offline engine" and not job.escalated
+    step = failover_step(job, BackendError("rejected", "r"), "fast", "standard", False)
+    assert step == "fast answers failed verification → escalated to standard" and job.escalated
+
+
+async def test_a_retry_forces_its_route_without_asking_routing() -> None:
+    host = FakeHost(_doc("x = \n"), FakeModels({}), mode="auto")
+    run = _run_state(host)
+    run.job.inputs = Inputs(profile="standard")
+    decision = decide(run, host.document, RouteStats())
+    assert (decision.profile, decision.reason) == ("standard", "retry with standard")
+
+
+async def test_the_guard_refuses_a_document_that_matches_context_exclude() -> None:
+    class Excluding(FakeHost):
+        async def excluded(self, uri: str) -> str | None:
+            return ".env*"
+
+    host = Excluding(_doc("x = \n"), FakeModels({"fast": Script("fast-model", "1")}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "failed" and "matches context.exclude (.env*)" in (job.error or "")
+    assert host.models.scripts["fast"].requests == [] and host.edits == []
+
+
+def test_the_reason_is_the_jobs_steps_in_order() -> None:
+    job = Job("j", "completeRest", "file:///m.py", ((0, 0), (0, 0)), RegionTracker(
+        Point(0, 0), Point(0, 0), ""))  # fmt: skip
+    job.step("fast mode")
+    job.amend(" → offline engine (no key)")
+    job.step("no suggestion")
+    assert job.steps == ["fast mode → offline engine (no key)", "no suggestion"]
+    assert job.record()["reason"] == "fast mode → offline engine (no key); no suggestion"
+
+
+# -- cut-off answers (issue 27) --------------------------------------------------------------------
+
+
+async def test_an_answer_cut_off_for_length_lands_flagged_as_truncated() -> None:
+    fast = Stopping("fast-model", ("total = 1 + ", "length"))
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": Script("s")}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    record = job.record()
+    assert record["state"] == "done" and record["truncated"] == "length"
+    assert record["verification"]["ok"] is False
+    assert record["verification"]["details"].startswith("the answer was cut off after 4 tokens")
+    assert host.document.text == "x = total = 1 + \n"  # what landed stays, flagged
+    assert len(fast.requests) == 1  # not asked again to correct: the budget, not the model
+
+
+async def test_a_content_filter_stop_is_flagged_as_stopped_by_the_filter() -> None:
+    fast = Stopping("fast-model", ("42", "content_filter"))
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": Script("s")}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "done" and job.truncated == "content_filter"
+    assert job.verification == {
+        "ok": False,
+        "details": "the answer was cut off: stopped by the provider's filter",
+    }
+
+
+async def test_a_refusal_with_nothing_to_insert_lands_nothing_and_says_so() -> None:
+    fast = Stopping("fast-model", ("", "refusal"))
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": Script("s")}))
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "done" and job.truncated == "refusal" and host.edits == []
+    assert job.reason.endswith("the model refused")
+    assert job.verification["ok"] is None
+
+
+async def test_auto_mode_asks_a_cut_off_answer_again_with_the_profiles_max_tokens() -> None:
+    fast = Stopping("fast-model", ("rig", "length"), ("right()", "stop"))
+    host = FakeHost(
+        _doc("value = \n"), FakeModels({"fast": fast, "standard": Script("s")}), mode="auto"
+    )
+    actions = Registry()
+    actions.add(_checked_action("right()"))
+    job = await _run(host, "checked", Point(0, 8), Point(0, 8), actions)
+    assert job.state == "done" and job.truncated is None and not job.escalated
+    assert host.document.text == "value = right()\n"  # the answer once
+    assert [replaced for _, _, _, replaced in host.edits if replaced] == ["rig"]
+    assert [r.max_tokens for r in fast.requests] == [64, host.settings.profiles.fast.max_tokens]
+    assert "fast answer cut off after 1 tokens → asked again with maxTokens" in job.reason
+
+
+async def test_a_cut_off_answer_already_at_max_tokens_escalates_in_auto_mode() -> None:
+    fast = Stopping("fast-model", ("1 + ", "length"))
+    standard = Stopping("standard-model", ("1 + 2", "stop"))
+    host = FakeHost(_doc("x = \n"), FakeModels({"fast": fast, "standard": standard}), mode="auto")
+    job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
+    assert job.state == "done" and job.escalated and job.route == "standard", job.reason
+    assert job.truncated is None and job.verification["ok"] is True
+    assert host.document.text == "x = 1 + 2\n" and len(fast.requests) == 1
+
+
+class DiskOnly(FakeHost):
+    """An editor that cannot open the test module: the tests go to the file (the port of test
+    writing, :class:`~fastedit_lsp.pipeline.ports.TestModuleHost`)."""
+
+    def __init__(self, document: Document) -> None:
+        super().__init__(document, FakeModels({}), mode="fast")
+        self.written: list[str] = []
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        module = TestModule(
+            "/w/test_t.py", "file:///w/test_t.py", "t", source.text, source.uri, "", True
+        )
+        return module, None
+
+    async def write_tests(self, destination: TestModule, text: str) -> None:
+        self.written.append(text)
+
+
+async def test_the_test_module_strategy_writes_the_offline_tests_through_its_own_port() -> None:
+    host = DiskOnly(_doc("def add(a, b):\n    return a + b\n"))
+    spec = Registry().get("generateTests")
+    assert spec is not None and spec.strategy == "test_module"
+    placed = spec.load().start(host.document, CommandInput(Point(0, 4), Point(0, 4)))
+    job = Job("job-1", "generateTests", host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        placed.start, placed.end, ""), inputs=placed.inputs)  # fmt: skip
+    host.jobs.add(job)
+    runner = JobRunner(host, Registry(), RouteStats(), tests=host)  # type: ignore[arg-type]
+    await runner.run(job, host.document)
+    assert job.state == "done" and job.route == "local", (job.error, job.reason)
+    (written,) = host.written
+    assert "def test_" in written and "add(" in written
+    assert job.reason.endswith("written to /w/test_t.py")
+    assert host.document.text == "def add(a, b):\n    return a + b\n"  # the source untouched
+
+
+async def test_a_test_writing_job_without_the_test_module_port_fails_with_a_message() -> None:
+    host = DiskOnly(_doc("def add(a, b):\n    return a + b\n"))
+    job = Job("job-1", "generateTests", host.document.uri, ((0, 4), (0, 4)), RegionTracker(
+        Point(0, 4), Point(0, 4), ""))  # fmt: skip
+    host.jobs.add(job)
+    await JobRunner(host, Registry(), RouteStats()).run(job, host.document)  # type: ignore[arg-type]
+    assert job.state == "failed" and "cannot write test modules" in (job.error or "")
+    assert host.written == []

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastedit_lsp.engines.syntax_fix import Repair, error_region, find_error, repair
+from fastedit_lsp.engines.syntax_fix.python import Repair, error_region, find_error, repair
 
 
 def applied(source: str, fix: Repair) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from fastedit_lsp.engines.syntax_fix import Repair, error_region, repair
+from fastedit_lsp.engines.syntax_fix.python import Repair, error_region, repair
 from tests.support.stdlib_corpus import stdlib_modules
 
 FILES = 30

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
-from fastedit_lsp.engines.syntax_repair import error_region, repair
+from fastedit_lsp.engines.syntax_fix.treesitter import error_region, repair
 
 
 def _fix(language: str, text: str) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.engines import parse as ts_parse
-from fastedit_lsp.engines.syntax_repair import error_region, repair
+from fastedit_lsp.engines.syntax_fix.treesitter import error_region, repair
 from tests.support.summary_figures import section_lines
 
 from .test_parse_check_corpus import SOURCES, VSCODE_E2E, _files, _read

@@ -66,6 +66,11 @@ const RETRIES = 20;
 
 export class JobEdits implements vscode.Disposable {
   private readonly documents = new Map<string, DocumentState>();
+  /**
+   * Per document: where a job that moves the cursor (complete the rest, regex) last left it. The
+   * cursor goes after the text the job writes, unless the user moved it meanwhile.
+   */
+  private readonly follows = new Map<string, vscode.Position>();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor(
@@ -77,6 +82,11 @@ export class JobEdits implements vscode.Disposable {
 
   dispose(): void {
     this.subscriptions.forEach((s) => s.dispose());
+  }
+
+  /** Make `editor`'s cursor follow the text of the job about to start on its document. */
+  follow(editor: vscode.TextEditor): void {
+    this.follows.set(editor.document.uri.toString(), editor.selection.active);
   }
 
   /** Follow jobs through `fastedit/status` (sent before a job's first edit and after its last). */
@@ -92,6 +102,7 @@ export class JobEdits implements vscode.Disposable {
       state.running.delete(job.jobId);
       if (state.running.size === 0) {
         state.echoes = []; // an edit that changed nothing has no echo
+        this.follows.delete(uri);
       }
     }
   }
@@ -125,6 +136,18 @@ export class JobEdits implements vscode.Disposable {
       range: client.protocol2CodeConverter.asRange(e.range),
       text: e.newText,
     }));
+    // The cursor follows this edit if it is where the job last left it (the user did not move it).
+    const followed = this.follows.get(target.uri);
+    const following =
+      followed !== undefined && editor.selection.isEmpty && editor.selection.active.isEqual(followed);
+    if (!following) {
+      this.follows.delete(target.uri);
+    }
+    const before = edits.map((e) => ({
+      start: document.offsetAt(e.range.start),
+      end: document.offsetAt(e.range.end),
+      text: e.text,
+    }));
     let applied = false;
     let undoStopBefore = !(inJob && state.joinable);
     for (let attempt = 0; attempt < RETRIES && !applied; attempt++) {
@@ -150,8 +173,36 @@ export class JobEdits implements vscode.Disposable {
         }
       }
     }
+    if (applied && following) {
+      this.moveFollower(editor, target.uri, before);
+    }
     this.trace('applyEdit', { uri: target.uri, undoStopBefore, inJob, applied });
     return applied ? { applied } : { applied, failureReason: 'the editor refused the edit' };
+  }
+
+  /**
+   * Put the cursor after the text of the last of `edits` (offsets before they applied), on its
+   * last line; an edit that ends before the cursor (an import above) leaves it where it is.
+   */
+  private moveFollower(
+    editor: vscode.TextEditor,
+    uri: string,
+    edits: { start: number; end: number; text: string }[],
+  ): void {
+    const sorted = [...edits].sort((a, b) => a.start - b.start);
+    let delta = 0;
+    let end = -1;
+    for (const e of sorted) {
+      end = e.start + delta + e.text.replace(/\r?\n$/, '').length;
+      delta += e.text.length - (e.end - e.start);
+    }
+    const cursor = editor.document.offsetAt(editor.selection.active);
+    if (end >= cursor) {
+      const position = editor.document.positionAt(end);
+      editor.selection = new vscode.Selection(position, position);
+      editor.revealRange(new vscode.Range(position, position));
+    }
+    this.follows.set(uri, editor.selection.active);
   }
 
   private state(uri: string): DocumentState {

@@ -134,6 +134,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await start();
   };
 
+  /** The jobs that leave the cursor after the text they write (unless the user moves it). */
+  const FOLLOWING = new Set(['fastedit.completeRest', 'fastedit.generateRegex']);
+
   /** Run one of the server's job commands on the active editor. */
   const job = (command: string, args: (editor: vscode.TextEditor, c: LanguageClient) => Promise<object | undefined>) => {
     return async (): Promise<void> => {
@@ -145,6 +148,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const argument = await args(editor, client);
       if (argument === undefined) {
         return;
+      }
+      if (FOLLOWING.has(command)) {
+        edits.follow(editor);
       }
       await execute(command, [argument]).catch((error: Error) => {
         void vscode.window.showErrorMessage(`Fast Edit: ${error.message ?? error}`);

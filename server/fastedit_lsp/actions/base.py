@@ -22,8 +22,8 @@ from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
 
 if TYPE_CHECKING:
+    from ..engines.parse_trees import ParseTrees
     from ..engines.test_stubs import Recording, RecordPlan
-    from .parse_check import ParseTrees
 
 #: ``{ok: true|false|null, details}`` as in the job record.
 Verification = dict[str, Any]

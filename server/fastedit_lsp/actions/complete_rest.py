@@ -12,7 +12,8 @@ from ..core.document import Document, Point
 from ..core.jobs import Inputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
-from ..prompting.filters import FenceFilter, Pipeline, SuffixDedup
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import reconciler
 from . import parse_check
 from .base import ActionInput, CommandInput, Draft, Offer, OfferView, OfflineAnswer, Start
 
@@ -34,9 +35,9 @@ def request(ctx: CursorContext, *, max_tokens: int, temperature: float) -> ChatR
     )
 
 
-def filters(ctx: CursorContext) -> Pipeline:
-    """Strip fences and chatter, then drop a tail that repeats the code after the cursor."""
-    return Pipeline(FenceFilter(), SuffixDedup(ctx.suffix))
+def filters(data: ActionInput) -> Pipeline:
+    """The answer reconciled with the text around the cursor (docs/answers.md)."""
+    return Pipeline(reconciler(data.document, data.start, data.end, replace=False))
 
 
 def start(document: Document, command: CommandInput) -> Start:
@@ -73,7 +74,7 @@ def prepare(data: ActionInput) -> Draft:
     verify = parse_check.verifier(data)
     return Draft(
         request=chat,
-        pipeline=filters(data.ctx),
+        pipeline=filters(data),
         offline=offline,
         verify=verify,
         correct=parse_check.correction(chat) if verify is not None else None,

@@ -11,7 +11,8 @@ from ..core.document import Document
 from ..core.jobs import InstructionInputs
 from ..prompting import prompts
 from ..prompting.context import CursorContext
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import reconciler
 from . import parse_check
 from .base import ActionInput, CommandInput, Draft, Start, no_offers
 
@@ -54,9 +55,10 @@ def request(
     )
 
 
-def filters(ctx: CursorContext) -> Pipeline:
-    """Strip fences and chatter around the rewrite."""
-    return Pipeline(FenceFilter())
+def filters(data: ActionInput) -> Pipeline:
+    """The rewrite reconciled with the text around the selection (docs/answers.md)."""
+    replace = data.start != data.end  # a user action at the cursor inserts there
+    return Pipeline(reconciler(data.document, data.start, data.end, replace=replace))
 
 
 def prepare(data: ActionInput) -> Draft:
@@ -67,7 +69,7 @@ def prepare(data: ActionInput) -> Draft:
     verify = parse_check.verifier(data)
     return Draft(
         request=chat,
-        pipeline=filters(data.ctx),
+        pipeline=filters(data),
         verify=verify,
         correct=parse_check.correction(chat) if verify is not None else None,
     )

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
 from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap
 from .base import ActionInput, Draft, OfflineAnswer, Verification
 
 
@@ -45,7 +46,10 @@ def draft(
 
     return Draft(
         request=ask(),
-        pipeline=Pipeline(FenceFilter()),
+        # Only the wrappers go: a fix that repeats or changes the lines around its region must
+        # reach the region check (and be rejected there), not be trimmed to fit, which placed a
+        # changed line after the region beside the original one.
+        pipeline=Pipeline(Unwrap()),
         # The region ends before its last line break, which the document keeps.
         transform=lambda answer: answer.removesuffix("\n").removesuffix("\r"),
         offline=offline,

@@ -11,145 +11,22 @@ pipeline's.
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Point
+from ..engines import names
 from .base import ActionInput, Verification
 
 if TYPE_CHECKING:
-    from ..engines.parse import Parsed, Reparse
+    from ..engines.parse import Parsed
 
 #: Documents longer than this (characters) are not parse-checked: tree-sitter holds the GIL while
 #: it parses, and a 5 MB line took 1.7 s to parse and 3.4 s to check, the server answering
 #: nothing meanwhile. Their drafts are recorded as unchecked (``ok: null``).
 MAX_CHARACTERS = 1_000_000
-
-
-class ParseTrees:
-    """The last parse of each document, by URI: a job's text before is parsed incrementally from
-    it (what changed since, found as the texts' common start and end), so a check after the
-    user's edits costs a reparse of what they touched, not of the document (the server keeps
-    one, the job runner's; a few documents, the least recently checked dropped first).
-
-    The server also keeps each of these parses current while the user types (:meth:`refresh`
-    and :meth:`advance`, fed by ``didChange``, in steps of bounded time off the request path):
-    a new job's first check then finds its text before parsed already, instead of reparsing it
-    (10-30 ms on a 10,000-line Python document, where tree-sitter reuses little).
-    """
-
-    def __init__(self, size: int = 8) -> None:
-        self._size = size
-        self._last: OrderedDict[str, Parsed] = OrderedDict()
-        #: Refreshes under way: the kept parse brought to a newer text, in steps.
-        self._pending: dict[str, Reparse] = {}
-        self._lock = threading.Lock()
-        #: Texts :meth:`parse` found parsed already, and those it had to (re)parse.
-        self.hits = 0
-        self.misses = 0
-
-    def parse(self, uri: str, language: str, text: str) -> Parsed:
-        """``text`` (the document ``uri`` in grammar ``language``) parsed, from the last parse
-        of ``uri`` when there is one (a refresh of it to ``text`` under way is finished)."""
-        from ..engines.parse import parse, reparse
-
-        with self._lock:
-            last = self._last.pop(uri, None)
-            pending = self._pending.pop(uri, None)
-        if pending is not None and pending.language == language and pending.text == text:
-            last = pending.finish()
-            self.misses += 1
-        elif last is not None and last.language == language:
-            if last.text != text:
-                start, end, replacement = _difference(last.text, text)
-                last = reparse(last, start, end, replacement)
-                self.misses += 1
-            else:
-                self.hits += 1
-        else:
-            last = parse(language, text)
-            self.misses += 1
-        self._keep(uri, last)
-        return last
-
-    def refresh(self, uri: str, text: str) -> bool:
-        """Start bringing the kept parse of ``uri`` to ``text`` (the document now), to be done
-        by :meth:`advance`; False when there is none or it is current. A refresh to an older
-        text is dropped (its steps were spent on a text no job will check)."""
-        from ..engines.parse import Reparse
-
-        with self._lock:
-            last = self._last.get(uri)
-            pending = self._pending.get(uri)
-            if last is None or last.text == text:
-                self._pending.pop(uri, None)
-                return False
-            if pending is not None and pending.text == text:
-                return True
-        start, end, replacement = _difference(last.text, text)
-        work = Reparse(last.language, last, start, end, replacement)
-        with self._lock:
-            if self._last.get(uri) is last:
-                self._pending[uri] = work
-        return True
-
-    def advance(self, uri: str, seconds: float) -> bool:
-        """Work on the refresh of ``uri`` for about ``seconds``; True once there is nothing
-        left to do (its parse is kept, or the refresh was taken over or dropped)."""
-        with self._lock:
-            work = self._pending.get(uri)
-        if work is None:
-            return True
-        parsed = work.step(seconds)
-        if parsed is None:
-            return False
-        with self._lock:
-            if self._pending.get(uri) is not work:
-                return True
-            del self._pending[uri]
-        self._keep(uri, parsed)
-        return True
-
-    def _keep(self, uri: str, parsed: Parsed) -> None:
-        with self._lock:
-            self._last.pop(uri, None)
-            self._last[uri] = parsed
-            while len(self._last) > self._size:
-                dropped, _ = self._last.popitem(last=False)
-                self._pending.pop(dropped, None)
-
-    def forget(self, uri: str) -> None:
-        with self._lock:
-            self._last.pop(uri, None)
-            self._pending.pop(uri, None)
-
-    def __contains__(self, uri: object) -> bool:
-        return uri in self._last
-
-
-def _difference(old: str, new: str) -> tuple[int, int, str]:
-    """(start, end, text): ``new`` is ``old`` with ``old[start:end]`` replaced by ``text``; the
-    common start and end found by halves (slices compared in C, not character by character)."""
-    size = min(len(old), len(new))
-    low, high = 0, size
-    while low < high:
-        mid = (low + high + 1) // 2
-        if old[:mid] == new[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    prefix = low
-    low, high = 0, size - prefix
-    while low < high:
-        mid = (low + high + 1) // 2
-        if old[len(old) - mid :] == new[len(new) - mid :]:
-            low = mid
-        else:
-            high = mid - 1
-    return prefix, len(old) - low, new[prefix : len(new) - low]
 
 
 def language(data: ActionInput) -> str | None:
@@ -183,12 +60,16 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     if len(before) > MAX_CHARACTERS:
         return None
     parsed: list[object] = []
+    #: Whether CPython accepts the statements around the region before (Python; found on the
+    #: first check).
+    compiled: list[bool] = []
 
     trees = data.trees
 
     def verify(text: str) -> Verification:
         from ..engines.parse import Parsed, check_edit, parse
 
+        clock = time.perf_counter()
         if not parsed:
             if trees is not None:
                 parsed.append(trees.parse(document.uri, name, before))
@@ -197,9 +78,103 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
         first = parsed[0]
         assert isinstance(first, Parsed)
         verdict = check_edit(first, start, end, text)
-        return {"ok": verdict.ok, "details": verdict.message}
+        ok, details, after = verdict.ok, verdict.message, None
+        if ok and (name == "python" or names.supported(name)):
+            after = _after(first, start, end, text)
+        if ok and name == "python" and after is not None:
+            rejected = _cpython(first, after, start, end, text, compiled)
+            if rejected is not None:
+                ok, details = False, rejected
+        checks = [_check("parse", ok, details, clock)]
+        clock = time.perf_counter()
+        checks.append(_names(name, first, after, start, text, clock))
+        return combine(checks)
 
     return verify
+
+
+def _after(before: Parsed, start: int, end: int, text: str) -> Parsed:
+    """The whole text after the draft, parsed incrementally from ``before``."""
+    from ..engines.parse import reparse
+
+    return reparse(before, start, end, text)
+
+
+def _check(
+    check: str, ok: bool | None, details: str, since: float, **extra: object
+) -> Verification:
+    ms = round((time.perf_counter() - since) * 1000, 2)
+    return {"name": check, "ok": ok, "details": details, "ms": ms, **extra}
+
+
+def _cpython(
+    before: Parsed, after: Parsed, start: int, end: int, text: str, accepted: list[bool]
+) -> str | None:
+    """CPython's message when it rejects the top-level statements around the draft but not
+    those around the region before (found once: ``accepted``), else None."""
+    from ..engines import cpython
+
+    s = before.byte_of(start)
+    if not accepted:
+        old_block, _ = cpython.block(before.tree, before.data, s, before.byte_of(end))
+        accepted.append(cpython.rejects(old_block) is None)
+    if not accepted[0]:
+        return None  # CPython rejects the code around already: tree-sitter's verdict stands
+    new_end = s + len(text.encode("utf-8", "surrogatepass"))
+    new_block, line = cpython.block(after.tree, after.data, s, new_end)
+    rejection = cpython.rejects(new_block)
+    if rejection is None:
+        return None
+    return f"Python syntax error (CPython): line {line + rejection.line}: {rejection.message}"
+
+
+def _names(
+    language: str, before: Parsed, after: Parsed | None, start: int, text: str, since: float
+) -> Verification:
+    """The names check of the draft (``names`` in ``verification.checks``): ``ok: None`` when
+    the language has none or the draft does not parse. A failure says where the first name is,
+    relative to the region's start (``at``: line, character in code points, end)."""
+    from ..engines.languages import DISPLAY
+    from ..engines.names import check_names
+
+    display = DISPLAY.get(language, language)
+    if not names.supported(language):
+        return _check("names", None, f"{display} names are not checked", since)
+    if after is None:
+        return _check("names", None, "not checked: the draft does not parse", since)
+    s = before.byte_of(start)
+    new_end = s + len(text.encode("utf-8", "surrogatepass"))
+    verdict = check_names(language, after.tree, after.data, s, new_end)
+    if verdict.ok is not False:
+        return _check("names", verdict.ok, verdict.message, since)
+    first = verdict.findings[0]
+    head = after.data[s : first.start].decode("utf-8", "surrogatepass")
+    line = head.count("\n")
+    character = len(head) - (head.rfind("\n") + 1)
+    at = {"line": line, "character": character, "end": character + len(first.name)}
+    found = [f.message for f in verdict.findings[:5]]
+    return _check("names", False, verdict.message, since, symbol=first.name, at=at, findings=found)
+
+
+def combine(checks: list[Verification]) -> Verification:
+    """The verification of a draft from its checks: ``ok`` false when any failed, null only
+    when none could run; ``details`` names the first failed check (or says what passed)."""
+    failed = [c for c in checks if c["ok"] is False]
+    ran = [c for c in checks if c["ok"] is not None]
+    if failed:
+        first = failed[0]
+        what = (
+            first["details"]
+            if first["name"] == "parse"
+            else f"{first['name']} check: {first['details']}"
+        )
+        return {"ok": False, "details": what, "checks": checks}
+    if not ran:
+        return {"ok": None, "details": "; ".join(c["details"] for c in checks), "checks": checks}
+    details = "; ".join(
+        c["details"] if c["name"] == "parse" else f"{c['name']}: {c['details']}" for c in ran
+    )
+    return {"ok": True, "details": details, "checks": checks}
 
 
 def correction(
@@ -209,17 +184,20 @@ def correction(
 
     def follow_up(draft: str, result: Verification) -> ChatRequest | None:
         details = result.get("details") or "a syntax error"
+        failed = [c for c in result.get("checks", ()) if c.get("ok") is False]
+        if failed and failed[0].get("name") == "names":
+            ask = (
+                f"That uses a name that is not defined: {failed[0].get('details')}. Reply again "
+                "with the corrected code only (use only names the code defines or imports)."
+            )
+        else:
+            ask = (
+                f"That does not parse: {details}. Reply again with the corrected code only "
+                "(close every bracket, brace and string you open)."
+            )
         return dataclasses.replace(
             request,
-            messages=(
-                *request.messages,
-                ChatMessage("assistant", draft),
-                ChatMessage(
-                    "user",
-                    f"That does not parse: {details}. Reply again with the corrected code only "
-                    "(close every bracket, brace and string you open).",
-                ),
-            ),
+            messages=(*request.messages, ChatMessage("assistant", draft), ChatMessage("user", ask)),
         )
 
     return follow_up

@@ -23,7 +23,8 @@ from ..core.document import Document, Point
 from ..core.jobs import Inputs
 from ..engines.regex.synth import RegexExamples, name_for, parse_examples, string_literals, verify
 from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap
 from .base import (
     ActionError,
     ActionInput,
@@ -355,7 +356,7 @@ def prepare(data: ActionInput) -> Draft:
 
     return Draft(
         request=request(t, data),
-        pipeline=Pipeline(FenceFilter()),
+        pipeline=Pipeline(Unwrap()),
         transform=lambda answer: insertion(t, answer.strip().strip("`").strip()),
         offline=offline,
         verify=lambda text: check(extract_pattern(text, t), t),

@@ -1,4 +1,4 @@
-"""The one list of actions: what each is called, its command, its arguments, where it writes.
+"""The one list of actions: what each is called, its command, its arguments, how it runs.
 
 Stdlib only, and cheap to import: the server registers every action's command before it answers
 ``initialize``, while the action modules themselves (prompts, engines, verifiers) load on first
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 #: The argument object a command takes: ``{uri, position}``, ``{uri, range}`` or
 #: ``{uri, range, instruction}`` (each may carry ``diagnostics``).
 ArgShape = Literal["position", "range", "selection"]
+#: How the job pipeline runs an action (:attr:`ActionSpec.strategy`).
+Strategy = Literal["direct", "plan_apply", "test_module"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,11 @@ class ActionSpec:
     args: ArgShape
     #: The module of this package that implements it (loaded on first use).
     module: str = ""
-    #: Where the job writes: the document it was asked on, or the test module the host finds.
-    writes: Literal["document", "test_module"] = "document"
+    #: How the job pipeline runs it: ``direct`` (route → attempt → verify → escalate, into the
+    #: document it was asked on), ``plan_apply`` (a standard model's plan merged by the apply
+    #: model first, when ``editSelection.plan`` says so) or ``test_module`` (the job moves to
+    #: the test module the host finds or creates, and appends there).
+    strategy: Strategy = "direct"
     #: For entries built at run time: makes the implementation (instead of ``module``).
     implementation: Callable[[], Action] | None = None
     #: The job rewrites its region: streamed as the minimal diff against the region's text.
@@ -82,7 +87,7 @@ BUILTIN: tuple[ActionSpec, ...] = (
         "fastedit.generateTests",
         "position",
         "write_tests",
-        writes="test_module",
+        strategy="test_module",
     ),
     ActionSpec(
         "completeRest",
@@ -100,6 +105,7 @@ BUILTIN: tuple[ActionSpec, ...] = (
         "selection",
         "edit_selection",
         rewrite=True,
+        strategy="plan_apply",
     ),
 )
 #: The built-in kinds (what ``routing.fastKinds`` may list).

@@ -1,9 +1,9 @@
 """Fix syntax: repair the first syntax error, touching only the lines around it.
 
 Pure. Python here (other languages with a grammar: ``syntax_tree``): ``compile`` finds the
-error; the offline engine tries small repairs confined to the error region (``syntax_fix``); a
-model rewrites the region (the statement holding the error ± 2 lines). Either way the result is
-verified: the whole file must parse.
+error; the offline engine tries small repairs confined to the error region
+(``engines.syntax_fix.python``); a model rewrites the region (the statement holding the error
+± 2 lines). Either way the result is verified: the whole file must parse.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..core.document import Document, Point
 from ..core.jobs import Inputs
-from ..engines.syntax_fix import error_region, find_error, repair
+from ..engines.syntax_fix.python import error_region, find_error, repair
 from . import line_fix
 from .base import (
     ActionInput,

@@ -2,8 +2,8 @@
 
 Pure. For the languages with a grammar (``engines.parse``) other than Python: the error is the
 first ERROR or MISSING node near the command's range; the region is its lines ± 2 (at most
-:data:`MAX_LINES`; ``engines.syntax_repair.error_region``); a model rewrites the region, or
-offline the engine inserts what tree-sitter reports missing (``engines.syntax_repair``). The
+:data:`MAX_LINES`; ``engines.syntax_fix.treesitter.error_region``); a model rewrites the region, or
+offline the engine inserts what tree-sitter reports missing (``engines.syntax_fix.treesitter``). The
 answer lands only if the errors around the region are fewer than before and none is new (the
 parse check), it keeps most of the lines, and (a model's) it does not repeat the lines around it.
 """
@@ -49,7 +49,7 @@ def prepare(data: ActionInput, path: str) -> Draft:
     document = data.document
     name = grammar(document, path) or ""
     from ..engines.parse import around, check_edit, parse, reparse
-    from ..engines.syntax_repair import error_region, repair
+    from ..engines.syntax_fix.treesitter import error_region, repair
 
     before = parse(name, document.text)
     found = error_region(before, data.start.line, data.end.line)

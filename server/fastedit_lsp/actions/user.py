@@ -144,7 +144,7 @@ class UserActionImpl:
         request = edit_selection.request(
             data.ctx, self.action.instruction, max_tokens=data.max_tokens, temperature=0.0
         )
-        draft = Draft(request=request, pipeline=edit_selection.filters(data.ctx))
+        draft = Draft(request=request, pipeline=edit_selection.filters(data))
         if self.action.verify == "parse" and (data.document.language_id or "python") == "python":
             before = data.document.get_text(Point(0, 0), data.start)
             after = data.document.get_text(data.end, data.document.end)

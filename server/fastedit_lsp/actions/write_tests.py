@@ -20,7 +20,8 @@ from ..backends.base import ChatMessage, ChatRequest
 from ..core.document import Document, Point, advance
 from ..core.jobs import Inputs
 from ..prompting import prompts
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap
 from .base import (
     ActionError,
     ActionInput,
@@ -336,7 +337,7 @@ def prepare(data: ActionInput) -> Draft:
 
     return Draft(
         request=ask(),
-        pipeline=Pipeline(FenceFilter()),
+        pipeline=Pipeline(Unwrap()),
         transform=insertion,
         offline=offline,
         verify=lambda text: check(before, text + after, module, source, read_module),

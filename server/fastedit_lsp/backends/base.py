@@ -11,10 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-#: Why the model stopped, the same word from every wire format (the provider's own word is kept
-#: in :attr:`StreamInfo.stop_detail`): ``length`` and ``max_tokens`` mean the answer was cut.
-StopReason = Literal["stop", "length", "content_filter", "max_tokens", "refusal"]
-
 ErrorKind = Literal[
     "auth",  # 401/403: missing or bad key
     "not_found",  # 404: unknown model or wrong base URL
@@ -98,8 +94,10 @@ class StreamInfo:
 
     model: str = ""
     finish_reason: str | None = None
-    #: Why the model stopped, normalised (None: it did not say), and the provider's word.
-    stop_reason: StopReason | None = None
+    #: Why the model stopped, normalised over the wire formats (:func:`stop_reason`): ``stop``,
+    #: ``length``, ``content_filter``, ``max_tokens`` or ``refusal``; None: not said (yet).
+    stop_reason: str | None = None
+    #: The provider's own word for it (``finish_reason``, ``stop_reason``...).
     stop_detail: str | None = None
     #: Completion tokens as reported by the provider's usage chunk, if it sent one.
     completion_tokens: int | None = None
@@ -123,6 +121,30 @@ class StreamInfo:
     #: answer is awaited: what the consumer tells the editor then overlaps the model's work
     #: instead of holding back the request. Never called when no request went out.
     sent: Callable[[], None] | None = None
+
+
+#: A provider's word for why its model stopped → the normalised ``StreamInfo.stop_reason``.
+STOP_REASONS: dict[str, str] = {
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_calls": "stop",
+    "function_call": "stop",
+    "length": "length",
+    "limit": "length",
+    "max_tokens": "max_tokens",
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+    "safety": "content_filter",
+    "recitation": "content_filter",
+    "refusal": "refusal",
+}
+
+
+def stop_reason(word: str) -> str:
+    """The normalised stop reason for a provider's ``word`` (an unknown word: ``stop``)."""
+    return STOP_REASONS.get(word.lower(), "stop")
 
 
 class Backend(Protocol):

@@ -70,7 +70,7 @@ def redact(url: str) -> str:
         netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
     except ValueError:
         return "<a proxy URL that cannot be read>"
-    return urlunsplit(parts._replace(netloc=netloc))
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def environment_proxies(environ: Mapping[str, str] | None = None) -> dict[str, str]:

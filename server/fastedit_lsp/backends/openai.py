@@ -35,7 +35,7 @@ import httpx
 import orjson
 from pydantic import SecretStr
 
-from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable
+from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable, stop_reason
 from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
 from .network import Network, Proxy, is_loopback, proxy_for
 from .presets import PRESETS, Preset, Provider
@@ -46,7 +46,6 @@ from .sse import (
     SSEParser,
     SurrogateJoiner,
     error_text,
-    normalise_finish,
     parse_chat_chunk,
 )
 
@@ -767,7 +766,8 @@ class OpenAICompatibleBackend:
             info.model = chunk.model
         if chunk.finish_reason:
             info.finish_reason = chunk.finish_reason
-            info.stop_reason, info.stop_detail = normalise_finish(chunk.finish_reason)
+            info.stop_reason = stop_reason(chunk.finish_reason)
+            info.stop_detail = chunk.finish_reason
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
         if chunk.prediction_tokens is not None:

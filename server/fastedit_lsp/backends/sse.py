@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import json_codec
-from .base import BackendError, StopReason
+from .base import BackendError
 
 #: A line longer than this without a line end is not an event stream (or is a runaway server);
 #: the cap keeps a misbehaving endpoint from growing the buffer without bound.
@@ -207,28 +207,6 @@ class ChatChunk:
     error: str | None = None
     #: The ``[DONE]`` sentinel.
     done: bool = False
-
-
-#: Chat completions' ``finish_reason`` words that are not already a :data:`~.base.StopReason`.
-_FINISH_WORDS: dict[str, StopReason] = {
-    "stop": "stop",
-    "eos": "stop",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_calls": "stop",
-    "function_call": "stop",
-    "length": "length",
-    "max_tokens": "max_tokens",
-    "model_length": "length",
-    "content_filter": "content_filter",
-    "refusal": "refusal",
-}
-
-
-def normalise_finish(finish_reason: str) -> tuple[StopReason, str]:
-    """(the normalised stop reason, the provider's word) of a chat ``finish_reason``; a word no
-    rule knows counts as ``stop`` (the model ended its answer) and is kept as the detail."""
-    return _FINISH_WORDS.get(finish_reason.lower(), "stop"), finish_reason
 
 
 class SurrogateJoiner:

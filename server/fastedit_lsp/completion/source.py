@@ -26,8 +26,9 @@ from ..core.uris import to_fs_path
 if TYPE_CHECKING:
     from ..backends.fim import FimKind, FimRequest
     from ..settings import ResolvedProfile, Settings
-    from . import context as completion_context
+    from . import budget
     from .engine import CompletionEngine, CompletionQuery, Opener, Suggestion
+    from .snippets import OpenDocument
 
 #: What the cache and typed-ahead reuse compare, and the post-processing looks at (characters).
 QUERY_PREFIX_CHARS = 4096
@@ -89,7 +90,7 @@ class CompletionSources:
         self._log = log
         self._engine: CompletionEngine | None = None
         #: Other open documents as completion context, per URI: (version, indexed document).
-        self._context_documents: dict[str, tuple[int, completion_context.OpenDocument]] = {}
+        self._context_documents: dict[str, tuple[int, OpenDocument]] = {}
         #: Completion failures already logged (completions fire on every keystroke).
         self._errors: set[str] = set()
         #: Recent completions' server time (ms, the model's and the debounce's excluded).
@@ -220,7 +221,17 @@ class CompletionSources:
             for uri, d in self._documents()
             if uri != document.uri and d.language_id == document.language_id
         ]
-        return lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
+        proposal = lookup.complete(prefix, suffix, others, max_chars=OFFLINE_MAX_CHARS)
+        if proposal is None:
+            return None
+        from ..engines.languages import language_of
+        from ..engines.names import draft_resolves
+
+        # Not offered when a name it reads resolves nowhere here (a line from another document
+        # using a variable this one does not declare).
+        if not draft_resolves(language_of(document.language_id), prefix, proposal, suffix):
+            return None
+        return proposal
 
     # -- the model ---------------------------------------------------------------------------------
 
@@ -228,14 +239,14 @@ class CompletionSources:
         self, profile: ResolvedProfile, settings: Settings, document: Document, cursor: Point
     ) -> Opener:
         def open_stream(query: CompletionQuery) -> AsyncIterator[str]:
-            from . import context as completion_context
+            from . import budget
 
             others = [
                 self._context_document(uri, d)
                 for uri, d in self._documents()
                 if uri != document.uri and self._excluded(uri) is None
             ]
-            context = completion_context.build(
+            context = budget.build(
                 document,
                 cursor,
                 path=to_fs_path(document.uri) or document.uri,
@@ -254,7 +265,7 @@ class CompletionSources:
         settings: Settings,
         document: Document,
         cursor: Point,
-        context: completion_context.CompletionContext,
+        context: budget.CompletionContext,
         query: CompletionQuery,
     ) -> AsyncIterator[str]:
         if await self._excluded_checked(document.uri) is not None:
@@ -277,16 +288,14 @@ class CompletionSources:
             if text := self._lookup(document, cursor):
                 yield text
 
-    def _context_document(self, uri: str, document: Document) -> completion_context.OpenDocument:
+    def _context_document(self, uri: str, document: Document) -> OpenDocument:
         """One ``OpenDocument`` per document version: it indexes itself once, on first use."""
-        from . import context as completion_context
+        from .snippets import OpenDocument
 
         cached = self._context_documents.get(uri)
         if cached is not None and cached[0] == document.version:
             return cached[1]
-        fresh = completion_context.OpenDocument(
-            to_fs_path(uri) or uri, document.text, document.language_id
-        )
+        fresh = OpenDocument(to_fs_path(uri) or uri, document.text, document.language_id)
         self._context_documents[uri] = (document.version, fresh)
         return fresh
 
@@ -303,12 +312,12 @@ async def _model_text(
     backend: CompletionBackend,
     profile: ResolvedProfile,
     settings: Settings,
-    context: completion_context.CompletionContext,
+    context: budget.CompletionContext,
     query: CompletionQuery,
 ) -> AsyncGenerator[str, None]:
     from ..backends.fim import FimRequest
-    from ..prompting.filters import FenceFilter
     from ..prompting.prompts import fim_chat_messages
+    from ..prompting.reconcile import Reconciler, Target
     from . import text as completion_text
 
     own = profile.settings
@@ -319,6 +328,9 @@ async def _model_text(
     # about done finish, to keep the connection for the next keystroke's completion.
     info = StreamInfo(linger=COMPLETION_LINGER)
     snippets = tuple((s.path, s.text) for s in context.snippets)
+    # The answer reconciled with the text around the cursor (docs/answers.md): a chat model's
+    # wrappers, and any model's repeats of the text before or after the cursor, never shown.
+    target = Target(query.prefix, query.suffix, language_id=query.language_id)
     if own.fim == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;
         # the engine closes the stream at the cut point instead.
@@ -330,12 +342,12 @@ async def _model_text(
             snippets=snippets,
         )
         request = ChatRequest(messages, max_tokens=max_tokens, temperature=own.temperature)
-        fences = FenceFilter()
+        chat_answer = Reconciler(target)
         async with aclosing(backend.stream(request, info)) as chat:
             async for delta in chat:
-                if text := fences.feed(delta):
+                if text := chat_answer.feed(delta):
                     yield text
-        if tail := fences.finish():
+        if tail := chat_answer.finish():
             yield tail
         return
     fim = FimRequest(
@@ -348,9 +360,13 @@ async def _model_text(
         path=context.path,
         language_id=context.language_id,
     )
+    fim_answer = Reconciler(target, unwrap=False)  # a FIM model answers bare code
     async with aclosing(backend.fim_stream(fim, own.fim, info)) as deltas:
         async for delta in deltas:
-            yield delta
+            if text := fim_answer.feed(delta):
+                yield text
+    if tail := fim_answer.finish():
+        yield tail
 
 
 async def _once(text: str | None) -> AsyncIterator[str]:

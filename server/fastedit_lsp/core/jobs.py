@@ -181,8 +181,13 @@ class Job:
     state: State = "running"
     route: str = ""
     model: str = ""
-    reason: str = ""
+    #: Why the job took its route, and what happened on the way (failover, escalation...), in
+    #: order: the record's ``reason`` is these steps joined with "; ".
+    steps: list[str] = field(default_factory=list)
     escalated: bool = False
+    #: Why the model stopped early, when it did (``length``, ``content_filter``,
+    #: ``max_tokens``, ``refusal``): the answer that landed is cut off.
+    truncated: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
     verification: dict[str, Any] = field(default_factory=lambda: dict(NOTHING_TO_VERIFY))
     error: str | None = None
@@ -210,6 +215,22 @@ class Job:
     @property
     def is_finished(self) -> bool:
         return self.state in FINISHED
+
+    @property
+    def reason(self) -> str:
+        """Why this route, and what happened on the way: the steps, in order."""
+        return "; ".join(self.steps)
+
+    def step(self, text: str) -> None:
+        """Add what the job did next to its reason."""
+        self.steps.append(text)
+
+    def amend(self, text: str) -> None:
+        """Complete the job's last step (`` → offline engine (...)``)."""
+        if self.steps:
+            self.steps[-1] += text
+        else:
+            self.steps.append(text.lstrip())
 
     def stop(self, reason: str | None) -> None:
         """Stop a running job's stream; the pipeline records ``reason`` (None: the user's
@@ -250,6 +271,8 @@ class Job:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.truncated is not None:
+            out["truncated"] = self.truncated
         if isinstance(self.inputs, RunInputs):
             out["kind"], out["action"] = "run", self.inputs.action
         if isinstance(self.tracker, RewriteTracker) and self.tracker.hunks:

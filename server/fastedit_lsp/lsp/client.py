@@ -20,8 +20,6 @@ from pygls.lsp.server import LanguageServer
 from ..core.document import Document
 from ..core.jobs import Job, speed_line
 from ..core.tracking import SentEdit
-from .diagnostics import DiagnosticSets
-from .flags import Flags
 from .protocol import forget_progress, forget_request, send_request
 
 log = logging.getLogger(__name__)
@@ -50,7 +48,6 @@ class ClientChannel:
         *,
         mode: Callable[[], str],
         title: Callable[[str], str],
-        diagnostics: DiagnosticSets,
         apply_timeout: float = APPLY_TIMEOUT,
     ) -> None:
         self._server = server
@@ -58,13 +55,9 @@ class ClientChannel:
         self._title = title
         #: Seconds an edit waits for the client's reply (see :data:`APPLY_TIMEOUT`).
         self.apply_timeout = apply_timeout
-        #: Running requests that ``$/cancelRequest`` must be able to stop (see ``protocol``).
-        self.cancellable: dict[Any, asyncio.Task[Any]] = {}
         #: Progress token -> job, for window/workDoneProgress/cancel.
         self.progress_jobs: dict[str, Job] = {}
         self._status_sent_at: dict[str, float] = {}
-        #: The diagnostics on drafts that landed unverified.
-        self.flags = Flags(diagnostics)
         #: The client counts positions in code points without saying so (see
         #: :func:`counts_code_points`): it is served in UTF-32.
         self.counts_code_points = False

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from lsprotocol import types
 
-from ..core.document import Document
+from ..core.document import Document, Point
 from ..core.jobs import Job
 from .diagnostics import DiagnosticSets
 
@@ -40,7 +40,15 @@ def is_flagged(job: Job) -> bool:
 def diagnostic(job: Job, document: Document) -> types.Diagnostic:
     """The warning on a flagged job's region (in client coordinates)."""
     tracker = job.tracker
-    (sl, sc), (el, ec) = document.to_client(tracker.start), document.to_client(tracker.end)
+    start, end = tracker.start, tracker.end
+    at = _name_at(job)
+    if at is not None:
+        # The names check's first finding (relative to the region's start): the mark on the name.
+        line = start.line + at[0]
+        column = (start.col if at[0] == 0 else 0) + at[1]
+        if line < document.line_count and column + at[2] <= len(document.line(line)):
+            start, end = Point(line, column), Point(line, column + at[2])
+    (sl, sc), (el, ec) = document.to_client(start), document.to_client(end)
     details = job.verification.get("details") or "verification failed"
     return types.Diagnostic(
         range=types.Range(
@@ -51,6 +59,16 @@ def diagnostic(job: Job, document: Document) -> types.Diagnostic:
         source=SOURCE,
         code="unverified",
     )
+
+
+def _name_at(job: Job) -> tuple[int, int, int] | None:
+    """(line, character, length) of the name a failed names check found, from the region's
+    start; None when no names check failed."""
+    for check in job.verification.get("checks") or ():
+        at = check.get("at") if check.get("ok") is False else None
+        if isinstance(at, dict):
+            return int(at["line"]), int(at["character"]), int(at["end"]) - int(at["character"])
+    return None
 
 
 class Flags:

@@ -1,8 +1,10 @@
-"""The job pipeline's port (:class:`~fastedit_lsp.pipeline.ports.JobHost`), over the server.
+"""The job pipeline's ports (:class:`~fastedit_lsp.pipeline.ports.JobHost` and, for test
+writing, :class:`~fastedit_lsp.pipeline.ports.TestModuleHost`), over the owners.
 
-Each member forwards to the state owner that holds it: the settings (``config``), the documents
-(``documents``), the client channel (``client``), the backend factory (``backends``) and the
-user's project (``project``: test-module layout, the opt-in pytest run).
+Each member forwards to the state owner that holds it, handed in by the composition root
+(``lsp.server``): the settings (``config``), the documents (``documents``), the client channel
+(``client``), what the editor sees of a job (``reporter``), the backend factory (``backends``)
+and the user's project (``project``: test-module layout, the opt-in pytest run).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..core.document import Document
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
     from ..backends.factory import Backends
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
-    from .server import FasteditServer
+    from .client import ClientChannel
+    from .config import Config
+    from .documents import DocumentStore
+    from .reporter import JobReporter
 
 #: How long a new test module may take to open in the editor.
 OPEN_TIMEOUT = 5.0
@@ -38,37 +42,54 @@ REFUSALS = {
 
 def _job_failed(message: str) -> Exception:
     """The pipeline's own failure (imported on first use, with the pipeline)."""
-    from ..pipeline.runner import JobFailedError
+    from ..pipeline.drafts import JobFailedError
 
     return JobFailedError(message)
 
 
 class ServerHost:
-    """:class:`~fastedit_lsp.pipeline.ports.JobHost` for one server."""
+    """:class:`~fastedit_lsp.pipeline.ports.JobHost` and
+    :class:`~fastedit_lsp.pipeline.ports.TestModuleHost` for one server's owners."""
 
-    def __init__(self, server: FasteditServer) -> None:
-        self._server = server
+    def __init__(
+        self,
+        *,
+        config: Config,
+        documents: DocumentStore,
+        client: ClientChannel,
+        reporter: JobReporter,
+        backends: Callable[[], Backends],
+        workspace_root_for: Callable[[str], str | None],
+    ) -> None:
+        self._config = config
+        self._documents = documents
+        self._client = client
+        self._reporter = reporter
+        #: The backends, made on first use.
+        self._backends = backends
+        #: The workspace folder holding a path (``FasteditServer.workspace_root_for``).
+        self._workspace_root_for = workspace_root_for
 
     @property
     def mode(self) -> Mode:
-        return self._server.config.mode
+        return self._config.mode
 
     @property
     def settings(self) -> Settings:
-        return self._server.config.resolved.settings
+        return self._config.resolved.settings
 
     @property
     def models(self) -> Backends:
-        return self._server.backends
+        return self._backends()
 
     def profile(self, route: str, *, announce: bool) -> ResolvedProfile:
-        return self._server.config.profile(route, announce=announce)
+        return self._config.profile(route, announce=announce)
 
     async def excluded(self, uri: str) -> str | None:
-        return await self._server.documents.excluded_checked(uri)
+        return await self._documents.excluded_checked(uri)
 
     def other_texts(self, uri: str) -> Sequence[str]:
-        return self._server.documents.others(uri)
+        return self._documents.others(uri)
 
     async def apply_edit(
         self,
@@ -79,34 +100,24 @@ class ServerHost:
         unreported: Sequence[SentEdit] = (),
         also: Sequence[SentEdit] = (),
     ) -> bool:
-        return await self._server.client.apply_edit(
+        return await self._client.apply_edit(
             uri, edit, document=document, unreported=unreported, also=also
         )
 
     async def wait_reported(self, tracker: RegionTracker, seconds: float) -> bool:
-        return await self._server.documents.wait_reported(tracker, seconds)
+        return await self._documents.wait_reported(tracker, seconds)
 
     def status(self, job: Job, *, streaming: bool = False) -> None:
-        client = self._server.client
-        if client.send_status(job, streaming=streaming) and streaming:
-            client.report_progress(job)
+        self._reporter.status(job, streaming=streaming)
 
     async def begin(self, job: Job) -> None:
-        await self._server.client.begin_progress(job, self._server.spawn)
+        await self._reporter.begin(job)
 
     def report(self, job: Job) -> None:
-        self._server.client.report_progress(job)
+        self._reporter.report(job)
 
     def end(self, job: Job) -> None:
-        client = self._server.client
-        if job.state == "failed" and job.error:
-            client.show_message(f"fastedit: {job.error}", types.MessageType.Error)
-        client.end_progress(job)
-        from . import review
-
-        server = self._server
-        review.job_finished(server, job)
-        client.flags.refresh(job.uri, server.documents.get(job.uri), server.jobs)
+        self._reporter.end(job)
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
         """Find, open or create the test module.
@@ -122,27 +133,27 @@ class ServerHost:
             read_text,
         )
 
-        server = self._server
+        documents = self._documents
         module_path = to_fs_path(source.uri)
         if module_path is None:
             raise _job_failed("tests can be written for files on disk only")
-        root = server.workspace_root_for(module_path) or await asyncio.to_thread(
+        root = self._workspace_root_for(module_path) or await asyncio.to_thread(
             project_root, module_path
         )
         placement = await asyncio.to_thread(place, module_path, root)
         uri = from_fs_path(placement.path) or placement.path
         created = False
-        document = server.documents.get(uri)
+        document = documents.get(uri)
         # An editor that cannot open the module gets it written on disk at the end, whole: no
         # empty file is created for it first (one left behind if the job failed).
-        if document is None and server.client.supports("window.show_document.support"):
+        if document is None and self._client.supports("window.show_document.support"):
             created = await asyncio.to_thread(create_exclusive, placement.path)
-            opened = server.documents.next_open(uri)
+            opened = documents.next_open(uri)
             refusal = await self._show(uri)
             if refusal is not None:
                 await self._refused(placement.path, refusal, created=created)
             await asyncio.wait([opened], timeout=OPEN_TIMEOUT)
-            document = server.documents.get(uri)
+            document = documents.get(uri)
         existing = (
             document.text
             if document is not None
@@ -163,7 +174,7 @@ class ServerHost:
     async def _show(self, uri: str) -> str | None:
         """Open ``uri`` in the editor: None when it did, else its refusal in its own words."""
         try:
-            shown = await self._server.client.show_document(uri, SHOW_TIMEOUT)
+            shown = await self._client.show_document(uri, SHOW_TIMEOUT)
         except TimeoutError:
             return f"no answer within {SHOW_TIMEOUT:g} s"
         except Exception as exc:  # the editor's error reply (a JSON-RPC exception)
@@ -203,7 +214,7 @@ class ServerHost:
     def _code_paths(self, destination: TestModule) -> tuple[str, str]:
         """The tested module's path and its project's root (its folder outside a workspace)."""
         source_path = to_fs_path(destination.source_uri) or destination.path
-        root = self._server.workspace_root_for(source_path) or os.path.dirname(source_path)
+        root = self._workspace_root_for(source_path) or os.path.dirname(source_path)
         return source_path, root
 
     async def check_tests(

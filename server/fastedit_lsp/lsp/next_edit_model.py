@@ -29,6 +29,8 @@ from ..engines.next_edit.predict import verified
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.next_edit.model import Window
+    from ..prompting.reconcile import Target
     from ..settings import ResolvedProfile, Settings
     from .documents import DocumentStore
 
@@ -134,6 +136,7 @@ class NextEditModel:
         """The model's edit, and the seconds spent waiting for the model."""
         from ..backends.base import BackendError, ChatRequest, StreamInfo
         from ..prompting.next_edit import next_edit_messages
+        from ..prompting.reconcile import reconcile_text, without_reasoning
 
         history = self._documents.history(document.uri)
         records = list(history.records)[-PROMPT_EDITS:] if history is not None else []
@@ -159,5 +162,17 @@ class NextEditModel:
             # Never counted against the breaker: this request was optional.
             return None, time.perf_counter() - sent
         waited = time.perf_counter() - sent
-        updated = updated_block("".join(parts))
+        updated = updated_block(without_reasoning("".join(parts)))
+        if updated is not None:
+            # The block as the window's rewrite: fences, indentation, CRLF (docs/answers.md).
+            updated = reconcile_text(_window_target(document, win), updated)
         return (None if updated is None else edit_from_rewrite(win, updated)), waited
+
+
+def _window_target(document: Document, win: Window) -> Target:
+    """The window a next-edit answer rewrites, as the reconciler's target."""
+    from ..prompting.reconcile import Target
+
+    before = "".join(line + "\n" for line in (document.line(i) for i in range(win.start)))
+    after = "".join("\n" + document.line(i) for i in range(win.end, document.line_count))
+    return Target(before, after, selection=win.text, replace=True)

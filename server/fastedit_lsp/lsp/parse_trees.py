@@ -1,7 +1,7 @@
 """``textDocument/didChange`` → the parse check's kept parses: each document a job has checked
 drafts in stays parsed as the user types, so that the next job's first check does not reparse it.
 
-The parses are the job runner's :class:`~fastedit_lsp.actions.parse_check.ParseTrees`. Shortly
+The parses are the job runner's :class:`~fastedit_lsp.engines.parse_trees.ParseTrees`. Shortly
 after the user stops typing in such a document (:data:`DELAY`: a stream's own edits, or a
 typist's keys, come faster and restart the wait), its parse is brought to the document's text
 incrementally, in steps of at most :data:`STEP` seconds with the event loop answering messages
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..actions.parse_check import ParseTrees
+    from ..engines.parse_trees import ParseTrees
     from .documents import DocumentStore
 
 #: Quiet time after a change before a kept parse is refreshed (seconds).

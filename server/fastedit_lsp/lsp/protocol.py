@@ -1,7 +1,7 @@
 """Every pygls 2.1.1 workaround, in one place: upgrading pygls means reading this module.
 
 - ``$/cancelRequest`` cancels only the outer future of an ``executeCommand``: the command's own
-  coroutine is cancelled too (:attr:`ClientChannel.cancellable`).
+  coroutine is cancelled too (:attr:`ProtocolHooks.cancellable`).
 - Every async handler's future stayed in ``_request_futures`` forever: forgotten once done.
 - A request whose params do not fit its type was dropped (the client waited forever): -32602; a
   notification's method sent as a request: -32600; a malformed notification: one log line.
@@ -37,7 +37,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Container, Generator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import attrs
 from lsprotocol import types
@@ -60,10 +62,10 @@ from pygls.protocol.json_rpc import (
 )
 
 from ..core import json_codec
-from . import warmup
+from .pygls_internals import PATCHES, Internals, check
 
 if TYPE_CHECKING:
-    from .server import FasteditServer
+    from cattrs import Converter
 
 log = logging.getLogger(__name__)
 #: pygls' own logger for its message loop, as in its ``_start_io_async`` (same records, filters).
@@ -101,30 +103,114 @@ def _keep_hooks(converter: Any) -> None:
         dispatcher.dispatch = dispatch
 
 
+class DocumentEvents(Protocol):
+    """Where the document notifications go (``features.sync`` fans them out to their owners)."""
+
+    def opened(self, params: types.DidOpenTextDocumentParams) -> None: ...
+
+    def changed(self, params: types.DidChangeTextDocumentParams) -> None: ...
+
+    def closed(self, params: types.DidCloseTextDocumentParams) -> None: ...
+
+
+class MessageClock(Protocol):
+    """When the client's last message came, and the gate a message is handled under while
+    background imports are pending (``warmup.ImportGate``)."""
+
+    last_message: float
+
+    @property
+    def pending(self) -> bool: ...
+
+    def foreground(self) -> AbstractContextManager[None]: ...
+
+
+class _NoDocuments:
+    def opened(self, params: types.DidOpenTextDocumentParams) -> None:
+        pass
+
+    def changed(self, params: types.DidChangeTextDocumentParams) -> None:
+        pass
+
+    def closed(self, params: types.DidCloseTextDocumentParams) -> None:
+        pass
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.last_message = time.monotonic()
+
+    @property
+    def pending(self) -> bool:
+        return False
+
+    def foreground(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+
+@dataclass
+class ProtocolHooks:
+    """All the protocol reaches of the server: the document events, the clock of the last
+    message, and the running requests ``$/cancelRequest`` must be able to stop."""
+
+    documents: DocumentEvents = field(default_factory=_NoDocuments)
+    clock: MessageClock = field(default_factory=_Clock)
+    #: Request id -> the task running its handler (a command registers itself while it runs).
+    cancellable: dict[Any, asyncio.Task[Any]] = field(default_factory=dict)
+
+
 class FasteditProtocol(LanguageServerProtocol):
-    """pygls' protocol with the document sync and request cancellation fastedit needs."""
+    """pygls' protocol with the document sync and request cancellation fastedit needs.
 
-    _server: FasteditServer
+    Each patch runs only when the start-up self-check found the pygls internals it needs
+    (:meth:`adopt`, :mod:`.pygls_internals`); otherwise pygls' own path runs.
+    """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _keep_hooks(self._converter)
+    def __init__(self, server: PatchedLanguageServer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(server, *args, **kwargs)
+        #: The server, for its hooks (pygls keeps it too, under a private name).
+        self._owner = server
+        #: The patches in use (:meth:`adopt`); none until the self-check ran.
+        self._uses: Internals = Internals({p.key: ["not checked yet"] for p in PATCHES})
         #: Per command handler: whether it takes ``(ls, *args)`` (arguments pass as they are).
         self._plain_commands: dict[Callable[..., Any], bool] = {}
         #: ``shutdown`` arrived (its handler may still be closing jobs): requests are refused.
         self._shutting_down = False
         #: Writes still draining (the TCP transport's; stdio writes at once).
         self._writes: set[asyncio.Future[Any]] = set()
+        #: ``shutdown`` was handled: pygls' own ``_shutdown``, kept here too (read per message).
+        self._shut_down = False
+        self._fast_dispatch = self._plain = self._framing = False
+        self._mend_params = self._mend_replies = self._mend_shutdown = False
+        self._forget_futures = False
+
+    def adopt(self, internals: Internals) -> None:
+        """Use the patches whose internals the self-check found (each read once here)."""
+        self._uses = internals
+        self._fast_dispatch = internals.uses("dispatch")
+        self._plain = internals.uses("plain_commands")
+        self._framing = internals.uses("framing")
+        self._mend_params = internals.uses("invalid_params")
+        self._mend_replies = internals.uses("bad_reply")
+        self._mend_shutdown = internals.uses("after_shutdown")
+        self._forget_futures = internals.uses("forget_futures")
+
+    @property
+    def converter(self) -> Converter:
+        """pygls' converter (private in pygls), for the warm-up of the messages' code."""
+        return self._converter
 
     def requests_pending(self, ignore: Container[object] = ()) -> bool:
         """Whether a request, the client's or the server's, waits for its answer (a request
         whose handler's task is in ``ignore`` does not count)."""
-        return any(future not in ignore for future in list(self._request_futures.values()))
+        futures = getattr(self, "_request_futures", {})
+        return any(future not in ignore for future in list(futures.values()))
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
-        # pygls 2.1.1 cancels only the outer future of an executeCommand, so the command's own
+        # Mends pygls 2.1.1: $/cancelRequest cancels only the outer future of an
+        # executeCommand (JsonRPCProtocol._handle_cancel_notification), so the command's own
         # coroutine keeps running: cancel it too.
-        task = self._server.client.cancellable.pop(msg_id, None)
+        task = self._owner.hooks.cancellable.pop(msg_id, None)
         super()._handle_cancel_notification(msg_id)
         if task is not None and not task.cancelling():  # once (see Job.stop)
             task.cancel()
@@ -137,10 +223,13 @@ class FasteditProtocol(LanguageServerProtocol):
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        # pygls files every async handler's future under its id and forgets only those it answers:
-        # each executeCommand's inner step and each async notification stayed forever (a future
-        # holding its result, e.g. a job record). Forget every one once it is done.
+        # Mends pygls 2.1.1: _execute_handler files every async handler's future under its id
+        # and forgets only those it answers: each executeCommand's inner step and each async
+        # notification stayed forever (a future holding its result, e.g. a job record). Forget
+        # every one once it is done.
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if not self._forget_futures:
+            return
         futures = self._request_futures
         future = futures.get(msg_id)
         if future is not None:
@@ -162,6 +251,9 @@ class FasteditProtocol(LanguageServerProtocol):
     def _send_data(self, data: Any) -> None:
         """pygls' ``_send_data``, the body written by :mod:`~fastedit_lsp.core.json_codec`
         (compact ASCII; pygls wrote it with spaces), its length counted in bytes."""
+        if not self._framing:
+            super()._send_data(data)
+            return
         if not data:
             return
         if self.writer is None:
@@ -187,16 +279,21 @@ class FasteditProtocol(LanguageServerProtocol):
             raise
         except Exception as error:
             _PYGLS_PROTOCOL_LOG.exception("Error sending data", exc_info=True)
-            self._server._report_server_error(error, JsonRpcInternalError)
+            self._owner._report_server_error(error, JsonRpcInternalError)
 
     def structure_message(self, data: Any) -> Any:
-        """pygls drops a request whose params do not fit its type, leaving the client waiting
-        forever: answer it with -32602 instead. A malformed notification is logged in one line
-        (pygls logs a traceback and shows the user an error for it)."""
+        """Mends pygls 2.1.1: ``structure_message`` drops a request whose params do not fit its
+        type, leaving the client waiting forever: answer it with -32602 instead. A malformed
+        notification is logged in one line (pygls logs a traceback and shows the user an error
+        for it)."""
         if not (isinstance(data, dict) and "jsonrpc" in data):
             return super().structure_message(data)
         if "method" not in data:
+            if not self._mend_replies:
+                return super().structure_message(data)
             return self._structure_response(data)
+        if not self._mend_params:
+            return super().structure_message(data)
         method = str(data.get("method"))
         try:
             specific = self.get_message_type(method)
@@ -221,7 +318,8 @@ class FasteditProtocol(LanguageServerProtocol):
 
     def _structure_response(self, data: dict[str, Any]) -> Any:
         """A reply to one of the server's requests; one that does not fit the request's result
-        type fails the request (pygls logged a traceback and left it pending forever)."""
+        type fails the request (mends pygls 2.1.1, which logged a traceback and left it pending
+        forever)."""
         msg_id: Any = data.get("id")
         known = _hashable(msg_id)
         result_type = self._result_types.pop(msg_id, None) if known else None
@@ -243,22 +341,27 @@ class FasteditProtocol(LanguageServerProtocol):
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """shutdown: pygls' own, iterating over a copy of the pending requests (cancelling one
         runs callbacks that change the dict: "dictionary changed size during iteration"). From
-        its arrival on, requests are refused (:meth:`handle_message`)."""
+        its arrival on, requests are refused (:meth:`handle_message`). Mends pygls 2.1.1's
+        ``lsp_shutdown``, which iterates over the dict its cancellations change."""
         self._shutting_down = True
+        if not self._mend_shutdown:
+            return (yield from super().lsp_shutdown(*args))
         if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
             yield user_handler, args, None
         current_id = self.msg_id
         for msg_id, future in list(self._request_futures.items()):
             if msg_id != current_id and not future.done():
                 future.cancel()
-        self._shutdown = True
+        self._shutdown = self._shut_down = True
+        return None
 
     def handle_message(self, message: Any) -> None:
         """Dispatch a message; refuse what is not a JSON-RPC 2.0 message, in one log line."""
         version = getattr(message, "jsonrpc", None)
         if version == _HANDLED:
             return
-        self._server.imports.last_message = time.monotonic()
+        hooks = self._owner.hooks
+        hooks.clock.last_message = time.monotonic()
         if isinstance(message, list) and message:
             # A JSON-RPC batch (LSP has none): each message is handled, each answer sent alone.
             for item in message:
@@ -267,19 +370,20 @@ class FasteditProtocol(LanguageServerProtocol):
         if version != JsonRPCProtocol.VERSION:
             log.warning("ignored a message that is not JSON-RPC 2.0: %.200r", message)
             msg_id = message.get("id") if isinstance(message, dict) else None
-            if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
+            if self._mend_params and isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
                 error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
                 self._send_response(msg_id, error=error.to_response_error())
             return
         method = getattr(message, "method", None)
-        if (self._shutdown or self._shutting_down) and method != types.EXIT:
-            # The spec: a request after shutdown errors with InvalidRequest. pygls dropped it
-            # with a log line, so the client waited for an answer (eglot's shutdown waited its
-            # 10 s request timeout when a timer of fastedit.el asked for a next edit meanwhile).
-            # Replies still go through: closing jobs may wait for the editor's answer to an edit.
+        if self._shutting_down and self._mend_shutdown and method != types.EXIT:
+            # Mends pygls 2.1.1 (JsonRPCProtocol.handle_message): a request after shutdown errors
+            # with InvalidRequest (the spec). pygls dropped it with a log line, so the client
+            # waited for an answer (eglot's shutdown waited its 10 s request timeout when a
+            # timer of fastedit.el asked for a next edit meanwhile). Replies still go through:
+            # closing jobs may wait for the editor's answer to an edit.
             msg_id = getattr(message, "id", None)
             if method is None:
-                if not self._shutdown:
+                if not self._shut_down:
                     self._dispatch(contextvars.copy_context(), message)
                 return
             if isinstance(msg_id, int | str) and not isinstance(msg_id, bool):
@@ -292,14 +396,17 @@ class FasteditProtocol(LanguageServerProtocol):
         # they are (RPCRequest: id, method, params; RPCNotification: method, params;
         # RPCResponse: id, result; else an error response).
         ctx = contextvars.copy_context()
-        imports = self._server.imports
-        if not imports.pending:  # the usual case: no context manager on every keystroke
+        clock = hooks.clock
+        if not clock.pending:  # the usual case: no context manager on every keystroke
             self._dispatch(ctx, message)
             return
-        with imports.foreground():
+        with clock.foreground():
             self._dispatch(ctx, message)
 
     def _dispatch(self, ctx: contextvars.Context, message: Any) -> None:
+        if not self._fast_dispatch:
+            super().handle_message(message)
+            return
         if hasattr(message, "method") and hasattr(message, "params"):
             if hasattr(message, "id"):
                 ctx.run(self._handle_request, message.id, message.method, message.params)
@@ -316,7 +423,7 @@ class FasteditProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, Any]:
         """workspace/executeCommand: pygls' own, without re-reading the handler's signature and
         type hints on every call for handlers taking ``(ls, *args)`` (all of fastedit's)."""
-        handler = self.fm.commands.get(params.command, None)
+        handler = self.fm.commands.get(params.command, None) if self._plain else None
         if handler is None or not self._takes_plain_arguments(handler):
             return (yield from super().lsp_workspace__execute_command(params))
         return (yield handler, tuple(params.arguments or ()), {})
@@ -338,24 +445,15 @@ class FasteditProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        self._server.documents.open(params)
-        item = params.text_document
-        warmup.grammar(self._server, item.uri, item.language_id)
+        self._owner.hooks.documents.opened(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        started = time.perf_counter()
-        server = self._server
-        server.documents.change(params)
-        uri = params.text_document.uri
-        server.client.flags.on_change(uri, server.documents.get(uri), server.jobs)
-        if (refresher := server.parse_refresher) is not None:
-            refresher.changed(uri)
-        server.timings.record("didChange", time.perf_counter() - started)
+        self._owner.hooks.documents.changed(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self._server.documents.close(params)
+        self._owner.hooks.documents.closed(params)
 
 
 def _generic_type(data: dict[str, Any]) -> type[Any]:
@@ -395,6 +493,15 @@ class PatchedLanguageServer(LanguageServer):
             protocol_cls=FasteditProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
+        protocol = self.protocol
+        assert isinstance(protocol, FasteditProtocol)
+        #: Which of the protocol's patches found the pygls/cattrs internals they need.
+        self.internals = check(protocol, self)
+        protocol.adopt(self.internals)
+        if self.internals.uses("keep_hooks"):
+            _keep_hooks(protocol._converter)
+        #: What the protocol reaches of the server (the subclass hands in its owners).
+        self.hooks = ProtocolHooks()
         pygls_log = logging.getLogger("pygls.server")
         if not any(isinstance(f, _OneLine) for f in pygls_log.filters):
             pygls_log.addFilter(_OneLine())
@@ -421,6 +528,9 @@ class PatchedLanguageServer(LanguageServer):
         self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
     ) -> None:
         """pygls' stdio loop, reading stdin on the event loop instead of through threads."""
+        if not self.internals.uses("stdin_on_loop"):
+            super()._start_io_async(stdin, stdout)
+            return
         stop = self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
@@ -499,16 +609,17 @@ def send_request(
 
 
 def forget_request(server: LanguageServer, msg_id: str) -> None:
-    """Forget a request the server stopped waiting for (a late reply is then only logged)."""
-    server.protocol._request_futures.pop(msg_id, None)
-    server.protocol._result_types.pop(msg_id, None)
+    """Forget a request the server stopped waiting for (a late reply is then only logged).
+    Mends pygls 2.1.1, whose tables keep a request that never got its reply."""
+    for table in ("_request_futures", "_result_types"):
+        getattr(server.protocol, table, {}).pop(msg_id, None)
 
 
 def pending_requests(server: LanguageServer) -> int:
     """Requests in both directions still waiting for an answer."""
-    return len(server.protocol._request_futures)
+    return len(getattr(server.protocol, "_request_futures", {}))
 
 
 def forget_progress(server: LanguageServer, token: str) -> None:
-    """pygls never forgets a progress token: forget one whose progress ended."""
-    server.work_done_progress.tokens.pop(token, None)
+    """pygls 2.1.1 never forgets a progress token: forget one whose progress ended."""
+    getattr(server.work_done_progress, "tokens", {}).pop(token, None)

@@ -3,8 +3,13 @@
 Features live in ``features/`` and register themselves on a :class:`FasteditServer`; the job
 pipeline (``pipeline.runner``) sees the server only through its port (``host``). The state lives
 with its owner: settings and mode in ``config``, documents in ``documents``, everything sent to
-the client in ``client``, HTTP and breakers in ``backends``, jobs in ``jobs``, route health in
-``route_stats``, completions in ``completions``. pygls' fixes are in ``protocol``.
+the client in ``client``, what the editor sees of a job in ``reporter``, HTTP and breakers in
+``backends``, jobs in ``jobs``, route health in ``route_stats``, completions in
+``completions``. pygls' fixes are in ``protocol``, which reaches the server through one hooks
+object (``hooks``: the document events, fanned out by ``features.sync``).
+
+This is the one module of ``lsp/`` that names :class:`FasteditServer` outside ``features/``:
+every helper is handed the owners it uses here (the layer test checks it).
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ from .client import APPLY_TIMEOUT, ClientChannel
 from .config import Config
 from .diagnostics import DiagnosticSets
 from .documents import DocumentStore
+from .features.sync import DocumentSync
 from .protocol import PatchedLanguageServer
-from .warmup import ImportGate, server_busy
+from .reporter import JobReporter
+from .warmup import ImportGate, WarmUpOwners, grammar, server_busy
 
 # Start-up imports only what answering ``initialize`` needs: settings (pydantic), httpx, the
 # job pipeline and the actions are imported on first use, after the reply (bench: cold start).
@@ -51,8 +58,6 @@ class FasteditServer(PatchedLanguageServer):
         #: The actions: the built-in ones (and, later, those defined in settings).
         self.actions = Registry()
         self.jobs = JobRegistry()
-        #: fastedit's diagnostics per document and owner (each publish carries the union).
-        self.diagnostics = DiagnosticSets(self)
         #: Background tasks kept referenced until they finish.
         self.tasks: set[asyncio.Task[Any]] = set()
         #: Handler times measured inside the server (``fastedit/debugTimings``, the bench).
@@ -62,7 +67,6 @@ class FasteditServer(PatchedLanguageServer):
             self,
             mode=lambda: self.config.mode,
             title=self.actions.title,
-            diagnostics=self.diagnostics,
             apply_timeout=_seconds(env.get("FASTEDIT_APPLY_TIMEOUT_MS"), APPLY_TIMEOUT),
         )
         self.config = Config(
@@ -78,13 +82,45 @@ class FasteditServer(PatchedLanguageServer):
             exclude=lambda: self.config.resolved.settings.context.exclude,
             on_close=self._forget,
         )
+        #: What the editor sees of each job (status, progress, end, flags, review).
+        self.reporter = JobReporter(
+            client=self.client,
+            documents=self.documents,
+            jobs=self.jobs,
+            # fastedit's diagnostics per document and owner (each publish carries the union).
+            diagnostics=DiagnosticSets(self),
+            review_setting=lambda: self.config.resolved.settings.review,
+            spawn=self.spawn,
+        )
         self._backends: Backends | None = None
         self._completions: CompletionSources | None = None
         self._runner: JobRunner | None = None
         self._next_edits: NextEdits | None = None
         self._parse_refresher: ParseRefresher | None = None
         #: Background imports (the warm-up, grammars) one at a time with the loop's.
-        self.imports = ImportGate(functools.partial(server_busy, self))
+        self.imports = ImportGate(
+            lambda: server_busy(self.jobs, self.tasks, self.requests_pending, self.imports.own)
+        )
+        # The protocol's hooks: document events fanned out to their owners, the message clock.
+        self.hooks.documents = DocumentSync(
+            documents=self.documents,
+            reporter=self.reporter,
+            parse_refresher=lambda: self.parse_refresher,
+            timings=self.timings,
+            grammar=functools.partial(grammar, self.warm_up_owners()),
+        )
+        self.hooks.clock = self.imports
+
+    def warm_up_owners(self) -> WarmUpOwners:
+        """What the warm-up (and the grammars' background loading) uses of the server."""
+        return WarmUpOwners(
+            imports=self.imports,
+            config=self.config,
+            timings=self.timings,
+            protocol=self.protocol,
+            spawn=self.spawn,
+            models=lambda: self.backends,
+        )
 
     # -- state owners made on first use (their modules load after the initialize reply) ----------
 
@@ -143,7 +179,16 @@ class FasteditServer(PatchedLanguageServer):
             from ..pipeline.runner import JobRunner
             from .host import ServerHost
 
-            self._runner = JobRunner(ServerHost(self), self.actions, RouteStats())
+            host = ServerHost(
+                config=self.config,
+                documents=self.documents,
+                client=self.client,
+                reporter=self.reporter,
+                backends=lambda: self.backends,
+                workspace_root_for=self.workspace_root_for,
+            )
+            # Both ports: what every job needs, and test writing's.
+            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host)
         return self._runner
 
     @property

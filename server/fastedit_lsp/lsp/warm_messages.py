@@ -21,7 +21,17 @@ import attrs
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .server import FasteditServer
+    from cattrs import Converter
+    from pygls.protocol import LanguageServerProtocol
+
+    from .config import Config
+
+
+def _converter(protocol: LanguageServerProtocol) -> Converter:
+    """pygls' converter, as the pygls fixes expose it (``FasteditProtocol.converter``)."""
+    converter: Converter = getattr(protocol, "converter")  # noqa: B009 (no import cycle)
+    return converter
+
 
 _URI = "file:///fastedit-warm-up.py"
 _RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
@@ -109,13 +119,12 @@ PROGRESS = (
 )
 
 
-def exchange(server: FasteditServer, message: Message) -> None:
+def exchange(protocol: LanguageServerProtocol, message: Message) -> None:
     """Read and write a sample of ``message`` and of its answer: the code for exactly the
     classes they hold (the job's messages, before its first edit: 17 ms for all, against
     39 ms for every class they could hold)."""
     method, params, result = message
-    protocol = server.protocol
-    converter = protocol._converter
+    converter = _converter(protocol)
     answer = protocol.get_result_type(method)
     sample: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if answer is not None:
@@ -126,17 +135,16 @@ def exchange(server: FasteditServer, message: Message) -> None:
         converter.unstructure(converter.structure(reply, answer))
 
 
-def exchange_progress(server: FasteditServer) -> None:
+def exchange_progress(protocol: LanguageServerProtocol) -> None:
     """Write each kind of ``$/progress`` value."""
-    converter = server.protocol._converter
+    converter = _converter(protocol)
     for value in PROGRESS:
         converter.unstructure(types.ProgressParams(token="w", value=value))
 
 
-def classes(server: FasteditServer, messages: tuple[Message, ...]) -> list[type]:
+def classes(protocol: LanguageServerProtocol, messages: tuple[Message, ...]) -> list[type]:
     """The message classes of ``messages`` and their answers, and every class they hold, each
     after the classes it holds (so that making its code finds theirs made)."""
-    protocol = server.protocol
     found: list[type] = []
     seen: set[type] = set()
 
@@ -158,12 +166,12 @@ def classes(server: FasteditServer, messages: tuple[Message, ...]) -> list[type]
     return found
 
 
-def make_code(server: FasteditServer, pending: list[type], seconds: float) -> None:
+def make_code(protocol: LanguageServerProtocol, pending: list[type], seconds: float) -> None:
     """Make the converter's code for the classes ``pending`` lists, first to last, removing
     each, until ``seconds`` have passed (for the warm-up's thread: one slice at a time, so that
     a message arriving waits for one slice). Every class a message could hold: for the
     messages of a session's later use."""
-    converter = server.protocol._converter
+    converter = _converter(protocol)
     ends = time.perf_counter() + seconds
     while pending and time.perf_counter() < ends:
         kind = pending.pop(0)
@@ -171,10 +179,10 @@ def make_code(server: FasteditServer, pending: list[type], seconds: float) -> No
         converter.get_unstructure_hook(kind)
 
 
-def compile_patterns(server: FasteditServer) -> None:
+def compile_patterns(config: Config) -> None:
     """Compile the ``context.exclude`` patterns (``fnmatch`` keeps them)."""
     from ..prompting.context import is_excluded
     from ..settings import GIT_IGNORED
 
-    patterns = server.config.resolved.settings.context.exclude
+    patterns = config.resolved.settings.context.exclude
     is_excluded("fastedit-warm-up", [p for p in patterns if p != GIT_IGNORED])

@@ -32,12 +32,18 @@ import importlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Container, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
+    from pygls.protocol import LanguageServerProtocol
+
+    from ..backends.factory import Backends
+    from ..core.jobs import Job
+    from ..core.timings import Timings
     from ..settings import ResolvedProfile
-    from .server import FasteditServer
+    from .config import Config
     from .warm_messages import Message
 
 log = logging.getLogger(__name__)
@@ -71,6 +77,10 @@ JOB_MODULES = (
     # themselves load when a document of their language opens: see :func:`grammar`).
     "fastedit_lsp.actions.parse_check",
     "fastedit_lsp.engines.parse",
+    # Its names check (Python's rules and the stdlib's stubs) and CPython's verdict.
+    "fastedit_lsp.engines.names.python",
+    "fastedit_lsp.engines.names.python_stdlib",
+    "fastedit_lsp.engines.cpython",
     "tree_sitter",
     # What keeps the kept parses current after the job's edits come back as didChange.
     "fastedit_lsp.lsp.parse_trees",
@@ -90,7 +100,7 @@ HTTP_MODULES = (
 COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
-    "fastedit_lsp.completion.context",
+    "fastedit_lsp.completion.budget",
     "fastedit_lsp.completion.text",
     # Next-edit suggestions: the engine and its model path.
     "fastedit_lsp.engines.next_edit.predict",
@@ -209,26 +219,48 @@ class ImportGate:
             return True, load()
 
 
-def server_busy(server: FasteditServer) -> bool:
+@dataclass(frozen=True)
+class WarmUpOwners:
+    """What the warm-up uses of the server: the import gate, the settings, the handler times,
+    the protocol (its converter), the task spawner and the backends (made on first use)."""
+
+    imports: ImportGate
+    config: Config
+    timings: Timings
+    protocol: LanguageServerProtocol
+    spawn: Callable[[Any], asyncio.Task[Any]]
+    #: The backends, made on first use (``FasteditServer.backends``).
+    models: Callable[[], Backends]
+
+    @property
+    def backends(self) -> Backends:
+        return self.models()
+
+
+def server_busy(
+    jobs: Iterable[Job],
+    tasks: Collection[asyncio.Task[Any]],
+    requests_pending: Callable[[Container[object]], bool],
+    own: Container[object],
+) -> bool:
     """Whether a job runs, a request waits for its answer or a task other than the gate's own
-    runs (read from a worker thread: ``list`` copies at once)."""
+    (``own``) runs (read from a worker thread: ``list`` copies at once)."""
     try:
-        if any(not job.is_finished for job in list(server.jobs)):
+        if any(not job.is_finished for job in list(jobs)):
             return True
-        own = server.imports.own
-        if server.requests_pending(ignore=own):
+        if requests_pending(own):
             return True
-        return any(task not in own and not task.done() for task in list(server.tasks))
+        return any(task not in own and not task.done() for task in list(tasks))
     except RuntimeError:  # changed while copied: look again
         return True
 
 
-async def _load(server: FasteditServer, names: tuple[str, ...]) -> None:
+async def _load(server: WarmUpOwners, names: tuple[str, ...]) -> None:
     for name in names:
         await server.imports.run(functools.partial(importlib.import_module, name))
 
 
-def _model_profiles(server: FasteditServer) -> list[ResolvedProfile] | None:
+def _model_profiles(server: WarmUpOwners) -> list[ResolvedProfile] | None:
     """The fast and standard profiles that call a model (settings are read by now:
     ``initialized`` ran); None when the settings cannot be read yet (the warm-up then prepares
     as for a hosted model)."""
@@ -239,7 +271,7 @@ def _model_profiles(server: FasteditServer) -> list[ResolvedProfile] | None:
     return [profile for profile in profiles if not profile.is_local]
 
 
-async def warm_up(server: FasteditServer) -> None:
+async def warm_up(server: WarmUpOwners) -> None:
     """Import what the first job and completion need and make the HTTP client, off the event
     loop, in the order a session needs them; never fails (``warmUp`` in the debug timings once
     done)."""
@@ -258,9 +290,13 @@ async def warm_up(server: FasteditServer) -> None:
         from . import warm_messages
 
         for message in warm_messages.JOB:
-            await server.imports.run(functools.partial(warm_messages.exchange, server, message))
-        await server.imports.run(functools.partial(warm_messages.exchange_progress, server))
-        await server.imports.run(functools.partial(warm_messages.compile_patterns, server))
+            await server.imports.run(
+                functools.partial(warm_messages.exchange, server.protocol, message)
+            )
+        await server.imports.run(
+            functools.partial(warm_messages.exchange_progress, server.protocol)
+        )
+        await server.imports.run(functools.partial(warm_messages.compile_patterns, server.config))
         await _load(server, COMPLETION_MODULES)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
@@ -275,13 +311,15 @@ async def warm_up(server: FasteditServer) -> None:
     server.timings.record("quietWork", time.perf_counter() - started)
 
 
-async def _make_code(server: FasteditServer, messages: tuple[Message, ...]) -> None:
+async def _make_code(server: WarmUpOwners, messages: tuple[Message, ...]) -> None:
     """The converter's code for ``messages``, made in slices of ``SLICE_SECONDS``."""
     from .warm_messages import classes, make_code
 
-    pending = await server.imports.run(functools.partial(classes, server, messages))
+    pending = await server.imports.run(functools.partial(classes, server.protocol, messages))
     while pending:
-        await server.imports.run(functools.partial(make_code, server, pending, SLICE_SECONDS))
+        await server.imports.run(
+            functools.partial(make_code, server.protocol, pending, SLICE_SECONDS)
+        )
 
 
 def _freeze_loaded() -> None:
@@ -318,7 +356,7 @@ def _load_grammar(uri: str, language_id: str) -> None:
         parse.load(language)
 
 
-def grammar(server: FasteditServer, uri: str, language_id: str) -> None:
+def grammar(server: WarmUpOwners, uri: str, language_id: str) -> None:
     """On ``didOpen``: load the grammar of the document's language in the background, so the
     first draft's parse check there does not (the first grammar cost 10–20 ms to import)."""
     server.spawn(server.imports.run(functools.partial(_load_grammar, uri, language_id)))

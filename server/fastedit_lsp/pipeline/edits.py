@@ -164,30 +164,7 @@ class EditSession:
 
         producer = self._producer = asyncio.create_task(produce())
         try:
-            while True:
-                await arrived.wait()
-                arrived.clear()
-                if self.edits and not producer.done():
-                    delay = self._last_sent + self._gap() - time.monotonic()
-                    if delay > 0:
-                        # Coalesce; wake early if the stream ends meanwhile.
-                        await asyncio.wait([producer], timeout=delay)
-                text = "".join(buffer)
-                buffer.clear()
-                cut = len(text) if producer.done() else _safe_split(text)
-                if cut < len(text):
-                    buffer.append(text[cut:])
-                    text = text[:cut]
-                if text:
-                    await self._send(text)
-                    self._last_sent = time.monotonic()
-                if producer.done() and not buffer:
-                    break
-                if buffer and text:
-                    # Look again at what came in during the send. A held half-pair with nothing
-                    # sent waits for the next piece: looping at once never yields (Event.wait
-                    # returns at once when set), which starved the stream for good.
-                    arrived.set()
+            await self._drain(producer, buffer, arrived)
         finally:
             # Once: a second cancel would interrupt httpcore's close of the stream (shielded only
             # from anyio's cancel scopes), leaving the model generating on an open connection.
@@ -195,6 +172,35 @@ class EditSession:
                 producer.cancel()
             await asyncio.gather(producer, return_exceptions=True)
         producer.result()  # re-raise a backend error
+
+    async def _drain(
+        self, producer: asyncio.Task[None], buffer: list[str], arrived: asyncio.Event
+    ) -> None:
+        """Send what ``producer`` puts in ``buffer`` as coalesced edits, until it is done."""
+        while True:
+            await arrived.wait()
+            arrived.clear()
+            if self.edits and not producer.done():
+                delay = self._last_sent + self._gap() - time.monotonic()
+                if delay > 0:
+                    # Coalesce; wake early if the stream ends meanwhile.
+                    await asyncio.wait([producer], timeout=delay)
+            text = "".join(buffer)
+            buffer.clear()
+            cut = len(text) if producer.done() else _safe_split(text)
+            if cut < len(text):
+                buffer.append(text[cut:])
+                text = text[:cut]
+            if text:
+                await self._send(text)
+                self._last_sent = time.monotonic()
+            if producer.done() and not buffer:
+                return
+            if buffer and text:
+                # Look again at what came in during the send. A held half-pair with nothing
+                # sent waits for the next piece: looping at once never yields (Event.wait
+                # returns at once when set), which starved the stream for good.
+                arrived.set()
 
     async def _send(self, text: str) -> None:
         if reason := self.tracker.verify(self.document):

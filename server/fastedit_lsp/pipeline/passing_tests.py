@@ -8,12 +8,13 @@ module at all (it does not import, or takes too long), no generated test is know
 none lands.
 
 The offline generator's text already holds its recorded tests by then: with ``tests.run`` on,
-the write-tests action asks the host's recorder (``JobHost.record``, through
+the write-tests action asks the host's recorder (``TestModuleHost.record``, through
 ``ActionInput.record``) what the function does before it generates, and the job's reason says
 how many recorded tests were added. They are run here like the others, so one that fails in
 pytest (an outcome that depends on the process it runs in) is dropped and named too.
 
-Pure asyncio: pytest is reached only through the :class:`~fastedit_lsp.pipeline.ports.JobHost`.
+Pure asyncio: pytest is reached only through the
+:class:`~fastedit_lsp.pipeline.ports.TestModuleHost`.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from ..actions.base import Verification
 from ..actions.write_tests import test_names, without_tests
 from ..core.jobs import TestModule
 from .offline import pieces
-from .ports import JobHost
+from .ports import TestModuleHost
 
 #: Runs at most: dropping a test rarely makes another fail, but it can (shared state).
 ROUNDS = 3
 
 
 async def keep_passing(
-    host: JobHost, destination: TestModule, text: str
+    host: TestModuleHost, destination: TestModule, text: str
 ) -> tuple[str, Verification]:
     """``text`` without its tests that fail on the current code, and what pytest said."""
     existing = destination.existing
@@ -70,7 +71,7 @@ async def keep_passing(
 
 
 async def passing_only(
-    host: JobHost,
+    host: TestModuleHost,
     destination: TestModule,
     source: AsyncIterator[str],
     into: Verification,

@@ -1,39 +1,36 @@
 """Plan and apply, run: the standard model's plan, the apply model's merge streamed into the
 selection as its minimal diff, the merge checked.
 
-Pure asyncio, through the runner's :class:`~fastedit_lsp.pipeline.ports.JobHost`. Each stage is
-one ``attempts[]`` entry (``stage: plan|apply``, its model, time and why). Any failure before the
-merge passes (no model, a failed request, a kept marker, a dropped line, a parse error) is
-recorded and hands the job back to the runner, which rewrites the selection directly: the
-failed merge, if some of it landed, is then replaced as an escalation replaces a draft.
+The ``plan_apply`` strategy (edit selection). Pure asyncio, through the
+:class:`~fastedit_lsp.pipeline.ports.JobHost`. Each stage is one ``attempts[]`` entry (``stage:
+plan|apply``, its model, time and why). Any failure before the merge passes (no model, a failed
+request, a kept marker, a dropped line, a parse error) is recorded and hands the job back to the
+runner, which rewrites the selection directly: the failed merge, if some of it landed, is then
+replaced as an escalation replaces a draft.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
 
 from ..actions import plan_apply
 from ..actions.base import Draft, Verification
-from ..backends.base import Backend, BackendError, NoModelError, StreamInfo
+from ..backends.base import Backend, BackendError, ChatRequest, NoModelError, StreamInfo
 from ..core.document import Document
 from ..core.jobs import Attempt, InstructionInputs, Job
 from ..core.rewrite_tracking import RewriteTracker
-from ..core.uris import to_fs_path
 from ..prompting import context
-from ..prompting.filters import FenceFilter, Pipeline
+from ..prompting.filters import Pipeline
+from ..prompting.reconcile import Unwrap, reconciler
 from ..settings import ResolvedProfile
+from . import models
+from .drafts import path_of
 from .edits import ConflictError, EditSession
-from .stream import ask, filtered
-
-if TYPE_CHECKING:
-    from .runner import JobRunner
-
-#: Failures that count against a (baseUrl, model)'s circuit breaker (as the runner's).
-BREAKER_KINDS = frozenset({"connect", "timeout", "server", "dropped"})
-#: How long the merge waits for the editor to report its edits before it is checked.
-SETTLE_SECONDS = 1.0
+from .job_run import JobRun
+from .models import Key
+from .stream import filtered
+from .verify import SETTLE_SECONDS
 
 
 class MergeRejectedError(Exception):
@@ -84,33 +81,35 @@ async def _guarded(source: AsyncIterator[str], original: str) -> AsyncIterator[s
             await aclose()
 
 
+async def planned(run: JobRun, document: Document) -> bool:
+    """Plan and apply an edit selection when ``editSelection.plan`` says so; True: the merge
+    landed and passed, False: rewrite directly (after a failed merge too)."""
+    options = run.host.settings.edit_selection
+    decided = choice(run.job, run.host.mode, options.plan_min_lines, options.plan)
+    if not decided.plan:
+        return False
+    return await PlanRun(run, document, decided.why).run(run.session(document))
+
+
 class PlanRun:
     """One job's plan and apply (:meth:`run`: True when the merge landed and passed)."""
 
-    def __init__(self, runner: JobRunner, job: Job, document: Document, why: str) -> None:
-        self.runner = runner
-        self.host = runner.host
-        self.job = job
+    def __init__(self, run: JobRun, document: Document, why: str) -> None:
+        self.job_run = run
+        self.host = run.host
+        self.job = run.job
         self.document = document
         self.why = why
 
-    async def _backend(self, profile: ResolvedProfile) -> tuple[Backend, tuple[str, str]] | str:
+    async def _backend(self, profile: ResolvedProfile) -> tuple[Backend, Key] | str:
         """The profile's backend and breaker key, or why it cannot be asked."""
         try:
-            backend = await self.host.models.backend(profile)
+            return await models.open_model(self.host, profile)
         except (BackendError, NoModelError) as exc:
             return str(exc)
-        key = (profile.base_url or "", backend.model)
-        if (wait := self.host.models.allow(key, time.monotonic())) is not None:
-            return f"{backend.model} failed repeatedly: not called for another {wait:.0f} s"
-        return backend, key
-
-    def _failed(self, key: tuple[str, str] | None, exc: BackendError) -> None:
-        if key is not None and exc.kind in BREAKER_KINDS:
-            self.host.models.failure(key, time.monotonic())
 
     def _fall_back(self, stage: str, why: str) -> bool:
-        self.job.reason += f"; {stage} failed ({why}) → direct rewrite"
+        self.job.step(f"{stage} failed ({why}) → direct rewrite")
         self.host.status(self.job)
         return False
 
@@ -122,17 +121,35 @@ class PlanRun:
         applier = host.profile("apply", announce=False)
         local = [p for p in (standard, applier) if p.is_local]
         if local:
-            job.reason += f"; no plan ({local[0].fallback_reason or 'no model'})"
+            job.step(f"no plan ({local[0].fallback_reason or 'no model'})")
             return False
         if await host.excluded(job.uri):
             return False  # the direct rewrite says why nothing is sent
-        path = to_fs_path(job.uri) or job.uri
-        job.reason += f"; plan and apply ({self.why})"
+        path = path_of(job)
+        job.step(f"plan and apply ({self.why})")
         plan = await self._plan(standard, path)
         if plan is None:
             return False
         # The region now (typing during the plan is the user's): what the merge starts from.
         return await self._apply(applier, session, tracker.expected, plan, path)
+
+    def _instruction(self) -> str:
+        inputs = self.job.inputs
+        return inputs.instruction if isinstance(inputs, InstructionInputs) else ""
+
+    def _plan_request(self, profile: ResolvedProfile, path: str) -> ChatRequest:
+        """The request for the standard model's update of the selection."""
+        tracker = self.job.tracker
+        budget = self.host.settings.context.budget_tokens
+        ctx = context.around(
+            self.document, tracker.start, tracker.end, budget_tokens=budget, path=path
+        )
+        return plan_apply.plan_request(
+            ctx,
+            self._instruction(),
+            max_tokens=profile.settings.max_tokens,
+            temperature=profile.settings.temperature,
+        )
 
     async def _plan(self, profile: ResolvedProfile, path: str) -> str | None:
         """The standard model's update of the selection (None: it could not write one)."""
@@ -146,57 +163,25 @@ class PlanRun:
             self._fall_back("plan", got)
             return None
         backend, key = got
-        tracker = job.tracker
-        ctx = context.around(
-            self.document,
-            tracker.start,
-            tracker.end,
-            budget_tokens=host.settings.context.budget_tokens,
-            path=path,
-        )
-        inputs = job.inputs
-        instruction = inputs.instruction if isinstance(inputs, InstructionInputs) else ""
-        request = plan_apply.plan_request(
-            ctx,
-            instruction,
-            max_tokens=profile.settings.max_tokens,
-            temperature=profile.settings.temperature,
-        )
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        request = self._plan_request(profile, path)
+        draft = Draft(request=request, pipeline=Pipeline(Unwrap(sentences=False)))
         job.route, job.model = "standard", backend.model
         host.status(job)
         info = StreamInfo()
         try:
             plan = "".join(
-                [t async for t in filtered(ask(backend, request, info), draft, job, info)]
+                [t async for t in filtered(backend.stream(request, info), draft, job, info)]
             )
         except BackendError as exc:
-            self._failed(key, exc)
+            models.failed(host, key, exc)
             job.attempts.append(
-                Attempt(
-                    "standard",
-                    backend.model,
-                    None,
-                    error=str(exc),
-                    stage="plan",
-                    elapsed_ms=_ms(started),
-                    why=self.why,
-                )
+                _stage("standard", backend.model, "plan", started, self.why, error=str(exc))
             )
             self._fall_back("plan", exc.kind.replace("_", " "))
             return None
         host.models.success(key)
-        lines = len(plan.splitlines())
-        job.attempts.append(
-            Attempt(
-                "standard",
-                backend.model,
-                None,
-                stage="plan",
-                elapsed_ms=_ms(started),
-                why=f"{self.why}: an update of {lines} lines",
-            )
-        )
+        why = f"{self.why}: an update of {len(plan.splitlines())} lines"
+        job.attempts.append(_stage("standard", backend.model, "plan", started, why))
         if not plan.strip():
             self._fall_back("plan", "the standard model wrote nothing")
             return None
@@ -224,58 +209,27 @@ class PlanRun:
             job.attempts.append(Attempt(profile.name, "", None, error=got, stage="apply", why=why))
             return self._fall_back("apply", got)
         backend, key = got
-        inputs = job.inputs
-        instruction = inputs.instruction if isinstance(inputs, InstructionInputs) else ""
         request = plan_apply.apply_request(
             original,
             plan,
-            instruction,
+            self._instruction(),
             apply_format=profile.apply_format,
             max_tokens=profile.settings.max_tokens,
             temperature=profile.settings.temperature,
         )
         # The edit selection's own check (the parse check) also judges the merge.
-        check = self.runner._prepare(job, self.document, path, profile).verify
-        draft = Draft(request=request, pipeline=Pipeline(FenceFilter()))
+        check = self.job_run.drafts.prepare(job, self.document, profile).verify
         job.route, job.model = profile.name, backend.model
         host.status(job)
-        info = StreamInfo(pace=session.pace)
-        result: Verification | None = None
-        try:
-            await session.run(
-                _guarded(filtered(ask(backend, request, info), draft, job, info), original)
-            )
-        except MergeRejectedError as exc:
-            result = {"ok": False, "details": str(exc)}
-        except BackendError as exc:
-            self._failed(key, exc)
-            result = {"ok": False, "details": f"{exc.kind.replace('_', ' ')}: {exc}"}
-        finally:
-            job.metrics.edits = session.edits
-            job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
-        if result is None:
-            host.models.success(key)
+        failed = await self._merge(session, backend, key, request, original)
+        # Not ``verify.settle``: after a failed merge the job goes on streaming (the direct
+        # rewrite), so typing now is still typing into a stream.
         await host.wait_reported(tracker, SETTLE_SECONDS)
         if tracker.conflict is not None:
             raise ConflictError(tracker.conflict)
-        merged = session.sent_text if result is None else ""
-        if result is None:
-            result = plan_apply.check_merge(original, plan, merged)
-        if result.get("ok") is True and check is not None:
-            parsed = check(merged)
-            if parsed.get("ok") is False:
-                result = parsed
-            elif parsed.get("ok") is True:
-                result = {"ok": True, "details": f"{result['details']}; {parsed['details']}"}
+        result = failed or _judged(original, plan, session.sent_text, check)
         job.attempts.append(
-            Attempt(
-                profile.name,
-                backend.model,
-                dict(result),
-                stage="apply",
-                elapsed_ms=_ms(started),
-                why=why,
-            )
+            _stage(profile.name, backend.model, "apply", started, why, verification=result)
         )
         if result.get("ok") is True:
             job.verification = dict(result)
@@ -284,3 +238,65 @@ class PlanRun:
             raise ConflictError("the editor did not report the failed merge's edits in time")
         tracker.restart()
         return self._fall_back("merge", str(result.get("details")))
+
+    async def _merge(
+        self,
+        session: EditSession,
+        backend: Backend,
+        key: Key,
+        request: ChatRequest,
+        original: str,
+    ) -> Verification | None:
+        """Stream the apply model's merge into the selection; None: it streamed whole, else
+        why it failed (a kept marker, a failed request)."""
+        job, host = self.job, self.host
+        merge = reconciler(self.document, job.tracker.start, job.tracker.end, replace=True)
+        draft = Draft(request=request, pipeline=Pipeline(merge))
+        info = StreamInfo(pace=session.pace)
+        result: Verification | None = None
+        try:
+            await session.run(
+                _guarded(filtered(backend.stream(request, info), draft, job, info), original)
+            )
+        except MergeRejectedError as exc:
+            result = {"ok": False, "details": str(exc)}
+        except BackendError as exc:
+            models.failed(host, key, exc)
+            result = {"ok": False, "details": f"{exc.kind.replace('_', ' ')}: {exc}"}
+        finally:
+            job.metrics.edits = session.edits
+            job.metrics.tokens = info.completion_tokens or info.deltas or job.metrics.tokens
+        if result is None:
+            host.models.success(key)
+        return result
+
+
+def _judged(
+    original: str, plan: str, merged: str, check: Callable[[str], Verification] | None
+) -> Verification:
+    """A merge that streamed whole, checked against the plan and by the action's own check."""
+    result = plan_apply.check_merge(original, plan, merged)
+    if result.get("ok") is True and check is not None:
+        parsed = check(merged)
+        if parsed.get("ok") is False:
+            return parsed
+        if parsed.get("ok") is True:
+            return {"ok": True, "details": f"{result['details']}; {parsed['details']}"}
+    return result
+
+
+def _stage(
+    route: str,
+    model: str,
+    stage: str,
+    started: float,
+    why: str,
+    *,
+    verification: Verification | None = None,
+    error: str | None = None,
+) -> Attempt:
+    """One plan-and-apply stage's ``attempts[]`` entry, with its time."""
+    verification = dict(verification) if verification is not None else None
+    return Attempt(
+        route, model, verification, error=error, stage=stage, elapsed_ms=_ms(started), why=why
+    )

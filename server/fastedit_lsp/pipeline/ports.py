@@ -1,6 +1,7 @@
-"""What the job pipeline needs of the world: one narrow port, :class:`JobHost`.
+"""What the job pipeline needs of the world: :class:`JobHost`, what every action needs, and
+:class:`TestModuleHost`, what only the jobs that write a test module need.
 
-Pure: no pygls, no httpx. The language server implements the port over its document store,
+Pure: no pygls, no httpx. The language server implements both over its document store,
 client channel and backend factory (``lsp.host``); unit tests implement it with a fake editor
 and fake models (``tests/unit/test_pipeline.py``), so failover, escalation, refinement, breakers
 and cancellation are tested in milliseconds, without a process or a socket.
@@ -88,12 +89,18 @@ class JobHost(Protocol):
         """Show the job's progress (the pipeline runs this beside the job)."""
         ...
 
-    def report(self, job: Job) -> None:
-        """Report the job's progress now (what it is busy with changed)."""
-        ...
-
     def end(self, job: Job) -> None:
         """End the job's progress; show a failure."""
+        ...
+
+
+class TestModuleHost(Protocol):
+    """What a job that writes a test module (``strategy: test_module``) also touches: the
+    module's file, and (opt-in) pytest and the recorder on the user's code."""
+
+    def report(self, job: Job) -> None:
+        """Report the job's progress now (what it is busy with changed: the recorder's
+        variants)."""
         ...
 
     async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:

@@ -9,19 +9,13 @@ import time
 from collections.abc import AsyncIterator
 
 from ..actions.base import Draft
-from ..backends.base import Backend, BackendError, ChatRequest, StreamInfo
+from ..backends.base import BackendError, StreamInfo
 from ..core.jobs import Job
 
 #: A model that ignores ``max_tokens`` is cut off: at most this many text deltas beyond it, and
 #: this many characters per requested token (generous: a token is a few characters, rarely 20).
 OUTPUT_SLACK_DELTAS = 16
 OUTPUT_CHARS_PER_TOKEN = 64
-
-
-def ask(backend: Backend, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
-    """The backend's stream for ``request`` (the backend makes the text sendable: lone
-    surrogates from an editor go to the model as U+FFFD)."""
-    return backend.stream(request, info)
 
 
 async def filtered(

@@ -109,7 +109,7 @@ async def _run(
             for server, figures in order:
                 if "first-job" in only:
                     await first_job(env, server, stub, sessions, figures, model)
-                if only - {"cold-start", "first-job", "parse"}:
+                if only - {"cold-start", "first-job", "parse", "names"}:
                     await _session(server, env, stub, per_round, figures, model, only)
     return mine, sides[1][1] if ref is not None else None
 
@@ -225,11 +225,19 @@ def main(
 
         parse_checks = bench_parse.measure(max(5, runs // 2))
         out.write(bench_parse.report(parse_checks))
+    names_checks = None
+    if "names" in only:
+        from . import bench_names  # the names check's section, in process
+
+        names_checks = bench_names.measure(max(5, runs // 2))
+        out.write(bench_names.report(names_checks))
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             data: dict[str, Any] = {"machine": info, "editor": asdict(model), **_json(figures)}
             if parse_checks is not None:
                 data["parseCheck"] = parse_checks
+            if names_checks is not None:
+                data["namesCheck"] = names_checks
             if ref_figures is not None:
                 data["compare"] = {"ref": ref_name, **_json(ref_figures)}
             json.dump(data, f, indent=2)

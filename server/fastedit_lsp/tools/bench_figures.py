@@ -322,6 +322,7 @@ SECTIONS = (
     "code-actions",
     "completions",
     "parse",
+    "names",
 )
 
 

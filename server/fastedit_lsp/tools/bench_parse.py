@@ -4,7 +4,7 @@ In process: the check is a pure function (``engines.parse``), the same code the 
 when a draft ends. Per language, the document is parsed once in full (the first job on it), then
 each run checks a draft in the middle of it, parsing only the members around the region (goal:
 p50 ≤ 2 ms), and times a new job's first check after the user typed elsewhere: the job's
-verifier takes the document's parse from ``actions.parse_check.ParseTrees``, which the server
+verifier takes the document's parse from ``engines.parse_trees.ParseTrees``, which the server
 keeps current after each ``didChange`` (``lsp.parse_trees``: an incremental reparse in steps of
 bounded time, off the request path; timed here step by step), then checks. The same first check
 is timed also when it comes before that refresh could run (it then reparses the document
@@ -184,8 +184,8 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
     its longest step are reported too), and, for the case where the job's check comes before
     that refresh ran, the same check reparsing the document itself."""
     from ..actions import parse_check
-    from ..actions.parse_check import ParseTrees
     from ..engines.parse import check_edit, parse
+    from ..engines.parse_trees import ParseTrees
     from ..lsp.parse_trees import STEP
 
     out: dict[str, Any] = {}

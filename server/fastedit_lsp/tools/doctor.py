@@ -59,6 +59,7 @@ def report(
     ok = _settings(out, resolved)
     ok = _network(out, resolved, environ) and ok
     ok = _profiles(out, resolved, environ, probe=probe) and ok
+    ok = _internals(out) and ok
     ok = _serve(out) and ok
     out.write("\nall checks passed\n" if ok else "\nsome checks failed (see above)\n")
     return 0 if ok else 1
@@ -236,6 +237,29 @@ async def _probe_with(
     speed = f"{(tokens - 1) / span:,.0f} tok/s" if span > 0 and tokens > 1 else "instant"
     lines.append(f"stream: {model}: {speed}, first token {ttft:.0f} ms, {tokens} tokens")
     return lines, True
+
+
+def _internals(out: TextIO) -> bool:
+    """The server's self-check of the pygls/cattrs internals its patches use (the same check
+    ``serve`` runs at start-up): a correctness fix that is off fails the doctor."""
+    from importlib.metadata import version
+
+    from ..lsp.pygls_internals import PATCHES
+    from ..lsp.server import FasteditServer
+
+    internals = FasteditServer().internals
+    versions = ", ".join(f"{name} {version(name)}" for name in ("pygls", "lsprotocol", "cattrs"))
+    out.write(f"pygls internals ({versions}):\n")
+    if not internals.missing:
+        out.write(f"  all {len(PATCHES)} patches found the internals they use\n\n")
+        return True
+    for patch in internals.off("speed"):
+        gone = ", ".join(internals.missing[patch.key])
+        out.write(f"  speed patch off, pygls' own path instead: {patch.does} ({gone} not found)\n")
+    for line in internals.problems():
+        out.write(f"  FIX OFF: {line}\n")
+    out.write("\n")
+    return not internals.off("correctness")
 
 
 def _serve(out: TextIO) -> bool:

@@ -39,6 +39,10 @@ dialect, and every knob below works the same on all of them. The knobs of an ans
 - ``text`` / ``tokens``: what is said. ``tokens`` gives the exact token boundaries (``text`` is
   then ignored); without it ``text`` is cut by :func:`split_tokens` every ``token_size`` code
   points (default 3, cutting through grapheme clusters) with every CRLF split in two.
+- ``shape`` / ``repeat`` / ``language``: the answer as chat models wrap it (``fence``,
+  ``fence_no_tag``, ``fence_unterminated``, ``prose``, ``think``, ``think_fence``, ``dedent``,
+  ``crlf``; ``plain`` by default), after ``repeat`` (text a model re-sends: the current line,
+  the lines above, the function from its first line). See ``stub_answers.shaped``.
 - ``tps``: tokens per second, 0 for flat out. Pacing follows a schedule, not sleep accuracy:
   ``due = int((now - t0) * tps) + 1`` events are due at ``now``; all due events go out in one
   write, then the stub sleeps until the next one is due. Flat out writes the whole stream at once.

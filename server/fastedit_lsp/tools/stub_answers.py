@@ -18,6 +18,46 @@ from .stub_http import _phrase
 DEFAULT_TEXT: Final = "def add(a: int, b: int) -> int:\n    return a + b\n"
 
 MalformedKind = Literal["bad_json", "no_data_prefix", "binary", "error_event"]
+#: How a chat model wraps the text it means (``Answer.shape``), as real models answer.
+AnswerShape = Literal[
+    "plain",
+    "fence",
+    "fence_no_tag",
+    "fence_unterminated",
+    "prose",
+    "think",
+    "think_fence",
+    "dedent",
+    "crlf",
+]
+ANSWER_SHAPES: Final[tuple[str, ...]] = get_args(AnswerShape)
+
+
+def shaped(text: str, shape: str, *, repeat: str = "", language: str = "python") -> str:
+    """``text`` as a model answers it in ``shape``, after ``repeat`` (the text before the
+    target that models re-send: the current line, the lines above, the function's start)."""
+    import textwrap
+
+    code = repeat + text
+    if shape == "dedent":
+        return textwrap.dedent(code)
+    if shape == "crlf":
+        return code.replace("\r\n", "\n").replace("\n", "\r\n")
+    if shape == "fence":
+        return f"```{language}\n{code}\n```\n"
+    if shape == "fence_no_tag":
+        return f"```\n{code}\n```"
+    if shape == "fence_unterminated":
+        return f"```{language}\n{code}"
+    if shape == "prose":
+        return f"Here is the code:\n\n```{language}\n{code}\n```\n\nThis keeps the behaviour."
+    if shape == "think":
+        return f"<think>\nThe user wants the rest. Keep the style.\n</think>\n\n{code}"
+    if shape == "think_fence":
+        return f"<think>Let me read the code first.</think>\n```{language}\n{code}\n```"
+    return code
+
+
 MALFORMED_KINDS: Final[tuple[str, ...]] = get_args(MalformedKind)
 
 
@@ -100,6 +140,11 @@ class Answer:
     #: Each SSE event in its own HTTP chunk, as hosted providers flush them (the default puts
     #: all the events due at one time in one chunk).
     chunk_per_event: bool = False
+    #: The answer's shape (:data:`AnswerShape`): ``text`` (after ``repeat``) wrapped as chat
+    #: models wrap it; see :func:`shaped`.
+    shape: AnswerShape = "plain"
+    repeat: str = ""
+    language: str = "python"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -109,6 +154,10 @@ class Answer:
             isinstance(self.tokens, list) and all(isinstance(t, str) for t in self.tokens)
         ):
             problems.append("tokens must be a list of strings")
+        if self.shape not in ANSWER_SHAPES:
+            problems.append(f"shape must be one of {', '.join(ANSWER_SHAPES)}")
+        if not isinstance(self.repeat, str) or not isinstance(self.language, str):
+            problems.append("repeat and language must be strings")
         if not (_is_int(self.token_size) and self.token_size >= 1):
             problems.append("token_size must be an integer >= 1")
         if not (_is_number(self.prediction_speedup) and self.prediction_speedup > 0):
@@ -160,7 +209,8 @@ class Answer:
         """The tokens to send: ``tokens`` if given, else ``text`` cut by :func:`split_tokens`."""
         if self.tokens is not None:
             return list(self.tokens)
-        return split_tokens(self.text, self.token_size)
+        text = shaped(self.text, self.shape, repeat=self.repeat, language=self.language)
+        return split_tokens(text, self.token_size)
 
     def error_json(self) -> dict[str, Any]:
         """The error object for a non-200 answer or an ``error_event``."""

@@ -37,7 +37,7 @@
   (push (substring-no-properties prompt) fe-prompts))
 (advice-add 'y-or-n-p :before #'fe--record-prompt)
 (advice-add 'yes-or-no-p :before #'fe--record-prompt)
-(advice-add 'fastedit--start :filter-return
+(advice-add 'fastedit--started :filter-return
             (lambda (id) (push id fe-started) id))
 
 (defun fe--boundary-after-chunk (&rest _)
@@ -73,8 +73,13 @@ TIMEOUT defaults to 60 seconds: generous for a loaded machine."
     (or value (funcall pred) (error "Timed out waiting for %s" what))))
 
 (defun fe-key (keys)
-  "Press KEYS (a `kbd' string) as the user would."
-  (execute-kbd-macro (kbd keys)))
+  "Press KEYS (a `kbd' string) as the user would, then wait for the replies.
+fastedit's commands return before the server's reply; the scenario
+looks once every reply they asked for came."
+  (execute-kbd-macro (kbd keys))
+  (when-let ((server (eglot-current-server)))
+    (fe-wait "the replies to fastedit's commands"
+             (lambda () (zerop (or (fastedit--get :pending server) 0))))))
 
 (defun fe-open (file text)
   "Visit FILE holding TEXT, connect eglot as `M-x eglot' would, wait for it."
@@ -97,6 +102,15 @@ TIMEOUT in seconds for the reply."
     (fe-wait (format "the end of %s in the buffer" id)
              (lambda () (not (member id fastedit--running))))
     record))
+
+(defvar fe--taken 0 "How many of the started jobs the scenario has taken.")
+
+(defun fe-last-started ()
+  "The id of the job the last key started, once the server's reply came.
+fastedit's keys return before the reply (it is asked for asynchronously)."
+  (fe-wait "the reply that starts the job" (lambda () (> (length fe-started) fe--taken)))
+  (setq fe--taken (length fe-started))
+  (car fe-started))
 
 (defun fe-lighter ()
   "The text of `fastedit-mode's mode-line construct.

@@ -35,7 +35,11 @@ JEDI = BIN / "jedi-language-server"
 SESSION_TIMEOUT = 150
 #: A buffer and a model's answer with text beyond ASCII: accents, CJK and an emoji (two UTF-16
 #: code units, one code point), which each Emacs client must count as it does positions.
-BEYOND_ASCII = ('label = "Grüße, 世界 😀"\nvalue = ', 'café("naïve ☕ — 😀")')
+#: ``café`` defined: the answer's name resolves (the names check).
+BEYOND_ASCII = (
+    'def café(text):\n    return text\n\n\nlabel = "Grüße, 世界 😀"\nvalue = ',
+    'café("naïve ☕ — 😀")',
+)
 
 
 def skip_or_fail(reason: str) -> None:

@@ -19,8 +19,18 @@ function M.check()
     else
       health.error(
         'server command not found: ' .. cmd[1],
-        { "pip install fastedit-lsp, or set require('fastedit').setup({ cmd = { ... } })" }
+        {
+          'pip install . in a clone of the fastedit-lsp repository (no package index has it),'
+            .. ' in a Python whose bin is on PATH',
+          "or set require('fastedit').setup({ cmd = { '/path/to/fastedit-lsp' } })",
+        }
       )
+    end
+  end
+  if cmd and cmd[1] and vim.fn.executable(cmd[1]) == 1 and cmd[1]:match('fastedit%-lsp$') then
+    local out = vim.fn.system({ cmd[1], 'editors', '--nvim' })
+    if vim.v.shell_error == 0 then
+      health.info('the plugin shipped with the server: ' .. vim.trim(out) .. ' (fastedit-lsp editors)')
     end
   end
   if vim.fn.exists(':FasteditToggle') ~= 2 then

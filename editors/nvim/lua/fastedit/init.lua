@@ -83,13 +83,27 @@ local function get_client(bufnr, need_buffer)
     client = vim.lsp.get_clients({ name = NAME })[1]
   end
   if client == nil then
+    local missing = M.server_missing()
     status.notify(
-      need_buffer and 'fastedit: not attached to this buffer (:checkhealth vim.lsp)'
-        or 'fastedit: the server is not running',
-      vim.log.levels.WARN
+      missing
+        or (need_buffer and 'fastedit: not attached to this buffer (:checkhealth fastedit)')
+        or 'fastedit: the server is not running (:checkhealth fastedit)',
+      missing and vim.log.levels.ERROR or vim.log.levels.WARN
     )
   end
   return client
+end
+
+--- Why the server cannot start (its program is not found), as a message; nil when it is found.
+--- @return string?
+function M.server_missing()
+  local cmd = M.options.cmd
+  local program = type(cmd) == 'table' and cmd[1] or nil
+  if type(program) ~= 'string' or vim.fn.executable(program) == 1 then
+    return nil
+  end
+  return 'fastedit: ' .. program .. ' not found: pip install . in a clone of fastedit-lsp,'
+    .. ' or set cmd in setup() (:checkhealth fastedit)'
 end
 
 --- Send the buffer's pending changes now. Neovim debounces didChange (150 ms); the server must see
@@ -200,6 +214,9 @@ end
 
 -- Actions -------------------------------------------------------------------------------------
 
+--- The jobs that leave the cursor after the text they write (unless the user moves it).
+local FOLLOWING = { ['fastedit.completeRest'] = true, ['fastedit.generateRegex'] = true }
+
 --- Start a job on the current buffer; remembers its id (M.last_job()).
 --- @param command string
 --- @param build fun(bufnr: integer, uri: string, encoding: string): table? the argument
@@ -212,6 +229,9 @@ local function start_job(command, build)
   local argument = build(bufnr, vim.uri_from_bufnr(bufnr), client.offset_encoding)
   if argument == nil then
     return
+  end
+  if FOLLOWING[command] then
+    undo.follow(bufnr)
   end
   M.execute(command, argument, { bufnr = bufnr, need_buffer = true }, function(result)
     if type(result) == 'table' and result.jobId then
@@ -394,8 +414,13 @@ function M.revert(all)
   local bufnr = vim.api.nvim_get_current_buf()
   local argument = (not all) and { uri = vim.uri_from_bufnr(bufnr) } or nil
   M.execute('fastedit.revert', argument, { bufnr = bufnr }, function(result)
-    if type(result) == 'table' and not result.reverted then
+    if type(result) ~= 'table' then
+      return
+    end
+    if not result.reverted then
       status.notify('fastedit: not reverted: ' .. tostring(result.reason), vim.log.levels.WARN)
+    else
+      status.notify('fastedit: reverted')
     end
   end)
 end
@@ -674,7 +699,15 @@ function M.setup(opts)
     end,
   })
   create_commands()
+  -- The keys everywhere too (an attached buffer's own keys take precedence): where fastedit is
+  -- not attached (its server missing or failed), a key says why instead of falling through to
+  -- Vim's own command (`<leader>Fc` would run `F`, find a character backwards).
+  set_keymaps(nil)
   vim.lsp.enable(NAME)
+  local missing = M.server_missing()
+  if missing then
+    status.notify(missing, vim.log.levels.ERROR)
+  end
 end
 
 return M

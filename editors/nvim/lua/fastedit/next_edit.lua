@@ -59,10 +59,11 @@ local function render(bufnr, edit, encoding)
   local s, e = edit.range.start, edit.range['end']
   local scol = byte_col(bufnr, s.line, s.character, encoding)
   local ecol = byte_col(bufnr, e.line, e.character, encoding)
+  local hint = M.options.accept and (M.options.accept .. ' accepts') or nil
   require('fastedit.render').edit(bufnr, ns, s.line, scol, e.line, ecol, edit.text, {
     add = 'FasteditNextEditAdd',
     delete = 'FasteditNextEditDelete',
-  })
+  }, hint)
 end
 
 --- Ask for the next edit at the cursor now, and show it.

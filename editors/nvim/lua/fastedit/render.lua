@@ -15,7 +15,8 @@ local M = {}
 --- @param ecol integer
 --- @param text string the new text ('\n' between lines)
 --- @param hl {add: string, delete: string?} highlight groups of the new and the replaced text
-function M.edit(bufnr, ns, srow, scol, erow, ecol, text, hl)
+--- @param hint string? shown at the end of the edit's line (e.g. the key that accepts it)
+function M.edit(bufnr, ns, srow, scol, erow, ecol, text, hl, hint)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   if hl.delete and (srow ~= erow or scol ~= ecol) then
     vim.api.nvim_buf_set_extmark(bufnr, ns, srow, scol, {
@@ -37,6 +38,12 @@ function M.edit(bufnr, ns, srow, scol, erow, ecol, text, hl)
   end
   if opts.virt_text or opts.virt_lines then
     vim.api.nvim_buf_set_extmark(bufnr, ns, erow, ecol, opts)
+  end
+  if hint then
+    vim.api.nvim_buf_set_extmark(bufnr, ns, erow, 0, {
+      virt_text = { { '  ' .. hint, 'Comment' } },
+      virt_text_pos = 'eol',
+    })
   end
 end
 

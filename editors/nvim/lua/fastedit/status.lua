@@ -101,10 +101,15 @@ local HIGHLIGHTS = {
 function M.notify(msg, level)
   level = level or vim.log.levels.INFO
   vim.schedule(function()
+    local line = one_line(msg)
+    if line ~= msg and not vim.tbl_contains(M.messages, msg) then
+      -- Cut to fit the screen: kept whole for :FasteditStatus.
+      M.remember(msg)
+    end
     if builtin_notify() then
-      vim.api.nvim_echo({ { one_line(msg), HIGHLIGHTS[level] } }, true, {})
+      vim.api.nvim_echo({ { line, HIGHLIGHTS[level] } }, true, {})
     else
-      vim.notify(one_line(msg), level, { title = 'fastedit' })
+      vim.notify(line, level, { title = 'fastedit' })
     end
   end)
 end
@@ -117,7 +122,17 @@ local LEVELS = {
   [4] = vim.log.levels.DEBUG,
 }
 
---- The server's last messages, whole (the echo area shows one line of each).
+--- Keep `message` whole among the last ten for :FasteditStatus.
+--- @param message string
+function M.remember(message)
+  table.insert(M.messages, message)
+  if #M.messages > 10 then
+    table.remove(M.messages, 1)
+  end
+end
+
+--- The last messages, whole (the echo area shows one line of each): the server's, and the
+--- plugin's own that were cut to fit the screen.
 --- @type string[]
 M.messages = {}
 
@@ -130,10 +145,7 @@ function M.show_message(_, params, _)
   if type(params) ~= 'table' or type(params.message) ~= 'string' then
     return vim.NIL
   end
-  table.insert(M.messages, params.message)
-  if #M.messages > 10 then
-    table.remove(M.messages, 1)
-  end
+  M.remember(params.message)
   local message = params.message
   if not vim.startswith(message, 'fastedit') then
     message = 'fastedit: ' .. message
@@ -208,6 +220,9 @@ function M.update_job(job)
     if next(undo.running[uri]) == nil then
       undo.running[uri] = nil
     end
+  end
+  if FINISHED[job.state] and uri and undo.running[uri] == nil then
+    undo.stop_following(uri)
   end
   if FINISHED[job.state] and not notified[job.jobId] then
     notified[job.jobId] = true
@@ -335,7 +350,7 @@ function M.report(reply)
   end
   if #M.messages > 0 then
     lines[#lines + 1] = ''
-    lines[#lines + 1] = "the server's messages (newest last):"
+    lines[#lines + 1] = 'the last messages, whole (newest last):'
     for _, message in ipairs(M.messages) do
       lines[#lines + 1] = '  ' .. message:gsub('%s*\n%s*', ' ')
     end

@@ -61,6 +61,101 @@ local function uris_of(edit)
   return out
 end
 
+--- Per buffer: the window whose cursor follows a running job's text, and an extmark where
+--- fastedit last left that cursor (it moves with text inserted above it, as the cursor does).
+--- Complete the rest and generate regex leave the cursor after the text they wrote, unless the
+--- user moved it meanwhile.
+--- @type table<integer, {win: integer, mark: integer}>
+local follows = {}
+local FOLLOW = vim.api.nvim_create_namespace('fastedit.follow')
+
+local function unfollow(bufnr)
+  local f = follows[bufnr]
+  if f ~= nil then
+    pcall(vim.api.nvim_buf_del_extmark, bufnr, FOLLOW, f.mark)
+    follows[bufnr] = nil
+  end
+end
+
+--- Make the cursor of the current window follow the text the job about to start on `bufnr` writes.
+--- @param bufnr integer
+function M.follow(bufnr)
+  unfollow(bufnr)
+  local win = vim.api.nvim_get_current_win()
+  local row, col = unpack(vim.api.nvim_win_get_cursor(win))
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, FOLLOW, row - 1, col, { right_gravity = false })
+  follows[bufnr] = { win = win, mark = mark }
+end
+
+--- Stop following the jobs on `uri` (its job ended).
+--- @param uri string
+function M.stop_following(uri)
+  local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
+  if ok then
+    unfollow(bufnr)
+  end
+end
+
+--- The text edits of `edit` for `uri`.
+--- @return lsp.TextEdit[]
+local function text_edits(edit, uri)
+  local out = {}
+  for _, e in ipairs((edit.changes or {})[uri] or {}) do
+    out[#out + 1] = e
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument and change.textDocument.uri == uri then
+      vim.list_extend(out, change.edits or {})
+    end
+  end
+  return out
+end
+
+--- Move the following cursor after the last text edit's text, if the user did not move it.
+--- @param bufnr integer
+--- @param edits lsp.TextEdit[]
+--- @param encoding string
+local function move_follower(bufnr, edits, encoding)
+  local f = follows[bufnr]
+  local e = edits[#edits]
+  if f == nil or e == nil then
+    return
+  end
+  if not vim.api.nvim_win_is_valid(f.win) or vim.api.nvim_win_get_buf(f.win) ~= bufnr then
+    unfollow(bufnr)
+    return
+  end
+  local now = vim.api.nvim_win_get_cursor(f.win)
+  local at = vim.api.nvim_buf_get_extmark_by_id(bufnr, FOLLOW, f.mark, {})
+  if at[1] ~= now[1] - 1 or at[2] ~= now[2] then
+    unfollow(bufnr) -- the user moved it
+    return
+  end
+  -- After the text, on its last line (not after its line break).
+  local text = e.newText:gsub('\n$', '')
+  local lines = vim.split(text, '\n', { plain = true })
+  local row = e.range.start.line + #lines - 1
+  local col = #lines[#lines]
+  if #lines == 1 then
+    local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+    local ok, start = pcall(vim.str_byteindex, line, encoding, e.range.start.character, false)
+    col = col + (ok and start or 0)
+  end
+  if row < at[1] or (row == at[1] and col < at[2]) then
+    return -- text above the cursor (an import): it stays where it is
+  end
+  -- In Normal mode the cursor sits on the last character of the text, in Insert mode after it.
+  if col > 0 and vim.api.nvim_get_mode().mode:sub(1, 1) ~= 'i' then
+    col = col - 1
+  end
+  if pcall(vim.api.nvim_win_set_cursor, f.win, { row + 1, col }) then
+    local r, c = unpack(vim.api.nvim_win_get_cursor(f.win))
+    vim.api.nvim_buf_set_extmark(bufnr, FOLLOW, r - 1, c, { id = f.mark, right_gravity = false })
+  else
+    unfollow(bufnr)
+  end
+end
+
 --- Apply `edit`; join it to the previous undo block when that block is this job's last edit.
 --- @param edit lsp.WorkspaceEdit
 --- @param encoding string
@@ -86,6 +181,9 @@ function M.apply(edit, encoding)
     ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, encoding)
     close_undo_block()
   end)
+  if ok then
+    move_follower(bufnr, text_edits(edit, uris[1]), encoding)
+  end
   if ok and key ~= '' then
     last[bufnr] = { tick = vim.api.nvim_buf_get_changedtick(bufnr), key = key }
   else
@@ -109,6 +207,7 @@ end
 --- @param bufnr integer
 function M.forget(bufnr)
   last[bufnr] = nil
+  follows[bufnr] = nil -- its extmarks went with it
 end
 
 return M

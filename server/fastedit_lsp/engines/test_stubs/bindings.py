@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .targets import _nested_statements
-from .values import _UNKNOWN
+from .values import UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class _ModuleInfo:
                     and isinstance(targets[0], ast.Name)
                 ):
                     value = _literal(stmt.value)
-                    if value is not _UNKNOWN:
+                    if value is not UNKNOWN:
                         info.constants[targets[0].id] = value
                     else:
                         info.computed[targets[0].id] = stmt.value
@@ -194,8 +194,8 @@ def _literal(node: ast.expr) -> object:
                 "list": list,
             }[node.func.id]
             return kind(inner)
-        return _UNKNOWN
+        return UNKNOWN
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _UNKNOWN
+        return UNKNOWN

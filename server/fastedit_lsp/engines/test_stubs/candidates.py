@@ -23,17 +23,17 @@ from .scope import _dotted
 from .targets import _Def, _FunctionNode
 from .values import (
     _OMIT,
-    _UNKNOWN,
-    _Abort,
-    _Break,
-    _Continue,
-    _Func,
-    _Instance,
-    _Iter,
-    _Raised,
+    UNKNOWN,
+    Abort,
+    Break,
+    Continue,
+    Func,
+    Instance,
+    Iter,
+    Raised,
+    Return,
     _rest,
-    _Return,
-    _safe,
+    safe,
 )
 
 
@@ -115,13 +115,13 @@ def _typed_candidates(
         if base == "Iterable":
             # An iterator is iterable too, and goes through code a list does not (``iter(x) is
             # x``, no ``len``).
-            lists += [_Iter(list(inner[:2])), _Iter([])]
+            lists += [Iter(list(inner[:2])), Iter([])]
         return _dedupe(lists)
     if base == "Iterator" and args:
         inner = _typed_candidates(args[0], ints, floats, strs, depth + 1)
         if inner is None:
             return None
-        return _dedupe([_Iter([inner[0]]), _Iter([]), _Iter(list(inner[:3]))])
+        return _dedupe([Iter([inner[0]]), Iter([]), Iter(list(inner[:3]))])
     if base in _SET_NAMES:
         return [set(), {1}] if not args else None
     if base in _DICT_NAMES:
@@ -132,7 +132,7 @@ def _typed_candidates(
         return _dedupe([{keys[0]: values[0]}, {}, *({k: values[0]} for k in keys[1:6])])
     if base == "Literal":
         literals = [_literal(a) for a in args]
-        return None if _UNKNOWN in literals else _dedupe(literals)
+        return None if UNKNOWN in literals else _dedupe(literals)
     return None
 
 
@@ -141,7 +141,7 @@ def _dedupe(values: list[object]) -> list[object]:
     out: list[object] = []
     for value in values:
         key = f"{type(value).__name__}:{value!r}"
-        if key not in seen and _safe(value):
+        if key not in seen and safe(value):
             seen.add(key)
             out.append(value)
     return out
@@ -190,7 +190,7 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
             if isinstance(node, ast.Call) and _is_call_to(node, fn.name):
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     value = _literal(arg)
-                    if value is not _UNKNOWN:
+                    if value is not UNKNOWN:
                         take(value)
     # Combinations of the string pieces the function looks for ("@", "."): "a@a", "a@a.a".
     pieces = _dedupe([s for s in strs if s])[:8]
@@ -246,7 +246,7 @@ def _folded(node: ast.expr) -> int | None:
 _SMALL_INTS = [2, 3, 4, 5, 7, 9, 10, 16, 21, 25, 100]
 _MIXED: list[object] = [1, "a", 0, "", -1, None, 1.5, [], [1], {}, True]
 #: Iterators a test can pass (``iter([1, 2])``): one with distinct values, one with a repeat.
-_ITERS: list[object] = [_Iter([1, 2]), _Iter([1, 2, 1])]
+_ITERS: list[object] = [Iter([1, 2]), Iter([1, 2, 1])]
 
 
 @dataclass
@@ -272,13 +272,13 @@ def _params(fn: _FunctionNode, skip_first: bool) -> tuple[list[_Param], bool, bo
         if index == 0 and skip_first:
             continue
         kind = "positional-only" if index < len(args.posonlyargs) else "positional"
-        value = _literal(default) if default is not None else _UNKNOWN
+        value = _literal(default) if default is not None else UNKNOWN
         params.append(_Param(arg.arg, kind, value, arg.annotation, default is not None, default))
     if args.vararg is not None:
         # ``*args``: a tuple of what the call passes after the positional parameters.
         params.append(_Param(args.vararg.arg, "varargs", (), args.vararg.annotation, True))
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        value = _literal(kw_default) if kw_default is not None else _UNKNOWN
+        value = _literal(kw_default) if kw_default is not None else UNKNOWN
         params.append(
             _Param(arg.arg, "keyword", value, arg.annotation, kw_default is not None, kw_default)
         )
@@ -376,7 +376,7 @@ def _called_names(fn: _FunctionNode) -> set[str]:
 
 
 #: For a parameter the function calls: builtins a test can pass, most ordinary first.
-_CALLABLES: list[object] = [_Func("len"), _Func("bool"), _Func("str"), _Func("abs")]
+_CALLABLES: list[object] = [Func("len"), Func("bool"), Func("str"), Func("abs")]
 
 
 def _candidates(
@@ -426,7 +426,7 @@ def _candidates(
             # Measured, iterated or indexed: a sequence first, then the rest.
             # Iterators last: code that iterates may take one (``iter(x) is x``, no ``len``).
             values = _dedupe([[1], [], "a", "", [0], [1, 2, 3], *strs, *_MIXED, *ints, *_ITERS])
-        elif param.has_default and param.default is not _UNKNOWN:
+        elif param.has_default and param.default is not UNKNOWN:
             if isinstance(param.default, bool):
                 values = [not param.default]
             elif isinstance(param.default, int | float | str) or param.default is None:
@@ -495,7 +495,7 @@ class _Exploration:
     #: when the evaluator computed it exactly.
     messages: dict[int, str] = field(default_factory=dict)
     #: Runs a body (the function's, or a changed copy of it) with a run's argument values:
-    #: what it returns, ``_Raised`` for an exception, ``_UNKNOWN`` when not known exactly.
+    #: what it returns, ``Raised`` for an exception, ``UNKNOWN`` when not known exactly.
     replay: Callable[[list[ast.stmt], list[object]], object] | None = None
 
 
@@ -524,7 +524,7 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
     if candidates is None:
         return nothing
     decorators = {_dotted(d) for d in fn.decorator_list}
-    self_value: _Instance | None = None
+    self_value: Instance | None = None
     if _takes_self(ctx.target) and "classmethod" not in decorators:
         if not ctx.instantiable:
             return nothing
@@ -536,31 +536,31 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
     def outcome(values: list[object]) -> int | None:
         """The id of the ``raise`` reached, 0 for a normal return, None otherwise."""
         result = run(fn.body, values)
-        if isinstance(result, _Raised):
+        if isinstance(result, Raised):
             if result.node is None:
                 return None
             last_message[0] = result.message if not evaluator.inexact else None
             return id(result.node)
-        if result is _UNKNOWN:
+        if result is UNKNOWN:
             return None
-        if not evaluator.inexact and _safe(result):
+        if not evaluator.inexact and safe(result):
             returns.append(_Run(values, result, frozenset(evaluator.covered)))
         return 0
 
     def replay(body: list[ast.stmt], values: list[object]) -> object:
         result = run(body, values)
-        if evaluator.inexact or (not isinstance(result, _Raised) and not _safe(result)):
-            return _UNKNOWN
+        if evaluator.inexact or (not isinstance(result, Raised) and not safe(result)):
+            return UNKNOWN
         return result
 
     def run(body: list[ast.stmt], values: list[object]) -> object:
         """What the body returns with these arguments (a list of what a generator yields),
-        ``_Raised``, or ``_UNKNOWN``."""
+        ``Raised``, or ``UNKNOWN``."""
         env: dict[str, object] = {}
         first = fn.args.posonlyargs + fn.args.args
         if ctx.target.classes and first and "staticmethod" not in decorators:
             env[first[0].arg] = (
-                _Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else _UNKNOWN
+                Instance(copy.deepcopy(self_value.attrs)) if self_value is not None else UNKNOWN
             )
         evaluator.steps = 0
         evaluator.depth = 0
@@ -571,23 +571,23 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
         result: object = None
         try:
             for param, value in zip(params, values, strict=True):
-                if value is _OMIT and param.default is _UNKNOWN and param.default_node is not None:
+                if value is _OMIT and param.default is UNKNOWN and param.default_node is not None:
                     # Evaluated where the function is defined: builtins and module constants.
                     env[param.name] = evaluator.value(param.default_node, {})
                 else:
                     env[param.name] = copy.deepcopy(param.default if value is _OMIT else value)
-        except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
-            return _UNKNOWN  # a default the evaluator cannot compute (or one that raises)
+        except (Abort, Raised, Return, Break, Continue, RecursionError):
+            return UNKNOWN  # a default the evaluator cannot compute (or one that raises)
         if has_varargs[1] and fn.args.kwarg:
             env[fn.args.kwarg.arg] = {}
         try:
             evaluator.run(body, env)
-        except _Raised as raised:
+        except Raised as raised:
             return raised
-        except _Return as returned:
+        except Return as returned:
             result = returned.value
-        except (_Abort, _Break, _Continue, RecursionError):
-            return _UNKNOWN
+        except (Abort, Break, Continue, RecursionError):
+            return UNKNOWN
         if evaluator.yielded is not None:
             result = list(evaluator.yielded)  # what list() of the generator returns
         return result
@@ -646,7 +646,7 @@ def _search(ctx: _Context, params: list[_Param], has_varargs: tuple[bool, bool])
     return _Exploration(found, returns, messages, replay)
 
 
-def _initial_self(ctx: _Context) -> _Instance:
+def _initial_self(ctx: _Context) -> Instance:
     """``self`` after a no-argument ``__init__``, as far as it can be followed."""
     cls = ctx.target.classes[-1]
     attrs: dict[str, object] = {}
@@ -657,7 +657,7 @@ def _initial_self(ctx: _Context) -> _Instance:
                 attrs[target.id] = _literal(stmt.value)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value:
             attrs[stmt.target.id] = _literal(stmt.value)
-    instance = _Instance(attrs)
+    instance = Instance(attrs)
     init = next(
         (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
     )
@@ -668,8 +668,8 @@ def _initial_self(ctx: _Context) -> _Instance:
             env[param.name] = param.default
         try:
             _Evaluator(ctx.info).run(init.body, env)
-        except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
-            return _Instance({})
+        except (Abort, Raised, Return, Break, Continue, RecursionError):
+            return Instance({})
     return instance
 
 
@@ -682,7 +682,7 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
                 continue
             if keyword_only or not isinstance(value, tuple):
                 return None  # a positional parameter before it was left out
-            items = [_render(v) if not isinstance(v, _Iter) else None for v in value]
+            items = [_render(v) if not isinstance(v, Iter) else None for v in value]
             if any(i is None for i in items):
                 return None
             parts += [i for i in items if i is not None]
@@ -691,9 +691,9 @@ def _call_text(ctx: _Context, params: list[_Param], values: list[object]) -> str
             keyword_only = True
             continue
         rendered = _render(value) if not _has_set(value) else None
-        if isinstance(value, _Func):
+        if isinstance(value, Func):
             rendered = value.name  # a builtin function
-        if isinstance(value, _Iter):
+        if isinstance(value, Iter):
             shown = _render(_rest(value))
             rendered = f"iter({shown})" if shown is not None else None
         if rendered is None:

@@ -25,7 +25,7 @@ from .domain import may_return_none
 from .imports import _Imports
 from .render import _assert, _escape, _has_set, _operand, _pattern, _quote, _render, _Test
 from .targets import _Def, _FunctionNode
-from .values import _UNKNOWN
+from .values import UNKNOWN
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -325,7 +325,7 @@ def _want_literal(want: str) -> tuple[bool, object]:
     except SyntaxError:
         return False, None
     value = _literal(tree.body)
-    if value is _UNKNOWN:
+    if value is UNKNOWN:
         return False, None
     return True, value
 
@@ -501,7 +501,7 @@ def _example_check(
     )
     target_call = expr is not None and _is_call_to(expr, ctx.target.node.name)
     printed = expr is None or _prints(ctx, expr)
-    if expr is not None and _literal(expr) is not _UNKNOWN:
+    if expr is not None and _literal(expr) is not UNKNOWN:
         return None  # `>>> "deja vu"` echoes a literal: asserting it would test nothing
     if example.skipped and (expr is None or printed):
         return None  # kept for its value only: a value the expression itself returns
@@ -523,7 +523,7 @@ def _example_check(
             # ``>>> is_even(2)  # returns True``: the docstring states the value in a comment
             # (doctest would see no output: this is not a doctest the project runs).
             stated = _stated_value(comment)
-            if stated is _UNKNOWN:
+            if stated is UNKNOWN:
                 return None
             rendered = _render(stated)
             if rendered is None:
@@ -600,7 +600,7 @@ def _stated_value(comment: str) -> object:
     """The value a comment states (``returns true``, ``-> 3``, ``'abc'``), else unknown."""
     match = _STATED.match(comment)
     if match is None:
-        return _UNKNOWN
+        return UNKNOWN
     rest = match.group(1)
     first = re.split(r"[\s,;.(]", rest, maxsplit=1)[0]
     if first.lower() in _WORDS:
@@ -608,7 +608,7 @@ def _stated_value(comment: str) -> object:
     try:
         return _literal(ast.parse(rest, mode="eval").body)
     except SyntaxError:
-        return _UNKNOWN
+        return UNKNOWN
 
 
 def _never_none(fn: _FunctionNode) -> bool:

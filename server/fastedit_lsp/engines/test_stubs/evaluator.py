@@ -28,29 +28,29 @@ from .scope import (
     _yields,
 )
 from .values import (
-    _BINOPS,
-    _CMPOPS,
-    _LAZY_FUNCS,
-    _MAX_SIZE,
-    _SAFE_FUNCS,
-    _SAFE_METHODS,
-    _STEPS,
-    _UNKNOWN,
-    _Abort,
-    _Break,
-    _Continue,
-    _Func,
-    _Instance,
-    _Iter,
-    _Lambda,
-    _Match,
-    _Method,
-    _ModuleRef,
-    _Raised,
-    _Regex,
-    _Return,
-    _safe,
-    _UserFunc,
+    BINOPS,
+    CMPOPS,
+    LAZY_FUNCS,
+    MAX_SIZE,
+    SAFE_FUNCS,
+    SAFE_METHODS,
+    STEPS,
+    UNKNOWN,
+    Abort,
+    Break,
+    Continue,
+    Func,
+    Instance,
+    Iter,
+    Lambda,
+    Match,
+    Method,
+    ModuleRef,
+    Raised,
+    Regex,
+    Return,
+    UserFunc,
+    safe,
 )
 
 #: How deep calls of the module's own functions are followed.
@@ -72,7 +72,7 @@ _BUILTIN_TYPES = frozenset(
 #: Methods that pad to a width: a huge width asks for gigabytes.
 _PADDING = frozenset({"zfill", "ljust", "rjust", "center", "expandtabs"})
 #: The evaluator's models whose text Python shows with an address (or another repr).
-_OPAQUE = (_Iter, _Regex, _Match, _Func, _Lambda, _Method, _UserFunc)
+_OPAQUE = (Iter, Regex, Match, Func, Lambda, Method, UserFunc)
 #: Methods that change the object they are called on.
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
 
@@ -99,8 +99,8 @@ class _Evaluator(_Scope):
 
     def _step(self) -> None:
         self.steps += 1
-        if self.steps > _STEPS:
-            raise _Abort
+        if self.steps > STEPS:
+            raise Abort
 
     # expressions
 
@@ -114,20 +114,20 @@ class _Evaluator(_Scope):
             return self._boolop(node, env)
         if isinstance(node, ast.UnaryOp):
             operand = self.value(node.operand, env)
-            if operand is _UNKNOWN or not _safe(operand):
-                return _UNKNOWN
+            if operand is UNKNOWN or not safe(operand):
+                return UNKNOWN
             return self._apply(node.op, operand)
         if isinstance(node, ast.BinOp):
             left, right = self.value(node.left, env), self.value(node.right, env)
             if (
-                not (_safe(left) and _safe(right))
+                not (safe(left) and safe(right))
                 or isinstance(left, _OPAQUE)
                 or isinstance(right, _OPAQUE)
             ):
-                return _UNKNOWN  # (``"%s" % it`` would show the model, not Python's text)
-            op = _BINOPS.get(type(node.op))
+                return UNKNOWN  # (``"%s" % it`` would show the model, not Python's text)
+            op = BINOPS.get(type(node.op))
             if op is None or self._too_big(node.op, left, right):
-                return _UNKNOWN
+                return UNKNOWN
             return self._guarded(lambda: op(left, right))
         if isinstance(node, ast.Compare):
             return self._compare(node, env)
@@ -135,39 +135,39 @@ class _Evaluator(_Scope):
             return self._call(node, env)
         if isinstance(node, ast.Attribute):
             base = self.value(node.value, env)
-            if isinstance(base, _Instance):
-                return base.attrs.get(node.attr, _UNKNOWN)
-            if isinstance(base, _ModuleRef):
+            if isinstance(base, Instance):
+                return base.attrs.get(node.attr, UNKNOWN)
+            if isinstance(base, ModuleRef):
                 return self._resolve(base.name, node.attr, 0)
-            if isinstance(base, _Func) and node.attr in ("__name__", "__qualname__"):
+            if isinstance(base, Func) and node.attr in ("__name__", "__qualname__"):
                 return base.name  # a builtin function a test passes: ``len.__name__``
-            if isinstance(base, _UserFunc) and node.attr == "__name__":
+            if isinstance(base, UserFunc) and node.attr == "__name__":
                 return base.node.name
-            if isinstance(base, _Func) and f"{base.name}.{node.attr}" in _SAFE_FUNCS:
-                return _Func(f"{base.name}.{node.attr}")  # ``str.lower``, ``str.maketrans``
-            if _safe(base) and node.attr in _SAFE_METHODS.get(type(base), ()):
-                return _Method(base, node.attr)
-            if type(base) in _BUILTIN_TYPES and _safe(base) and not hasattr(base, node.attr):
-                raise _Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
-            return _UNKNOWN
+            if isinstance(base, Func) and f"{base.name}.{node.attr}" in SAFE_FUNCS:
+                return Func(f"{base.name}.{node.attr}")  # ``str.lower``, ``str.maketrans``
+            if safe(base) and node.attr in SAFE_METHODS.get(type(base), ()):
+                return Method(base, node.attr)
+            if type(base) in _BUILTIN_TYPES and safe(base) and not hasattr(base, node.attr):
+                raise Raised("AttributeError")  # ``(1).pop``: a builtin has no such attribute
+            return UNKNOWN
         if isinstance(node, ast.Subscript):
             base = self.value(node.value, env)
             index = self.value(node.slice, env)
-            if not (_safe(base) and (_safe(index) or isinstance(index, slice))):
-                return _UNKNOWN
+            if not (safe(base) and (safe(index) or isinstance(index, slice))):
+                return UNKNOWN
             return self._guarded(lambda: base[index])  # type: ignore[index]
         if isinstance(node, ast.Slice):
             parts = [
                 self.value(p, env) if p is not None else None
                 for p in (node.lower, node.upper, node.step)
             ]
-            if any(p is _UNKNOWN or not (p is None or isinstance(p, int)) for p in parts):
-                return _UNKNOWN
+            if any(p is UNKNOWN or not (p is None or isinstance(p, int)) for p in parts):
+                return UNKNOWN
             return slice(*parts)
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             items = [self.value(e, env) for e in node.elts]
-            if any(not _safe(i) for i in items):
-                return _UNKNOWN
+            if any(not safe(i) for i in items):
+                return UNKNOWN
             if isinstance(node, ast.Tuple):
                 return tuple(items)
             if isinstance(node, ast.List):
@@ -175,11 +175,11 @@ class _Evaluator(_Scope):
             return self._guarded(lambda: set(items))
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
-                return _UNKNOWN
+                return UNKNOWN
             keys = [self.value(k, env) for k in node.keys if k is not None]
             values = [self.value(v, env) for v in node.values]
-            if not all(_safe(x) for x in keys + values):
-                return _UNKNOWN
+            if not all(safe(x) for x in keys + values):
+                return UNKNOWN
             return self._guarded(lambda: dict(zip(keys, values, strict=True)))
         if isinstance(node, ast.IfExp):
             return self.value(node.body if self.truth(node.test, env) else node.orelse, env)
@@ -194,10 +194,10 @@ class _Evaluator(_Scope):
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, env)
         if isinstance(node, ast.Lambda):
-            return _Lambda(node, env)
-        return _UNKNOWN
+            return Lambda(node, env)
+        return UNKNOWN
 
-    def _call_lambda(self, func: _Lambda, args: list[object], kwargs: dict[str, object]) -> object:
+    def _call_lambda(self, func: Lambda, args: list[object], kwargs: dict[str, object]) -> object:
         spec = func.node.args
         if (
             kwargs
@@ -207,7 +207,7 @@ class _Evaluator(_Scope):
             or spec.defaults
             or len(args) != len(spec.posonlyargs) + len(spec.args)
         ):
-            raise _Abort
+            raise Abort
         scope = dict(func.scope)
         for param, arg in zip([*spec.posonlyargs, *spec.args], args, strict=True):
             scope[param.arg] = arg
@@ -215,27 +215,27 @@ class _Evaluator(_Scope):
 
     def _callable(self, value: object) -> object:
         """What a builtin gets for a function value: the real builtin, or the lambda walked."""
-        if isinstance(value, _Func):
-            return _SAFE_FUNCS[value.name]
-        if isinstance(value, _Lambda):
+        if isinstance(value, Func):
+            return SAFE_FUNCS[value.name]
+        if isinstance(value, Lambda):
 
             def walked(*args: object) -> object:
                 result = self._call_lambda(value, list(args), {})
-                if result is _UNKNOWN or not _safe(result):
-                    raise _Abort  # a builtin must not compare or hash what is not known
+                if result is UNKNOWN or not safe(result):
+                    raise Abort  # a builtin must not compare or hash what is not known
                 return result
 
             return walked
-        if isinstance(value, _UserFunc):
+        if isinstance(value, UserFunc):
 
             def followed(*args: object, **kwargs: object) -> object:
                 result = self._user_call(value, list(args), kwargs)
-                if result is _UNKNOWN or not _safe(result):
-                    raise _Abort
+                if result is UNKNOWN or not safe(result):
+                    raise Abort
                 return result
 
             return followed
-        if isinstance(value, _Method):
+        if isinstance(value, Method):
             return getattr(value.value, value.name)
         return value
 
@@ -243,18 +243,18 @@ class _Evaluator(_Scope):
         """A generator consumed by ``list()``: what it yields is collected; ``send`` is None."""
         assert self.yielded is not None
         if self.depth != self.collect_depth:
-            raise _Abort  # only the yields of the generator being collected
+            raise Abort  # only the yields of the generator being collected
         value = self.value(node.value, env) if node.value is not None else None
         if isinstance(node, ast.YieldFrom):
             if isinstance(value, dict):
                 value = list(value)
-            if not isinstance(value, str | bytes | list | tuple | _Iter) or not _safe(value):
-                raise _Abort
+            if not isinstance(value, str | bytes | list | tuple | Iter) or not safe(value):
+                raise Abort
             self.yielded.extend(value)
         else:
             self.yielded.append(value)
-        if len(self.yielded) > _MAX_SIZE:
-            raise _Abort
+        if len(self.yielded) > MAX_SIZE:
+            raise Abort
         return None
 
     def _fstring(self, node: ast.JoinedStr, env: dict[str, object]) -> object:
@@ -264,13 +264,13 @@ class _Evaluator(_Scope):
                 parts.append(part.value)
                 continue
             if not isinstance(part, ast.FormattedValue):
-                return _UNKNOWN
+                return UNKNOWN
             value = self.value(part.value, env)
             spec = self.value(part.format_spec, env) if part.format_spec is not None else ""
-            if not (_safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
-                return _UNKNOWN
+            if not (safe(value) and isinstance(spec, str)) or _HUGE_WIDTH.search(spec):
+                return UNKNOWN
             if isinstance(value, _OPAQUE):
-                return _UNKNOWN  # Python shows an address
+                return UNKNOWN  # Python shows an address
             if isinstance(value, set | frozenset) and len(value) > 1:
                 self.inexact = True
             convert = {115: str, 114: repr, 97: ascii}.get(part.conversion)
@@ -278,10 +278,10 @@ class _Evaluator(_Scope):
                 lambda v=value, c=convert, f=spec: format(c(v) if c else v, f)  # type: ignore[misc]
             )
             if not isinstance(shown, str):
-                return _UNKNOWN
+                return UNKNOWN
             parts.append(shown)
         text = "".join(parts)
-        return text if _safe(text) else _UNKNOWN
+        return text if safe(text) else UNKNOWN
 
     def _comprehension(
         self,
@@ -293,22 +293,22 @@ class _Evaluator(_Scope):
         if isinstance(node, ast.GeneratorExp):
             try:
                 listed = self._comprehension(ast.ListComp(node.elt, node.generators), env)
-            except _Raised:
-                raise _Abort from None
-            return _Iter(listed) if isinstance(listed, list) else listed
+            except Raised:
+                raise Abort from None
+            return Iter(listed) if isinstance(listed, list) else listed
         if len(node.generators) != 1 or node.generators[0].is_async:
-            return _UNKNOWN
+            return UNKNOWN
         generator = node.generators[0]
         iterable = self._iterable(generator.iter, env)
         if isinstance(iterable, dict):
             iterable = list(iterable)
         if isinstance(iterable, int | float | type(None)):
-            raise _Raised("TypeError")  # not iterable
-        if not isinstance(iterable, str | bytes | list | tuple | range | _Iter) or not _safe(
+            raise Raised("TypeError")  # not iterable
+        if not isinstance(iterable, str | bytes | list | tuple | range | Iter) or not safe(
             iterable
         ):
             self.inexact = True  # it may raise
-            return _UNKNOWN
+            return UNKNOWN
         scope = dict(env)
         items: list[object] = []
         pairs: list[tuple[object, object]] = []
@@ -321,21 +321,21 @@ class _Evaluator(_Scope):
             else:
                 items.append(self.value(node.elt, scope))
         if isinstance(node, ast.DictComp):
-            if not all(_safe(k) and _safe(v) for k, v in pairs):
-                return _UNKNOWN
+            if not all(safe(k) and safe(v) for k, v in pairs):
+                return UNKNOWN
             return self._guarded(lambda: dict(pairs))
-        if not all(_safe(i) for i in items):
-            return _UNKNOWN
+        if not all(safe(i) for i in items):
+            return UNKNOWN
         if isinstance(node, ast.SetComp):
             return self._guarded(lambda: set(items))
         return items
 
-    def _user_call(self, func: _UserFunc, args: list[object], kwargs: dict[str, object]) -> object:
+    def _user_call(self, func: UserFunc, args: list[object], kwargs: dict[str, object]) -> object:
         """Walk a project function's body with these arguments (in its own module): its return
         value."""
         if self.depth >= _MAX_DEPTH:
             self.inexact = True  # it runs, unfollowed
-            return _UNKNOWN
+            return UNKNOWN
         caller = self.info
         if isinstance(func.module, _ModuleInfo):
             self.info = func.module
@@ -348,9 +348,9 @@ class _Evaluator(_Scope):
             self.yielded, self.collect_depth = [], self.depth + 1
             try:
                 self._walk_call(func.node, args, kwargs, func.scope)
-                return _Iter(self.yielded)
-            except _Raised:
-                raise _Abort from None
+                return Iter(self.yielded)
+            except Raised:
+                raise Abort from None
             finally:
                 self.yielded, self.collect_depth = saved
         finally:
@@ -366,7 +366,7 @@ class _Evaluator(_Scope):
         spec = fn.args
         positional = [*spec.posonlyargs, *spec.args]
         if len(args) > len(positional) and spec.vararg is None:
-            raise _Raised("TypeError")
+            raise Raised("TypeError")
         env: dict[str, object] = dict(scope) if scope is not None else {}
         for param, arg in zip(positional, args, strict=False):
             env[param.arg] = arg
@@ -380,38 +380,38 @@ class _Evaluator(_Scope):
             elif index >= first_default:
                 env[param.arg] = self.value(spec.defaults[index - first_default], {})
             else:
-                raise _Raised("TypeError")
+                raise Raised("TypeError")
         for param, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if param.arg in kwargs:
                 env[param.arg] = kwargs.pop(param.arg)
             elif default is not None:
                 env[param.arg] = self.value(default, {})
             else:
-                raise _Raised("TypeError")
+                raise Raised("TypeError")
         if spec.kwarg is not None:
             env[spec.kwarg.arg] = kwargs
         elif kwargs:
-            raise _Raised("TypeError")
+            raise Raised("TypeError")
         self.depth += 1
         try:
             self.run(fn.body, env)
-        except _Return as returned:
+        except Return as returned:
             return returned.value
-        except (_Break, _Continue):
-            raise _Abort from None
+        except (Break, Continue):
+            raise Abort from None
         finally:
             self.depth -= 1
         return None
 
     def _boolop(self, node: ast.BoolOp, env: dict[str, object]) -> object:
-        result: object = _UNKNOWN
+        result: object = UNKNOWN
         for operand in node.values:
             result = self.value(operand, env)
-            if result is _UNKNOWN or not _safe(result):
-                if isinstance(result, _Instance):
+            if result is UNKNOWN or not safe(result):
+                if isinstance(result, Instance):
                     result = True  # an object without __bool__/__len__ we know of is truthy
                 else:
-                    return _UNKNOWN
+                    return UNKNOWN
             if isinstance(node.op, ast.And) and not result:
                 return result
             if isinstance(node.op, ast.Or) and result:
@@ -438,38 +438,38 @@ class _Evaluator(_Scope):
         if isinstance(op, ast.Mult):
             sizes = [v for v in (left, right) if isinstance(v, int)]
             sized = any(isinstance(v, str | bytes | list | tuple) for v in (left, right))
-            return sized and any(abs(n) > _MAX_SIZE for n in sizes)
+            return sized and any(abs(n) > MAX_SIZE for n in sizes)
         return False
 
     def _guarded(self, compute: Callable[[], object]) -> object:
         try:
             result = compute()
-        except (_Abort, _Raised, _Return, _Break, _Continue):
+        except (Abort, Raised, Return, Break, Continue):
             raise
         except Exception as exc:  # a real exception of a builtin operation on our own values
-            raise _Raised(type(exc).__name__) from None
+            raise Raised(type(exc).__name__) from None
         if isinstance(
             result, dict().keys().__class__ | dict().values().__class__ | dict().items().__class__
         ):
             self.inexact = True  # a view, modelled as a list
             result = list(result)
-        return result if _safe(result) else _UNKNOWN
+        return result if safe(result) else UNKNOWN
 
     def _compare(self, node: ast.Compare, env: dict[str, object]) -> object:
         left = self.value(node.left, env)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.value(comparator, env)
             if isinstance(op, ast.Is | ast.IsNot) and (left is None or right is None):
-                if left is _UNKNOWN or right is _UNKNOWN:
-                    return _UNKNOWN
-                same = left is right if not isinstance(left, _Instance) else right is left
+                if left is UNKNOWN or right is UNKNOWN:
+                    return UNKNOWN
+                same = left is right if not isinstance(left, Instance) else right is left
                 if (same if isinstance(op, ast.Is) else not same) is False:
                     return False
                 left = right
                 continue
-            if not (_safe(left) and _safe(right)):
-                return _UNKNOWN
-            compare = _CMPOPS[type(op)]
+            if not (safe(left) and safe(right)):
+                return UNKNOWN
+            compare = CMPOPS[type(op)]
             outcome = self._guarded(lambda c=compare, a=left, b=right: c(a, b))  # type: ignore[misc]
             if not outcome:
                 return False
@@ -478,66 +478,66 @@ class _Evaluator(_Scope):
 
     def _call(self, node: ast.Call, env: dict[str, object]) -> object:
         func = self.value(node.func, env)
-        if (isinstance(func, _Func) and func.name == "isinstance") or (
+        if (isinstance(func, Func) and func.name == "isinstance") or (
             isinstance(node.func, ast.Name)
             and node.func.id == "isinstance"
             and "isinstance" not in env
         ):
             return self._isinstance(node, env)
-        if not isinstance(func, _Func | _Method | _UserFunc | _Lambda):
+        if not isinstance(func, Func | Method | UserFunc | Lambda):
             # Other code ran: what it did (or raised) is not known. Its arguments were
             # evaluated first, and those can raise (``deque(iter(n))``).
             self._arguments_of_unknown(node, env)
             self.inexact = True
-            return _UNKNOWN
+            return UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
             self.inexact = True  # a call that is not followed still runs
-            return _UNKNOWN
+            return UNKNOWN
         args = [self.value(a, env) for a in node.args]
         kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
-        if not all(_safe(a) for a in [*args, *kwargs.values()]):
-            if isinstance(func, _Method) and func.name in _MUTATORS:
-                raise _Abort  # ``items.append(unknown)``: what the list holds is not known
+        if not all(safe(a) for a in [*args, *kwargs.values()]):
+            if isinstance(func, Method) and func.name in _MUTATORS:
+                raise Abort  # ``items.append(unknown)``: what the list holds is not known
             self.inexact = True
-            return _UNKNOWN
-        if isinstance(func, _UserFunc):
+            return UNKNOWN
+        if isinstance(func, UserFunc):
             return self._user_call(func, args, kwargs)
-        if isinstance(func, _Lambda):
+        if isinstance(func, Lambda):
             return self._call_lambda(func, args, kwargs)
         if (
-            isinstance(func, _Method)
+            isinstance(func, Method)
             and func.name == "format"
             and isinstance(func.value, str)
             and _HUGE_WIDTH.search(func.value)
         ):
-            return _UNKNOWN
+            return UNKNOWN
         name = func.name
         if name in _PADDING and any(
-            isinstance(a, int) and a > _MAX_SIZE for a in [*args, *kwargs.values()]
+            isinstance(a, int) and a > MAX_SIZE for a in [*args, *kwargs.values()]
         ):
-            return _UNKNOWN
+            return UNKNOWN
         if name in _SHOWS_TEXT and any(isinstance(a, _OPAQUE) for a in [*args, *kwargs.values()]):
-            return _UNKNOWN  # str(it), "{}".format(it): Python shows an address
-        receiver = func.value if isinstance(func, _Method) else None
+            return UNKNOWN  # str(it), "{}".format(it): Python shows an address
+        receiver = func.value if isinstance(func, Method) else None
         ordered = [*args, *kwargs.values(), receiver]
-        order_free = _ORDER_FREE_METHODS if isinstance(func, _Method) else _ORDER_FREE
+        order_free = _ORDER_FREE_METHODS if isinstance(func, Method) else _ORDER_FREE
         shows_order = any(isinstance(a, set | frozenset) and len(a) > 1 for a in ordered)
         if shows_order and name not in order_free:
             self.inexact = True  # the result shows a set's order, which differs per process
         # Builtins get the real functions a test would pass (``sorted(xs, key=len)``); the
         # methods of containers keep them as data (``kwargs.pop("factory", dict)``).
-        if isinstance(func, _Func) or isinstance(func.value, _Regex):
+        if isinstance(func, Func) or isinstance(func.value, Regex):
             args = [self._callable(a) for a in args]
             kwargs = {k: self._callable(v) for k, v in kwargs.items()}
-        if isinstance(func, _Func):
-            call = _SAFE_FUNCS[func.name]
+        if isinstance(func, Func):
+            call = SAFE_FUNCS[func.name]
             return self._guarded(lambda: call(*args, **kwargs))
         bound = getattr(func.value, func.name)
         return self._guarded(lambda: bound(*args, **kwargs))
 
-    def _suppressed(self, stmt: ast.With | ast.AsyncWith, raised: _Raised) -> bool:
+    def _suppressed(self, stmt: ast.With | ast.AsyncWith, raised: Raised) -> bool:
         """Whether ``with suppress(...)`` swallows the exception (other context managers are
         assumed not to, as calls into other code are assumed to return)."""
         for item in stmt.items:
@@ -549,16 +549,16 @@ class _Evaluator(_Scope):
                 return True
         return False
 
-    def _catches(self, specs: list[ast.expr], raised: _Raised) -> bool:
+    def _catches(self, specs: list[ast.expr], raised: Raised) -> bool:
         """Whether one of the exception classes ``specs`` names catches ``raised`` (unknown:
-        :class:`_Abort`)."""
+        :class:`Abort`)."""
         for spec in specs:
             caught = _dotted(spec)
             if caught is None or raised.type_name is None:
-                raise _Abort
+                raise Abort
             verdict = self._is_subclass(raised.type_name, caught)
             if verdict is None:
-                raise _Abort
+                raise Abort
             if verdict:
                 return True
         return False
@@ -572,32 +572,32 @@ class _Evaluator(_Scope):
                 continue
             try:
                 self.value(inner, env)
-            except _Abort:
-                if self.steps > _STEPS:
+            except Abort:
+                if self.steps > STEPS:
                     raise
                 return  # a value that depends on what is unknown: the call may still run
 
     def _isinstance(self, node: ast.Call, env: dict[str, object]) -> object:
         if len(node.args) != 2 or node.keywords:
-            return _UNKNOWN
+            return UNKNOWN
         subject = self.value(node.args[0], env)
         types = self._types(node.args[1], env, 0)
-        if types is None or isinstance(subject, _Instance) or subject is _UNKNOWN:
-            return _UNKNOWN
-        if isinstance(subject, _Func | _Lambda | _Method | _UserFunc | _Iter) and not all(
+        if types is None or isinstance(subject, Instance) or subject is UNKNOWN:
+            return UNKNOWN
+        if isinstance(subject, Func | Lambda | Method | UserFunc | Iter) and not all(
             t.__module__ == "builtins" or t in _ITERATOR_TYPES for t in types
         ):
             # A function's model is not the function (``Callable``); an iterator's may stand
             # for a generator (``Generator``).
-            return _UNKNOWN
+            return UNKNOWN
         return isinstance(subject, tuple(types))
 
     def truth(self, node: ast.expr, env: dict[str, object]) -> bool:
         result = self.value(node, env)
-        if isinstance(result, _Instance):
+        if isinstance(result, Instance):
             return True
-        if result is _UNKNOWN or not _safe(result):
-            raise _Abort
+        if result is UNKNOWN or not safe(result):
+            raise Abort
         return bool(result)
 
     # statements
@@ -624,16 +624,16 @@ class _Evaluator(_Scope):
             current = (
                 self.value(stmt.target, env)
                 if isinstance(stmt.target, ast.Name | ast.Attribute)
-                else _UNKNOWN
+                else UNKNOWN
             )
             change = self.value(stmt.value, env)
-            op = _BINOPS.get(type(stmt.op))
+            op = BINOPS.get(type(stmt.op))
             if (
                 op is None
-                or not (_safe(current) and _safe(change))
+                or not (safe(current) and safe(change))
                 or self._too_big(stmt.op, current, change)
             ):
-                updated: object = _UNKNOWN
+                updated: object = UNKNOWN
             else:
                 updated = self._guarded(lambda: op(current, change))
             self.assign(stmt.target, updated, env)
@@ -644,18 +644,18 @@ class _Evaluator(_Scope):
         elif isinstance(stmt, ast.Return):
             if isinstance(stmt.value, ast.GeneratorExp):
                 self.inexact = True  # a generator, modelled as the tuple it would produce
-            raise _Return(self.value(stmt.value, env) if stmt.value is not None else None)
+            raise Return(self.value(stmt.value, env) if stmt.value is not None else None)
         elif isinstance(stmt, ast.Assert):
             if not self.truth(stmt.test, env):
-                raise _Raised("AssertionError")
+                raise Raised("AssertionError")
         elif isinstance(stmt, ast.For | ast.AsyncFor):
             self._for(stmt, env)
         elif isinstance(stmt, ast.While):
             self._while(stmt, env)
         elif isinstance(stmt, ast.Break):
-            raise _Break
+            raise Break
         elif isinstance(stmt, ast.Continue):
-            raise _Continue
+            raise Continue
         elif isinstance(stmt, ast.Try | ast.TryStar):
             self._try(stmt, env)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
@@ -663,10 +663,10 @@ class _Evaluator(_Scope):
                 if not _is_suppress(item.context_expr):  # modelled: see ``_suppressed``
                     self.value(item.context_expr, env)
                 if item.optional_vars is not None:
-                    self.assign(item.optional_vars, _UNKNOWN, env)
+                    self.assign(item.optional_vars, UNKNOWN, env)
             try:
                 self.run(stmt.body, env)
-            except _Raised as raised:
+            except Raised as raised:
                 if not self._suppressed(stmt, raised):
                     raise
         elif (
@@ -675,9 +675,9 @@ class _Evaluator(_Scope):
             and not any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(stmt))
         ):
             # A function defined here: walked when called, reading this scope as it is then.
-            env[stmt.name] = _UserFunc(stmt, self.info, env)
+            env[stmt.name] = UserFunc(stmt, self.info, env)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            env[stmt.name] = _UNKNOWN
+            env[stmt.name] = UNKNOWN
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = _imported(stmt, alias)
@@ -687,46 +687,46 @@ class _Evaluator(_Scope):
         elif isinstance(stmt, ast.Pass | ast.Global | ast.Nonlocal):
             pass
         else:
-            raise _Abort  # match statements and anything newer
+            raise Abort  # match statements and anything newer
 
     def assign(self, target: ast.expr, result: object, env: dict[str, object]) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = result
         elif isinstance(target, ast.Tuple | ast.List):
-            if result is _UNKNOWN or not _safe(result):
+            if result is UNKNOWN or not safe(result):
                 for element in target.elts:
-                    self.assign(element, _UNKNOWN, env)
+                    self.assign(element, UNKNOWN, env)
                 return
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 for element in target.elts:
                     inner = element.value if isinstance(element, ast.Starred) else element
-                    self.assign(inner, _UNKNOWN, env)
+                    self.assign(inner, UNKNOWN, env)
                 return
             items = self._guarded(lambda: list(result))  # type: ignore[call-overload]
             if not isinstance(items, list):
-                raise _Abort
+                raise Abort
             if len(items) != len(target.elts):
-                raise _Raised("ValueError")
+                raise Raised("ValueError")
             for element, item in zip(target.elts, items, strict=True):
                 self.assign(element, item, env)
         elif isinstance(target, ast.Attribute):
             base = self.value(target.value, env)
-            if isinstance(base, _Instance):
+            if isinstance(base, Instance):
                 base.attrs[target.attr] = result
         elif isinstance(target, ast.Subscript):
             base = self.value(target.value, env)
             index = self.value(target.slice, env)
-            if isinstance(base, list | dict) and _safe(index) and _safe(result):
+            if isinstance(base, list | dict) and safe(index) and safe(result):
                 self._guarded(lambda: base.__setitem__(index, result))  # type: ignore[call-overload]
             elif type(base) in _BUILTIN_TYPES and not isinstance(base, list | dict):
-                raise _Raised("TypeError")  # ``"abc"[0] = "x"``: it does not support it
+                raise Raised("TypeError")  # ``"abc"[0] = "x"``: it does not support it
             elif isinstance(target.value, ast.Name) and target.value.id in env:
-                env[target.value.id] = _UNKNOWN
+                env[target.value.id] = UNKNOWN
 
     def _delete(self, target: ast.expr, env: dict[str, object]) -> None:
         if isinstance(target, ast.Name):
             if target.id not in env:
-                raise _Abort  # a global, or a name not bound: not modelled
+                raise Abort  # a global, or a name not bound: not modelled
             del env[target.id]
         elif isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:
@@ -734,21 +734,21 @@ class _Evaluator(_Scope):
         elif isinstance(target, ast.Subscript):
             base = self.value(target.value, env)
             index = self.value(target.slice, env)
-            if isinstance(base, list | dict) and (_safe(index) or isinstance(index, slice)):
+            if isinstance(base, list | dict) and (safe(index) or isinstance(index, slice)):
                 self._guarded(lambda: base.__delitem__(index))  # type: ignore[arg-type]
             elif type(base) in _BUILTIN_TYPES:
-                raise _Raised("TypeError")
+                raise Raised("TypeError")
             else:
-                raise _Abort  # what it deletes from is not known
+                raise Abort  # what it deletes from is not known
         else:
-            raise _Abort  # an attribute: not modelled
+            raise Abort  # an attribute: not modelled
 
     def _raise(self, stmt: ast.Raise, env: dict[str, object]) -> None:
         if stmt.exc is None:
             current = env.get("<exception>")
-            if isinstance(current, _Raised):
+            if isinstance(current, Raised):
                 raise current
-            raise _Abort
+            raise Abort
         message: str | None = None
         if isinstance(stmt.exc, ast.Call):
             # Building the message can fail first (``"bad " + name`` with an int name).
@@ -773,7 +773,7 @@ class _Evaluator(_Scope):
             dotted = None  # `raise error` with a local variable: its type is unknown
         if dotted is not None and isinstance(stmt.exc, ast.Call):
             self._construct(dotted, stmt.exc, positional, named)
-        raise _Raised(dotted, stmt, message)
+        raise Raised(dotted, stmt, message)
 
     def _construct(
         self, dotted: str, call: ast.Call, positional: list[object], named: dict[str, object]
@@ -797,14 +797,14 @@ class _Evaluator(_Scope):
             or any(k.arg is None for k in call.keywords)
         ):
             return
-        args, kwargs = [_Instance({}), *positional], named
+        args, kwargs = [Instance({}), *positional], named
         inexact = self.inexact
         try:
             self._walk_call(init, args, kwargs)
-        except _Raised as failed:
-            raise _Raised(failed.type_name) from None
-        except (_Abort, _Return, _Break, _Continue):
-            if self.steps > _STEPS:
+        except Raised as failed:
+            raise Raised(failed.type_name) from None
+        except (Abort, Return, Break, Continue):
+            if self.steps > STEPS:
                 raise
         finally:
             self.inexact = inexact
@@ -813,9 +813,9 @@ class _Evaluator(_Scope):
         """Run one iteration; False on ``break``."""
         try:
             self.run(body, env)
-        except _Continue:
+        except Continue:
             pass
-        except _Break:
+        except Break:
             return False
         return True
 
@@ -825,22 +825,22 @@ class _Evaluator(_Scope):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id in _LAZY_FUNCS
+            and node.func.id in LAZY_FUNCS
             and node.func.id not in env
             and node.func.id not in self.info.names
             and not node.keywords
             and not any(isinstance(a, ast.Starred) for a in node.args)
         ):
             args = [self.value(a, env) for a in node.args]
-            if not all(_safe(a) for a in args):
-                return _UNKNOWN
+            if not all(safe(a) for a in args):
+                return UNKNOWN
             if node.func.id == "range" and not all(isinstance(a, int) for a in args):
                 return self._guarded(lambda: range(*args))  # type: ignore[call-overload]
             if node.func.id == "range":
                 size = self._guarded(lambda: len(range(*args)))  # type: ignore[call-overload]
-                if not isinstance(size, int) or size > _MAX_SIZE:
-                    return _UNKNOWN
-            lazy = _LAZY_FUNCS[node.func.id]
+                if not isinstance(size, int) or size > MAX_SIZE:
+                    return UNKNOWN
+            lazy = LAZY_FUNCS[node.func.id]
             return self._guarded(lambda: list(lazy(*args)))  # type: ignore[call-overload]
         return self.value(node, env)
 
@@ -849,10 +849,10 @@ class _Evaluator(_Scope):
         if isinstance(iterable, dict):
             iterable = list(iterable)
         if isinstance(iterable, int | float | type(None)):
-            raise _Raised("TypeError")  # not iterable
+            raise Raised("TypeError")  # not iterable
         if not isinstance(
-            iterable, str | bytes | list | tuple | set | frozenset | range | _Iter
-        ) or not _safe(iterable):
+            iterable, str | bytes | list | tuple | set | frozenset | range | Iter
+        ) or not safe(iterable):
             self._unknown_loop(stmt, env)
             return
         if isinstance(iterable, set | frozenset) and len(iterable) > 1:
@@ -869,8 +869,8 @@ class _Evaluator(_Scope):
         while True:
             try:
                 going = self.truth(stmt.test, env)
-            except _Abort:
-                if self.steps > _STEPS:
+            except Abort:
+                if self.steps > STEPS:
                     raise
                 self._unknown_loop(stmt, env)
                 return
@@ -907,24 +907,24 @@ class _Evaluator(_Scope):
             summary = self._loops[id(stmt)] = (leaves, frozenset(touched))
         self._step()
         if summary[0]:
-            raise _Abort
+            raise Abort
         # What it did is not known: it may raise, or change what a call in it was given.
         self.inexact = True
         for name in summary[1]:
-            env[name] = _UNKNOWN
+            env[name] = UNKNOWN
 
     def _try(self, stmt: ast.Try | ast.TryStar, env: dict[str, object]) -> None:
         try:
             try:
                 self.run(stmt.body, env)
-            except _Raised as raised:
+            except Raised as raised:
                 handler = self._handler(stmt.handlers, raised)
                 if handler is None:
                     raise
                 saved = env.get("<exception>")
                 env["<exception>"] = raised
                 if handler.name:
-                    env[handler.name] = _UNKNOWN
+                    env[handler.name] = UNKNOWN
                 try:
                     self.run(handler.body, env)
                 finally:
@@ -936,7 +936,7 @@ class _Evaluator(_Scope):
                 self.run(stmt.finalbody, env)
 
     def _handler(
-        self, handlers: list[ast.ExceptHandler], raised: _Raised
+        self, handlers: list[ast.ExceptHandler], raised: Raised
     ) -> ast.ExceptHandler | None:
         for handler in handlers:
             if handler.type is None:

@@ -24,7 +24,7 @@ from .domain import mutates_module_state
 from .render import _assert, _fit, _has_set, _render, _Test
 from .scope import _dotted
 from .targets import _FunctionNode
-from .values import _UNKNOWN, _Raised
+from .values import UNKNOWN, Raised
 from .variants import variants
 
 #: At most this many return tests per function.
@@ -136,9 +136,9 @@ def _kills(
                 break
             budget -= 1
             got = replay(body, run.values)
-            if got is _UNKNOWN:
+            if got is UNKNOWN:
                 continue
-            if isinstance(got, _Raised) or not _same(run.result, got):
+            if isinstance(got, Raised) or not _same(run.result, got):
                 kills[index].add(number)
     return [frozenset(k) for k in kills]
 

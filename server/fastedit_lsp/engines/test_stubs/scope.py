@@ -16,17 +16,17 @@ import numbers
 from .bindings import _ModuleInfo
 from .values import (
     _SAFE_CONSTANTS,
-    _SAFE_FUNCS,
-    _UNKNOWN,
-    _Abort,
-    _Break,
-    _Continue,
-    _Func,
-    _ModuleRef,
-    _Raised,
-    _Return,
-    _safe,
-    _UserFunc,
+    SAFE_FUNCS,
+    UNKNOWN,
+    Abort,
+    Break,
+    Continue,
+    Func,
+    ModuleRef,
+    Raised,
+    Return,
+    UserFunc,
+    safe,
 )
 
 #: The abstract classes of the standard library an ``isinstance`` check may name.
@@ -42,7 +42,7 @@ _ABSTRACT_TYPES = {
 }
 _ITERATOR_TYPES = (collections.abc.Iterable, collections.abc.Iterator)
 _ABSTRACT_MODULES = {"collections.abc": collections.abc, "numbers": numbers}
-#: Standard library modules whose functions the evaluator applies (``_SAFE_FUNCS``).
+#: Standard library modules whose functions the evaluator applies (``SAFE_FUNCS``).
 _MODELLED_MODULES = frozenset({"math", "re", "itertools", "os"})
 
 
@@ -53,7 +53,7 @@ class _Scope:
         self.info = info
         self.inexact = False
         self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
-        self._user_funcs: dict[int, _UserFunc] = {}
+        self._user_funcs: dict[int, UserFunc] = {}
         self._constants: dict[tuple[int, str], object] = {}
 
     def value(self, node: ast.expr, env: dict[str, object]) -> object:
@@ -71,52 +71,52 @@ class _Scope:
             return self._user_func(function, self.info)
         for module, attr in self.info.origins.get(name, []):
             found = self._resolve(module, attr, 0)
-            if found is not _UNKNOWN:
+            if found is not UNKNOWN:
                 return found
         binding = self.info.names.get(name)
         if binding is not None:
             if binding.module == self.info.module:
-                return _UNKNOWN
+                return UNKNOWN
             stmt = ast.ImportFrom(binding.module, [], 0) if binding.module else ast.Import([])
             return _imported(stmt, ast.alias(binding.name, binding.alias))
         for star in self.info.stars:
             found = self._resolve(star, name, 0)
-            if found is not _UNKNOWN:
+            if found is not UNKNOWN:
                 return found
-        if name in _SAFE_FUNCS:
-            return _Func(name)
-        return _UNKNOWN
+        if name in SAFE_FUNCS:
+            return Func(name)
+        return UNKNOWN
 
     def _computed(self, info: _ModuleInfo, name: str) -> object:
         """A module-level name bound once to an expression: its value when the evaluator
         computes it exactly (once per module and name)."""
         key = (id(info), name)
         if key not in self._constants:
-            self._constants[key] = _UNKNOWN  # a cycle ends here
+            self._constants[key] = UNKNOWN  # a cycle ends here
             caller, inexact = self.info, self.inexact
             self.info, self.inexact = info, False
             try:
                 value = self.value(info.computed[name], {})
-            except (_Abort, _Raised, _Return, _Break, _Continue, RecursionError):
-                value = _UNKNOWN
+            except (Abort, Raised, Return, Break, Continue, RecursionError):
+                value = UNKNOWN
             finally:
                 exact = not self.inexact
                 self.info, self.inexact = caller, inexact
-            self._constants[key] = value if exact and _safe(value) else _UNKNOWN
+            self._constants[key] = value if exact and safe(value) else UNKNOWN
         return copy.deepcopy(self._constants[key])
 
     def _resolve(self, module: str, attr: str, depth: int) -> object:
         """``module.attr`` for another module of the project the reader has: a plain function,
         a constant, a submodule, or what that module imported under the name."""
         if depth > 4:
-            return _UNKNOWN
+            return UNKNOWN
         if module in _MODELLED_MODULES:
             return _imported(ast.ImportFrom(module, [], 0), ast.alias(attr))
         info = self.info.other(module)
         if info is None:
             # A package whose ``__init__`` is not read (or a namespace package): a submodule?
             submodule = self.info.other(f"{module}.{attr}")
-            return _ModuleRef(f"{module}.{attr}") if submodule is not None else _UNKNOWN
+            return ModuleRef(f"{module}.{attr}") if submodule is not None else UNKNOWN
         function = self._module_functions(info).get(attr)
         if function is not None:
             return self._user_func(function, info)
@@ -126,22 +126,22 @@ class _Scope:
             return self._computed(info, attr)
         for origin, name in info.origins.get(attr, []):
             found = self._resolve(origin, name, depth + 1)
-            if found is not _UNKNOWN:
+            if found is not UNKNOWN:
                 return found
         if attr not in info.names and info.other(f"{module}.{attr}") is not None:
-            return _ModuleRef(f"{module}.{attr}")
+            return ModuleRef(f"{module}.{attr}")
         if attr not in info.names:
             for star in info.stars:
                 found = self._resolve(star, attr, depth + 1)
-                if found is not _UNKNOWN:
+                if found is not UNKNOWN:
                     return found
-        return _UNKNOWN
+        return UNKNOWN
 
-    def _user_func(self, node: ast.FunctionDef, info: _ModuleInfo) -> _UserFunc:
+    def _user_func(self, node: ast.FunctionDef, info: _ModuleInfo) -> UserFunc:
         """One value per function (``f is g`` holds for two reads of one name)."""
         found = self._user_funcs.get(id(node))
         if found is None:
-            found = self._user_funcs[id(node)] = _UserFunc(node, info)
+            found = self._user_funcs[id(node)] = UserFunc(node, info)
         return found
 
     def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
@@ -257,10 +257,10 @@ def _imported(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> object:
     """The value an import binds, for the modules the evaluator models (else unknown)."""
     if isinstance(stmt, ast.Import):
         # A module: its attributes are resolved when read (math, or the project's modules).
-        return _ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
+        return ModuleRef(alias.name if alias.asname else alias.name.split(".")[0])
     if stmt.module in _MODELLED_MODULES and not stmt.level:
         dotted = f"{stmt.module}.{alias.name}"
-        if dotted in _SAFE_FUNCS:
-            return _Func(dotted)
-        return _SAFE_CONSTANTS.get(dotted, _UNKNOWN)
-    return _UNKNOWN
+        if dotted in SAFE_FUNCS:
+            return Func(dotted)
+        return _SAFE_CONSTANTS.get(dotted, UNKNOWN)
+    return UNKNOWN

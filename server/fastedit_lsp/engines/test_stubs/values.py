@@ -3,6 +3,10 @@
 ``self`` as the attributes ``__init__`` set, and the builtin values, functions, pure methods of
 ``str``/``list``/``dict`` and operators the evaluator may apply, with size limits and a step
 budget.
+
+These are the evaluator's public types (``UNKNOWN``, ``Raised``, ``Return``, ``Instance``,
+``Iter``, ...): :mod:`.evaluator` and the other modules of the package import them by these
+names, not as private ones.
 """
 
 from __future__ import annotations
@@ -23,15 +27,15 @@ class _Unknown:
         return "<unknown>"
 
 
-_UNKNOWN: object = _Unknown()
+UNKNOWN: object = _Unknown()
 _OMIT: object = type("_Omit", (), {"__repr__": lambda self: "<default>"})()
 
 
-class _Abort(Exception):  # noqa: N818 (control flow of the evaluator)
+class Abort(Exception):  # noqa: N818 (control flow of the evaluator)
     """The path depends on something unknown, or the step budget is spent."""
 
 
-class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
+class Raised(Exception):  # noqa: N818 (control flow of the evaluator)
     """An exception inside the evaluated function (from a ``raise`` statement or a builtin)."""
 
     def __init__(
@@ -44,7 +48,7 @@ class _Raised(Exception):  # noqa: N818 (control flow of the evaluator)
         self.message = message
 
 
-class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
+class Return(Exception):  # noqa: N818 (control flow of the evaluator)
     """A ``return`` statement, with the value it returns."""
 
     def __init__(self, value: object = None) -> None:
@@ -53,7 +57,7 @@ class _Return(Exception):  # noqa: N818 (control flow of the evaluator)
 
 
 @dataclass(eq=False)
-class _UserFunc:
+class UserFunc:
     """A plain function of the user's project: the evaluator walks its body in turn, with
     ``module`` (a ``_ModuleInfo``) as its globals."""
 
@@ -62,26 +66,26 @@ class _UserFunc:
     #: For a function defined inside the one walked: the scope it reads (late binding).
     scope: dict[str, object] | None = None
 
-    def __deepcopy__(self, memo: dict[int, object]) -> _UserFunc:
+    def __deepcopy__(self, memo: dict[int, object]) -> UserFunc:
         return self  # code, not data
 
 
-class _Break(Exception):  # noqa: N818 (control flow of the evaluator)
+class Break(Exception):  # noqa: N818 (control flow of the evaluator)
     pass
 
 
-class _Continue(Exception):  # noqa: N818 (control flow of the evaluator)
+class Continue(Exception):  # noqa: N818 (control flow of the evaluator)
     pass
 
 
-class _Instance:
+class Instance:
     """``self``: the attributes ``__init__`` set, as far as they are known."""
 
     def __init__(self, attrs: dict[str, object]) -> None:
         self.attrs = attrs
 
 
-class _Iter:
+class Iter:
     """An iterator over a list of known values (what ``iter([1, 2])`` gives a test): a real
     iterator, so builtins consume it as they would the real one (``sum``, ``list``, ``any``
     stop where Python stops), with no ``len`` and no indexing. Its text is never shown: an
@@ -94,7 +98,7 @@ class _Iter:
         self._fastedit_items = items
         self._fastedit_at = 0
 
-    def __iter__(self) -> _Iter:
+    def __iter__(self) -> Iter:
         return self
 
     def __next__(self) -> object:
@@ -107,24 +111,24 @@ class _Iter:
         return f"iter({_rest(self)!r})"
 
 
-def _rest(value: _Iter) -> list[object]:
+def _rest(value: Iter) -> list[object]:
     """The values an iterator has not given yet."""
     return value._fastedit_items[value._fastedit_at :]
 
 
-def _iter(value: object) -> _Iter:
+def _iter(value: object) -> Iter:
     """``iter(value)`` on the values the evaluator models."""
-    if isinstance(value, _Iter):
+    if isinstance(value, Iter):
         return value
     if isinstance(value, set | frozenset) and len(value) > 1:
-        raise _Abort  # the order it iterates in differs per process
+        raise Abort  # the order it iterates in differs per process
     if isinstance(value, str | bytes | list | tuple | dict | set | frozenset | range):
-        return _Iter(list(value))
+        return Iter(list(value))
     raise TypeError(f"{type(value).__name__} object is not iterable")
 
 
 def _next(value: object, *default: object) -> object:
-    if not isinstance(value, _Iter):
+    if not isinstance(value, Iter):
         raise TypeError("not an iterator")
     return next(value, *default)
 
@@ -138,7 +142,7 @@ def _words(text: str) -> frozenset[str]:
 _REGEX_TEXT = 40
 
 
-class _Regex:
+class Regex:
     """A compiled regular expression (``re.compile`` of a pattern the code spells out)."""
 
     __slots__ = ("_fastedit_pattern",)
@@ -168,11 +172,11 @@ class _Regex:
         return self._fastedit_pattern.findall(_text(text), *args)
 
     def finditer(self, text: object, *args: int) -> object:
-        return _Iter([_Match(m) for m in self._fastedit_pattern.finditer(_text(text), *args)])
+        return Iter([Match(m) for m in self._fastedit_pattern.finditer(_text(text), *args)])
 
 
-class _Match:
-    """What a match of a ``_Regex`` found."""
+class Match:
+    """What a match of a ``Regex`` found."""
 
     __slots__ = ("_fastedit_match",)
 
@@ -202,31 +206,31 @@ class _Match:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, bytes | _Iter):
-        raise _Abort  # a bytes pattern, or Python's message shows an address
+    if isinstance(value, bytes | Iter):
+        raise Abort  # a bytes pattern, or Python's message shows an address
     if not isinstance(value, str):
         raise TypeError("expected string or bytes-like object")
     if len(value) > _REGEX_TEXT:
-        raise _Abort
+        raise Abort
     return value
 
 
 def _replacement(value: object) -> str:
     if not isinstance(value, str):
-        raise _Abort  # a function called per match: not modelled
+        raise Abort  # a function called per match: not modelled
     return value
 
 
-def _wrap(found: re.Match[str] | None) -> _Match | None:
-    return _Match(found) if found is not None else None
+def _wrap(found: re.Match[str] | None) -> Match | None:
+    return Match(found) if found is not None else None
 
 
-def _compile(pattern: object, flags: int = 0) -> _Regex:
-    if isinstance(pattern, _Regex):
+def _compile(pattern: object, flags: int = 0) -> Regex:
+    if isinstance(pattern, Regex):
         return pattern
     if not isinstance(pattern, str) or not isinstance(flags, int):
-        raise _Abort
-    return _Regex(re.compile(pattern, flags))
+        raise Abort
+    return Regex(re.compile(pattern, flags))
 
 
 #: How many arguments ``re.<name>`` takes after the pattern and before ``flags``.
@@ -241,7 +245,7 @@ def _regex_function(name: str) -> Callable[..., object]:
         if len(args) > before:
             args, flags = args[:before], args[before]
         if not isinstance(flags, int):
-            raise _Abort
+            raise Abort
         return getattr(_compile(pattern, flags), name)(*args, **kwargs)
 
     return call
@@ -254,7 +258,7 @@ _MATH_FUNCS = _words(
 )
 _SAFE_TYPES = (
     *(str, int, float, bool, bytes, list, tuple, dict, set, frozenset, type(None)),
-    *(range, _Regex, _Match),
+    *(range, Regex, Match),
 )
 _REGEX_METHODS = ("match", "search", "fullmatch", "sub", "subn", "split", "findall", "finditer")
 _REGEX_FLAGS = _words("I IGNORECASE M MULTILINE S DOTALL X VERBOSE A ASCII U UNICODE")
@@ -267,12 +271,12 @@ _UNBOUND_STR = _words(
 def _eager(lazy: Callable[..., Iterator[object]]) -> Callable[..., object]:
     def call(*args: object, **kwargs: object) -> object:
         try:
-            items = list(itertools.islice(lazy(*args, **kwargs), _MAX_SIZE + 1))
+            items = list(itertools.islice(lazy(*args, **kwargs), MAX_SIZE + 1))
         except Exception:
-            raise _Abort from None
-        if len(items) > _MAX_SIZE:
-            raise _Abort
-        return _Iter(items)
+            raise Abort from None
+        if len(items) > MAX_SIZE:
+            raise Abort
+        return Iter(items)
 
     return call
 
@@ -280,7 +284,7 @@ def _eager(lazy: Callable[..., Iterator[object]]) -> Callable[..., object]:
 def _materialized(items: Iterator[tuple[object, Iterator[object]]]) -> Iterator[object]:
     """``groupby``'s groups, each read out before the next key is taken."""
     for key, group in items:
-        yield key, _Iter(list(group))
+        yield key, Iter(list(group))
 
 
 def _finite_repeat(value: object, times: int) -> Iterator[object]:
@@ -311,17 +315,17 @@ def _fspath(path: object) -> object:
 
 def _pow(base: object, exponent: object, modulus: object = None) -> object:
     if modulus is None and not (isinstance(exponent, int) and abs(exponent) <= 64):
-        raise _Abort  # unbounded
+        raise Abort  # unbounded
     return pow(base, exponent, modulus)  # type: ignore[call-overload]
 
 
 def _finite(value: object) -> object:
-    if isinstance(value, _Iter):
+    if isinstance(value, Iter):
         return _rest(value)
     return value
 
 
-_SAFE_FUNCS: dict[str, Callable[..., object]] = {
+SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "len": len,
     "int": int,
     "float": float,
@@ -349,7 +353,7 @@ _SAFE_FUNCS: dict[str, Callable[..., object]] = {
     "iter": _iter,  # one argument only (the two-argument form calls a function)
     "next": _next,
     "pow": lambda *args: _pow(*args),
-    "range": range,  # a real range (``_safe`` bounds its length)
+    "range": range,  # a real range (``safe`` bounds its length)
     # Lazy in Python, computed at once here: what they would raise while consumed (or what a
     # function they call does) makes the path unknown.
     **{name: _eager(getattr(builtins, name)) for name in ("map", "filter", "zip", "enumerate")},
@@ -371,7 +375,7 @@ _SAFE_CONSTANTS: dict[str, object] = {
 }
 #: Builtins whose result the evaluator iterates at once (in ``for`` and comprehensions only:
 #: elsewhere they are lazy objects it does not model).
-_LAZY_FUNCS: dict[str, Callable[..., object]] = {
+LAZY_FUNCS: dict[str, Callable[..., object]] = {
     "enumerate": enumerate,
     "zip": zip,
     "reversed": reversed,
@@ -380,18 +384,18 @@ _LAZY_FUNCS: dict[str, Callable[..., object]] = {
 
 
 @dataclass(eq=False)
-class _Lambda:
+class Lambda:
     """A ``lambda`` of the walked code, with the scope it reads (late binding, as Python's)."""
 
     node: ast.Lambda
     scope: dict[str, object]
 
-    def __deepcopy__(self, memo: dict[int, object]) -> _Lambda:
+    def __deepcopy__(self, memo: dict[int, object]) -> Lambda:
         return self  # it reads its scope, it does not own it
 
 
 @dataclass(frozen=True)
-class _ModuleRef:
+class ModuleRef:
     """A standard library module the evaluator models (``math``)."""
 
     name: str
@@ -412,7 +416,7 @@ _TYPE_NAMES: dict[str, type] = {
 }
 
 
-_SAFE_METHODS: dict[type, frozenset[str]] = {
+SAFE_METHODS: dict[type, frozenset[str]] = {
     str: _words(
         "format strip lstrip rstrip lower upper casefold title capitalize startswith endswith "
         "isdigit isdecimal isnumeric isalpha isalnum isspace isidentifier islower isupper istitle "
@@ -428,48 +432,48 @@ _SAFE_METHODS: dict[type, frozenset[str]] = {
     frozenset: _words("union intersection difference issubset issuperset"),
     int: _words("bit_length"),
     float: _words("is_integer"),
-    _Regex: frozenset(_REGEX_METHODS),
-    _Match: _words("group groups groupdict start end span"),
+    Regex: frozenset(_REGEX_METHODS),
+    Match: _words("group groups groupdict start end span"),
 }
-_MAX_SIZE = 2000
-_STEPS = 3000
+MAX_SIZE = 2000
+STEPS = 3000
 
 
-def _safe(value: object) -> bool:
-    if isinstance(value, _Iter):
+def safe(value: object) -> bool:
+    if isinstance(value, Iter):
         rest = _rest(value)
-        return len(rest) <= _MAX_SIZE and all(_safe(v) for v in rest)
-    if isinstance(value, _Func):
-        return value.name in _SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
-    if isinstance(value, _Lambda | _UserFunc):
+        return len(rest) <= MAX_SIZE and all(safe(v) for v in rest)
+    if isinstance(value, Func):
+        return value.name in SAFE_FUNCS  # a builtin function passed as a value (``key=len``)
+    if isinstance(value, Lambda | UserFunc):
         return True  # walked by the evaluator when called
     if type(value) not in _SAFE_TYPES:
         return False
     if isinstance(value, str | bytes):
-        return len(value) <= _MAX_SIZE
+        return len(value) <= MAX_SIZE
     if isinstance(value, int):
         return value.bit_length() <= 512
     if isinstance(value, range):
-        return len(value) <= _MAX_SIZE
+        return len(value) <= MAX_SIZE
     if isinstance(value, list | tuple | set | frozenset):
-        return len(value) <= _MAX_SIZE and all(_safe(v) for v in value)
+        return len(value) <= MAX_SIZE and all(safe(v) for v in value)
     if isinstance(value, dict):
-        return len(value) <= _MAX_SIZE and all(_safe(k) and _safe(v) for k, v in value.items())
+        return len(value) <= MAX_SIZE and all(safe(k) and safe(v) for k, v in value.items())
     return True
 
 
 @dataclass
-class _Method:
+class Method:
     value: object
     name: str
 
 
 @dataclass
-class _Func:
+class Func:
     name: str
 
 
-_BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
+BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.Add: lambda a, b: a + b,  # type: ignore[operator]
     ast.Sub: lambda a, b: a - b,  # type: ignore[operator]
     ast.Mult: lambda a, b: a * b,  # type: ignore[operator]
@@ -483,7 +487,7 @@ _BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.LShift: lambda a, b: a << b,  # type: ignore[operator]
     ast.RShift: lambda a, b: a >> b,  # type: ignore[operator]
 }
-_CMPOPS: dict[type[ast.cmpop], Callable[[object, object], object]] = {
+CMPOPS: dict[type[ast.cmpop], Callable[[object, object], object]] = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,
     ast.Lt: lambda a, b: a < b,  # type: ignore[operator]

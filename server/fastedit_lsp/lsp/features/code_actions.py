@@ -7,7 +7,7 @@ import time
 from lsprotocol import types
 
 # Imported at run time: pygls reads the handlers' annotations.
-from .. import review, user_actions
+from .. import user_actions
 from ..server import FasteditServer
 
 
@@ -56,8 +56,8 @@ def _actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.C
         outline=lambda: ls.documents.outline(uri),
     )
     actions = _retry_actions(ls, params)
-    actions += review.code_actions(ls, params)
-    user_actions.sync(ls)
+    actions += ls.reporter.review.code_actions(params)
+    user_actions.sync(ls.config, ls.actions)
     for spec in ls.actions:
         for offer in spec.load().offers(view):
             kind = _KINDS[offer.kind]

@@ -22,7 +22,6 @@ from ...core.jobs import Inputs, Job, TestModule
 from ...core.tracking import RegionTracker, SentEdit
 
 # Imported at run time: pygls reads the handlers' annotations.
-from .. import review
 from ..server import FasteditServer
 
 # The argument models (pydantic), the job runner and the actions are imported by the first
@@ -236,7 +235,7 @@ def register(server: FasteditServer) -> None:
         msg_id = ls.protocol.msg_id
         task = asyncio.current_task()
         if msg_id is not None and task is not None:
-            ls.client.cancellable[msg_id] = task
+            ls.hooks.cancellable[msg_id] = task
         try:
             await asyncio.wait_for(job.finished.wait(), a.timeoutMs / 1000)
         except TimeoutError:
@@ -247,7 +246,7 @@ def register(server: FasteditServer) -> None:
             raise JsonRpcRequestCancelled(f"fastedit.wait {a.jobId} cancelled") from None
         finally:
             if msg_id is not None:
-                ls.client.cancellable.pop(msg_id, None)
+                ls.hooks.cancellable.pop(msg_id, None)
         return job.record()
 
     @server.command("fastedit.status")
@@ -282,9 +281,7 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     if not await ls.client.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
-    review.end_review(ls, job)
-    ls.client.send_status(job)
-    ls.client.flags.refresh(job.uri, document, ls.jobs)
+    ls.reporter.reverted(job)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 

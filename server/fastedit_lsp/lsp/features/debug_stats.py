@@ -81,7 +81,7 @@ def stats(ls: FasteditServer) -> dict[str, Any]:
         "progressJobs": len(ls.client.progress_jobs),
         # Requests in both directions still waiting for an answer (this one included).
         "pendingRequests": pending_requests(ls),
-        "cancellable": len(ls.client.cancellable),
+        "cancellable": len(ls.hooks.cancellable),
         "runningJobs": len(ls.jobs.running()),
         "jobs": sum(1 for _ in ls.jobs),
         "documents": len(ls.documents),

@@ -14,8 +14,9 @@ import sys
 import time
 from typing import Any
 
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
+from pygls.lsp.server import LanguageServer
+
+from ...core.timings import Timings
 
 DEBUG_TIMINGS = "fastedit/debugTimings"
 
@@ -25,16 +26,16 @@ def _flag(params: Any, name: str) -> bool:
     return value is True
 
 
-def register(server: FasteditServer) -> None:
+def register(server: LanguageServer, *, timings: Timings) -> None:
     @server.feature(DEBUG_TIMINGS)
-    def debug_timings(ls: FasteditServer, params: Any) -> dict[str, Any]:
+    def debug_timings(ls: LanguageServer, params: Any) -> dict[str, Any]:
         """fastedit/debugTimings: handler times measured in the server, and imported modules."""
         reply: dict[str, Any] = {
-            "timingsMs": ls.timings.snapshot(),
+            "timingsMs": timings.snapshot(),
             "cpuSeconds": time.process_time(),
         }
         if _flag(params, "reset"):
-            ls.timings.clear()
+            timings.clear()
         if _flag(params, "modules"):
             reply["modules"] = sorted(sys.modules)
         return reply

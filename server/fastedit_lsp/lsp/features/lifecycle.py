@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
-from ..warmup import warm_up
+from ..client import ClientChannel
+from ..config import Config
+from ..pygls_internals import Internals
+from ..reporter import JobReporter
+from ..warmup import WarmUpOwners, warm_up
 
 log = logging.getLogger(__name__)
 
@@ -21,18 +26,30 @@ def _section(data: Any) -> Any:
     return data
 
 
-def register(server: FasteditServer) -> None:
+def register(
+    server: LanguageServer,
+    *,
+    config: Config,
+    client: ClientChannel,
+    reporter: JobReporter,
+    internals: Internals,
+    spawn: Callable[[Any], asyncio.Task[Any]],
+    warm_up_owners: Callable[[], WarmUpOwners],
+    close: Callable[[], Awaitable[None]],
+) -> None:
+    """``close``: stop every job and close the HTTP client (``FasteditServer.close``)."""
+
     @server.feature(types.INITIALIZE)
-    def initialize(ls: FasteditServer, params: types.InitializeParams) -> None:
+    def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
         """initialize: keep initializationOptions (validated after the reply, in initialized),
         and learn how the client counts positions."""
         from ..client import counts_code_points
 
-        ls.config.init_options = _section(params.initialization_options)
-        ls.client.counts_code_points = counts_code_points(params)
+        config.init_options = _section(params.initialization_options)
+        client.counts_code_points = counts_code_points(params)
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: FasteditServer, params: types.InitializedParams) -> None:
+    async def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
         """initialized: start the warm-up, validate the settings, announce the mode, then pull
         workspace settings."""
         from .. import memory
@@ -40,38 +57,43 @@ def register(server: FasteditServer) -> None:
         # Before the warm-up starts the process' first thread.
         memory.one_arena()
         # First, so that its thread imports while the settings are validated on the loop.
-        ls.spawn(warm_up(ls))
-        ls.config.reload()
-        ls.client.send_status(None)
-        await _pull_configuration(ls)
+        spawn(warm_up(warm_up_owners()))
+        config.reload()
+        client.send_status(None)
+        if problems := internals.problems():
+            # A fix of a pygls defect could not be applied: said, never silently dropped.
+            client.show_message(
+                "fastedit: " + "; ".join(problems) + ". Install the pygls and cattrs versions "
+                "fastedit-lsp pins (fastedit-lsp doctor lists what is off).",
+                types.MessageType.Warning,
+            )
+        await _pull_configuration(ls, config, client)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
-        ls: FasteditServer, params: types.DidChangeConfigurationParams
+        ls: LanguageServer, params: types.DidChangeConfigurationParams
     ) -> None:
         """workspace/didChangeConfiguration: use pushed settings, else pull them."""
         settings = params.settings
         if isinstance(settings, dict) and isinstance(settings.get("fastedit"), dict):
-            ls.config.client_settings = settings["fastedit"]
-            ls.config.reload()
+            config.client_settings = settings["fastedit"]
+            config.reload()
         else:
-            await _pull_configuration(ls)
+            await _pull_configuration(ls, config, client)
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: FasteditServer, params: None) -> None:
+    async def shutdown(ls: LanguageServer, params: None) -> None:
         """shutdown: stop every job and close the HTTP client."""
-        await ls.close()
+        await close()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def progress_cancel(ls: FasteditServer, params: types.WorkDoneProgressCancelParams) -> None:
+    def progress_cancel(ls: LanguageServer, params: types.WorkDoneProgressCancelParams) -> None:
         """window/workDoneProgress/cancel: the progress' cancel button stops its job."""
-        job = ls.client.progress_jobs.get(str(params.token))
-        if job is not None:
-            job.stop(None)
+        reporter.cancel_progress(str(params.token))
 
 
-async def _pull_configuration(ls: FasteditServer) -> None:
-    if not ls.client.supports("workspace.configuration"):
+async def _pull_configuration(ls: LanguageServer, config: Config, client: ClientChannel) -> None:
+    if not client.supports("workspace.configuration"):
         return
     try:
         values = await ls.workspace_configuration_async(
@@ -81,7 +103,7 @@ async def _pull_configuration(ls: FasteditServer) -> None:
         log.warning("workspace/configuration failed: %s", exc)
         return
     section = values[0] if values else None
-    if section is None or (section == {} and ls.config.client_settings is None):
+    if section is None or (section == {} and config.client_settings is None):
         return
-    ls.config.client_settings = section
-    ls.config.reload()
+    config.client_settings = section
+    config.reload()

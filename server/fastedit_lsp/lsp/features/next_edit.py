@@ -13,14 +13,14 @@ server (pygls 2.1.1 does not stop a command on ``$/cancelRequest``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
+from ..documents import DocumentStore
 from ..next_edits import ACCEPT, DISMISS, NextEdits
-
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
 
 COPILOT_INLINE_EDIT = "textDocument/copilotInlineEdit"
 #: How long a prefetch waits for the editor to report an accepted edit.
@@ -48,43 +48,57 @@ def _offer_id(args: tuple[Any, ...], command: str) -> str:
 
 
 async def _suggest(
-    ls: FasteditServer, uri: str, version: int | None, line: int, character: int
+    documents: DocumentStore,
+    next_edits: NextEdits,
+    uri: str,
+    version: int | None,
+    line: int,
+    character: int,
 ) -> dict[str, Any]:
-    next_edits: NextEdits = ls.next_edits
-    if ls.documents.get(uri) is not None and ls.documents.git_pending(uri):
-        await ls.documents.excluded_checked(uri)  # once per file: git says if it is ignored
+    if documents.get(uri) is not None and documents.git_pending(uri):
+        await documents.excluded_checked(uri)  # once per file: git says if it is ignored
     offers = next_edits.offline(uri, version, line, character)
-    document = ls.documents.get(uri)
+    document = documents.get(uri)
     if not offers and document is not None and version in (None, document.version):
         offers = await next_edits.from_model(uri, line, character)
     return {"edits": [next_edits.wire(o) for o in offers]}
 
 
-async def _prefetch(ls: FasteditServer, offer_id: str) -> None:
+async def _prefetch(documents: DocumentStore, next_edits: NextEdits, offer_id: str) -> None:
     """After an accepted suggestion, ask the model for the next one as soon as the editor
     reports the accepted edit (the answer waits in the cache for that version)."""
-    offer = ls.next_edits.offer_of(offer_id)
-    if offer is None or ls.next_edits.model is None:
+    offer = next_edits.offer_of(offer_id)
+    if offer is None or next_edits.model is None:
         return
-    document = ls.documents.get(offer.uri)
+    document = documents.get(offer.uri)
     if document is None:
         return
     if document.version == offer.version:  # the editor has not reported the edit yet
         try:
-            await asyncio.wait_for(ls.documents.next_change(), PREFETCH_WAIT)
+            await asyncio.wait_for(documents.next_change(), PREFETCH_WAIT)
         except TimeoutError:
             return
-    document = ls.documents.get(offer.uri)
-    if document is None or ls.next_edits.model.why_not(offer.uri) is not None:
+    document = documents.get(offer.uri)
+    if document is None or next_edits.model.why_not(offer.uri) is not None:
         return
     end = offer.prediction.start
     line, character = document.to_client(end)
-    await ls.next_edits.from_model(offer.uri, line, character, prefetch=True)
+    await next_edits.from_model(offer.uri, line, character, prefetch=True)
 
 
-def register(server: FasteditServer) -> None:
+def register(
+    server: LanguageServer,
+    *,
+    documents: DocumentStore,
+    next_edits: Callable[[], NextEdits],
+    use_model: Callable[[], bool],
+    spawn: Callable[[Any], asyncio.Task[Any]],
+) -> None:
+    """``next_edits``: the suggestions' owner, made on first use; ``use_model``: the
+    ``nextEdit.useModel`` setting."""
+
     @server.feature(COPILOT_INLINE_EDIT)
-    async def copilot_inline_edit(ls: FasteditServer, params: Any) -> dict[str, Any]:
+    async def copilot_inline_edit(ls: LanguageServer, params: Any) -> dict[str, Any]:
         """textDocument/copilotInlineEdit {textDocument: {uri, version}, position}: the next
         edit, as Copilot's language server answers it."""
         uri = _get(params, "textDocument", "uri")
@@ -94,54 +108,56 @@ def register(server: FasteditServer) -> None:
             raise JsonRpcInvalidParams(f"{COPILOT_INLINE_EDIT}: expected textDocument and position")
         version = _get(params, "textDocument", "version")
         try:
-            return await _suggest(
-                ls, uri, version if isinstance(version, int) else None, line, character
-            )
+            known = version if isinstance(version, int) else None
+            return await _suggest(documents, next_edits(), uri, known, line, character)
         except asyncio.CancelledError:
             return {"edits": []}  # superseded by a newer request for the document
 
     @server.feature(DID_SHOW_INLINE_EDIT)
-    def did_show_inline_edit(ls: FasteditServer, params: Any) -> None:
+    def did_show_inline_edit(ls: LanguageServer, params: Any) -> None:
         """textDocument/didShowInlineEdit {item: {command: {arguments: [id]}}}: shown."""
         arguments = _get(params, "item", "command", "arguments")
         if isinstance(arguments, list) and arguments and isinstance(arguments[0], str):
-            ls.next_edits.report(arguments[0], "shown")
+            next_edits().report(arguments[0], "shown")
 
     @server.command("fastedit.nextEdit")
-    async def next_edit(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def next_edit(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.nextEdit {uri, position, version?}: ``{edits}`` as copilotInlineEdit."""
         from .command_args import NextEditArgs, parse
 
         a = parse("fastedit.nextEdit", NextEditArgs, args)
-        if ls.documents.get(a.uri) is None:
+        if documents.get(a.uri) is None:
             raise JsonRpcInvalidParams(f"fastedit.nextEdit: uri: the document is not open: {a.uri}")
         try:
-            answer = await _suggest(ls, a.uri, a.version, a.position.line, a.position.character)
+            position = a.position
+            answer = await _suggest(
+                documents, next_edits(), a.uri, a.version, position.line, position.character
+            )
         except asyncio.CancelledError:
             return {"edits": []}
         for edit in answer["edits"]:
             # The bundled integrations show every edit they get.
-            ls.next_edits.report(edit["command"]["arguments"][0], "shown")
+            next_edits().report(edit["command"]["arguments"][0], "shown")
         return answer
 
     @server.command("fastedit.toggleNextEdit")
-    async def toggle_next_edit(ls: FasteditServer, *args: Any) -> dict[str, bool]:
+    async def toggle_next_edit(ls: LanguageServer, *args: Any) -> dict[str, bool]:
         """fastedit.toggleNextEdit: turn next-edit suggestions off or on."""
         from .command_args import Args, parse
 
         parse("fastedit.toggleNextEdit", Args, args)
-        return {"enabled": ls.next_edits.toggle()}
+        return {"enabled": next_edits().toggle()}
 
     @server.command(ACCEPT)
-    async def accept_next_edit(ls: FasteditServer, *args: Any) -> dict[str, bool]:
+    async def accept_next_edit(ls: LanguageServer, *args: Any) -> dict[str, bool]:
         """fastedit.acceptNextEdit [id]: the client applied the suggestion (it counts)."""
         offer_id = _offer_id(args, ACCEPT)
-        known = ls.next_edits.report(offer_id, "accepted")
-        if known and ls.config.resolved.settings.next_edit.use_model:
-            ls.spawn(_prefetch(ls, offer_id))
+        known = next_edits().report(offer_id, "accepted")
+        if known and use_model():
+            spawn(_prefetch(documents, next_edits(), offer_id))
         return {"known": known}
 
     @server.command(DISMISS)
-    async def dismiss_next_edit(ls: FasteditServer, *args: Any) -> dict[str, bool]:
+    async def dismiss_next_edit(ls: LanguageServer, *args: Any) -> dict[str, bool]:
         """fastedit.dismissNextEdit [id]: the user dismissed the suggestion (it counts)."""
-        return {"known": ls.next_edits.report(_offer_id(args, DISMISS), "dismissed")}
+        return {"known": next_edits().report(_offer_id(args, DISMISS), "dismissed")}

@@ -1,38 +1,39 @@
-"""workspace/executeCommand: ``fastedit.revertHunk`` and ``fastedit.keepAll`` (``lsp.review``)."""
+"""workspace/executeCommand: ``fastedit.revertHunk`` and ``fastedit.keepAll`` (``lsp.review``,
+through the job reporter)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
-from .. import review
-
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
+from ...core.jobs import JobRegistry
+from ..reporter import JobReporter
 
 
-def register(server: FasteditServer) -> None:
+def register(server: LanguageServer, *, jobs: JobRegistry, reporter: JobReporter) -> None:
     @server.command("fastedit.revertHunk")
-    async def revert_hunk_command(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def revert_hunk_command(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.revertHunk {jobId, hunk}: restore one hunk of a rewrite."""
         from .command_args import RevertHunkArgs, parse
 
         a = parse("fastedit.revertHunk", RevertHunkArgs, args)
-        job = ls.jobs.get(a.jobId)
+        job = jobs.get(a.jobId)
         if job is None:
             raise JsonRpcInvalidParams(f"fastedit.revertHunk: jobId: no job {a.jobId}")
-        return await review.revert_hunk(ls, job, a.hunk)
+        result = await reporter.review.revert_hunk(job, a.hunk)
+        if result["reverted"]:
+            reporter.hunk_reverted(job)
+        return result
 
     @server.command("fastedit.keepAll")
-    async def keep_all(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def keep_all(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.keepAll {jobId}: end the review of a rewrite, keeping its changes."""
         from .command_args import JobIdArgs, parse
 
         a = parse("fastedit.keepAll", JobIdArgs, args)
-        job = ls.jobs.get(a.jobId)
+        job = jobs.get(a.jobId)
         if job is None:
             raise JsonRpcInvalidParams(f"fastedit.keepAll: jobId: no job {a.jobId}")
-        reviewed = job.review
-        review.end_review(ls, job)
-        return {"kept": reviewed}
+        return {"kept": reporter.kept(job)}

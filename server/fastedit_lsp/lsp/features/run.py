@@ -24,9 +24,9 @@ def register(server: FasteditServer) -> None:
 
         name = "fastedit.run"
         a = parse(name, RunArgs, args)
-        action = user.by_id(user_actions.sync(ls), a.action)
+        action = user.by_id(user_actions.sync(ls.config, ls.actions), a.action)
         if action is None:
-            known = ", ".join(x.id for x in (*user_actions.configured(ls), *user.PRESETS))
+            known = ", ".join(x.id for x in (*user_actions.configured(ls.config), *user.PRESETS))
             raise JsonRpcInvalidParams(f"{name}: action: no action {a.action!r} (known: {known})")
         document = _document(ls, name, a.uri)
         if a.range is not None:

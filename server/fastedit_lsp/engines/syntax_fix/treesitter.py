@@ -1,7 +1,7 @@
 """Offline syntax repair beyond Python: insert what tree-sitter says is missing, verified by a
 reparse.
 
-Pure and offline (Python has its own repairs: ``syntax_fix``). For the languages with a grammar
+Pure and offline (Python has its own repairs: :mod:`.python`). For the languages with a grammar
 (``engines.parse``: JavaScript, TypeScript, Go, Rust, Java, C, C++, C#) a deleted closer,
 semicolon, closing quote or comma leaves tree-sitter reporting a MISSING token or an ERROR node.
 The repair tries small insertions confined to a region of the document (the error's lines, as
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .parse import Parsed, SyntaxProblem, around, check_edit, parse, reparse
+from ..parse import Parsed, SyntaxProblem, around, check_edit, parse, reparse
 
 #: Insertions at most (a deleted ``)`` and ``;`` together is two).
 ROUNDS = 3

@@ -1,53 +1,33 @@
-"""What an inline completion sends a model: prefix, suffix and snippets, within a token budget.
+"""The snippets of an inline completion's context: whole lines of the other open documents,
+ranked by how much they say about the code near the cursor.
 
-Pure: no pygls, no httpx, no I/O. It runs on every keystroke, so its work is bounded by the budget
-and by caps, never by the size of a document: the current document is read only near the cursor
-(the lines the budget takes, the lines whose identifiers rank the snippets, its first lines for
-its imports), the cursor line only up to :data:`MAX_HEAD_CHARS` / :data:`MAX_TAIL_CHARS`
-characters either side, and each other open document only up to :data:`MAX_INDEXED_CHARS`,
-indexed once per :class:`OpenDocument` instance.
-
-The budget is in estimated tokens (:func:`estimate_tokens`). The prefix gets 60% of it, the suffix
-20% and the snippets the rest; a share a part cannot use (a short document, no other documents)
-goes to the others. The prefix and suffix are whole lines, nearest the cursor first, plus the
-cursor line's head and tail; their line endings are normalised to ``\\n``. Each snippet is charged
-its text, its path and :data:`SNIPPET_OVERHEAD_TOKENS` for the label the prompt gives it.
-
-Snippets come from the other open documents only: never from the current document (same path),
-never from one whose path matches the ``exclude`` patterns (:func:`context.is_excluded`). Whether a
-file is git-ignored (``settings.GIT_IGNORED``, ``<git-ignored>``) cannot be decided here: the caller
-asks git and leaves such documents out of ``others`` before calling. A snippet is whole lines: the
-definition (``def``, ``class``, ``function``, ``func``, ``fn``, ``const`` ...) of an identifier used
-near the cursor scores highest, then windows of lines that share identifiers with the text near
-the cursor (Jaccard overlap); a document the current one imports scores higher, one in another
-language lower.
+Pure: no pygls, no httpx, no I/O. Snippets come from the other open documents only: never from
+the current document (same path), never from one whose path matches the ``exclude`` patterns
+(:func:`context.is_excluded`); git-ignored documents are left out by the caller. A snippet is
+whole lines: the definition (``def``, ``class``, ``function``, ``func``, ``fn``, ``const`` ...)
+of an identifier used near the cursor scores highest, then windows of lines that share
+identifiers with the text near the cursor (Jaccard overlap); a document the current one imports
+scores higher, one in another language lower. Each other document is read only up to
+:data:`MAX_INDEXED_CHARS`, indexed once per :class:`OpenDocument` instance. Each snippet is
+charged its text, its path and :data:`SNIPPET_OVERHEAD_TOKENS` (:func:`snippet_tokens`).
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 
-from ..core.document import Document, Point
+from ..core.document import Document
 from ..prompting.context import is_excluded
+from .tokens import MILLI, milli_cost, milli_per_char, whole_tokens
 
-#: Shares of the budget; the snippets get the rest.
-PREFIX_SHARE = 0.6
-SUFFIX_SHARE = 0.2
-#: The cursor line's head and tail are always kept, but a minified or generated line can be
-#: megabytes long: only this many characters nearest the cursor are.
-MAX_HEAD_CHARS = 2_000
-MAX_TAIL_CHARS = 1_000
-#: A longer whole line ends the prefix or the suffix (it is data, not context worth its cost).
-MAX_CONTEXT_LINE_CHARS = 4_000
 #: Lines before and after the cursor whose identifiers rank the snippets.
 NEAR_LINES_BEFORE = 30
 NEAR_LINES_AFTER = 10
@@ -77,31 +57,6 @@ OTHER_LANGUAGE_FACTOR = 0.5
 #: Each snippet is charged its path plus this much for the label and fence the prompt puts
 #: around it, so the caller's framing of a snippet does not push a prompt over the budget.
 SNIPPET_OVERHEAD_TOKENS = 4
-
-#: Characters per token of code for a model family, by a substring of the model id (first match
-#: wins, so narrower names come first). Newlines and non-ASCII characters are counted apart (see
-#: estimate_tokens), and the figures are on the low side so that the estimate errs high: larger
-#: vocabularies pack more code into a token; Llama 2's 32k SentencePiece vocabulary the least.
-CHARS_PER_TOKEN: tuple[tuple[tuple[str, ...], float], ...] = (
-    (("codellama", "llama-2", "llama2"), 3.0),
-    (("gpt", "o200k", "cl100k"), 3.8),
-    (("llama",), 3.5),
-    (("qwen",), 3.5),
-    (("deepseek",), 3.4),
-    (("codestral", "devstral", "mistral", "mixtral", "ministral"), 3.2),
-    (("gemma",), 3.4),
-)
-DEFAULT_CHARS_PER_TOKEN = 3.5
-
-# Token costs are kept in thousandths of a token, so that costs add up exactly and the rounding
-# happens once per part (a float sum could round a total over the budget).
-_MILLI = 1000
-# Tokenizers merge runs of spaces and tabs: past its first four characters, a run costs an eighth
-# of a token per character. The cost of a run is concave, so splitting text never lowers the sum.
-_RUN_FREE = 4
-_RUN_MILLI = 125
-_LONG_RUN = re.compile(r"[ \t]{5,}")
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 # ASCII-first: twice as fast as a Unicode letter class, and code identifiers start with one.
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{2,}")
@@ -191,264 +146,18 @@ class Snippet:
     score: float
 
 
-@dataclass(frozen=True)
-class CompletionContext:
-    """The text around a cursor that goes into an inline-completion prompt."""
-
-    #: Text before the cursor: whole lines, then the cursor line's head.
-    prefix: str
-    #: Text after the cursor: the cursor line's tail, then whole lines.
-    suffix: str
-    #: Most relevant first.
-    snippets: tuple[Snippet, ...]
-    #: Whether the prefix or the suffix was cut by the budget or a cap.
-    truncated: bool
-    language_id: str
-    path: str
-    #: prefix + suffix + each snippet with its label (snippet_tokens); never above the budget.
-    estimated_tokens: int
-    #: The exclude pattern the current document matches: then nothing of it is in the context.
-    excluded_by: str | None = None
-
-
-# -- token estimates ---------------------------------------------------------------------------
-
-
-def estimate_tokens(text: str, model: str | None = None) -> int:
-    """A conservative (over-)estimate of the token count of code for this model family.
-
-    ASCII characters cost ``1 / chars-per-token`` of the family (:data:`CHARS_PER_TOKEN`), except
-    past the fourth character of a run of spaces or tabs (an eighth); a line break costs a whole
-    token, a non-ASCII character one (two outside the Basic Multilingual Plane), as byte-level
-    tokenizers split them. Rounded up. The estimate of a text never exceeds the sum of the
-    estimates of its pieces.
-    """
-    return _tokens(_milli(text, _milli_per_char(model)))
-
-
 def snippet_tokens(snippet: Snippet, model: str | None = None) -> int:
     """What a snippet costs in the budget: its text, its path and its label."""
-    return _snippet_tokens(snippet, _milli_per_char(model))
-
-
-def _milli_per_char(model: str | None) -> int:
-    name = (model or "").lower()
-    for keys, chars in CHARS_PER_TOKEN:
-        if any(key in name for key in keys):
-            return math.ceil(_MILLI / chars)
-    return math.ceil(_MILLI / DEFAULT_CHARS_PER_TOKEN)
-
-
-def _milli(text: str, per_char: int) -> int:
-    """Estimated cost of ``text`` in thousandths of a token."""
-    if not text:
-        return 0
-    breaks = text.count("\n") + text.count("\r")
-    if text.isascii():
-        wide = astral = 0
-    else:
-        wide = len(text) - len(text.encode("ascii", "ignore"))
-        astral = len(_ASTRAL.findall(text))
-    milli = (len(text) - breaks - wide) * per_char + (breaks + wide + astral) * _MILLI
-    if "     " in text or "\t" in text:
-        for run in _LONG_RUN.finditer(text):
-            milli -= (run.end() - run.start() - _RUN_FREE) * (per_char - _RUN_MILLI)
-    return milli
-
-
-def _tokens(milli: int) -> int:
-    return -(-milli // _MILLI)
+    return snippet_cost(snippet, milli_per_char(model))
 
 
 def _label_tokens(path: str, per_char: int) -> int:
-    return _tokens(_milli(path, per_char)) + SNIPPET_OVERHEAD_TOKENS
+    return whole_tokens(milli_cost(path, per_char)) + SNIPPET_OVERHEAD_TOKENS
 
 
-def _snippet_tokens(snippet: Snippet, per_char: int) -> int:
-    return _tokens(_milli(snippet.text, per_char)) + _label_tokens(snippet.path, per_char)
-
-
-# -- building ----------------------------------------------------------------------------------
-
-
-def build(
-    document: Document,
-    cursor: Point,
-    *,
-    path: str,
-    others: Sequence[OpenDocument],
-    budget_tokens: int,
-    exclude: Sequence[str],
-    model: str | None = None,
-) -> CompletionContext:
-    """The context of an inline completion at ``cursor``, within ``budget_tokens``.
-
-    ``others`` are the other open documents, git-ignored ones already removed by the caller;
-    ``exclude`` the ``context.exclude`` globs. A current document that ``exclude`` matches yields an
-    empty context (``excluded_by`` says why): nothing of it may reach a model.
-    """
-    patterns = tuple(exclude)
-    per_char = _milli_per_char(model)
-    budget = max(budget_tokens, 0)
-    if (excluded_by := is_excluded(path, patterns)) is not None:
-        has_text = document.end != Point(0, 0)
-        return CompletionContext("", "", (), has_text, document.language_id, path, 0, excluded_by)
-    # Clamped as LSP clamps positions: before the start is the start, past the end the end.
-    if cursor.line < 0:
-        cursor = Point(0, 0)
-    elif cursor.line >= document.line_count:
-        cursor = document.end
-    line_index = cursor.line
-    line = document.line(line_index)
-    col = min(max(cursor.col, 0), len(line))
-    head = line[max(0, col - MAX_HEAD_CHARS) : col]
-    tail = line[col : col + MAX_TAIL_CHARS]
-    prefix = _Side(
-        head,
-        capped=col > MAX_HEAD_CHARS,
-        before=True,
-        lines=(document.line(i) + "\n" for i in range(line_index - 1, -1, -1)),
-        per_char=per_char,
-    )
-    suffix = _Side(
-        tail,
-        capped=len(line) - col > MAX_TAIL_CHARS,
-        before=False,
-        lines=("\n" + document.line(i) for i in range(line_index + 1, document.line_count)),
-        per_char=per_char,
-    )
-    prefix_share = math.floor(budget * PREFIX_SHARE)
-    suffix_share = math.floor(budget * SUFFIX_SHARE)
-    prefix.grow(prefix_share)
-    suffix.grow(suffix_share)
-    # A side that has taken all it can (a short document) leaves its share to the snippets.
-    allowance = budget - prefix_share - suffix_share
-    if prefix.settled:
-        allowance += prefix_share - prefix.tokens
-    if suffix.settled:
-        allowance += suffix_share - suffix.tokens
-    snippets: list[Snippet] = []
-    if allowance > 0 and others:
-        query = _near_identifiers(document, line_index, head, tail)
-        snippets = _snippets(
-            others,
-            path=path,
-            language_id=document.language_id,
-            query=query,
-            modules=_imported_modules(document, line_index) if query else set(),
-            patterns=patterns,
-            allowance=allowance,
-            per_char=per_char,
-        )
-    spent = sum(_snippet_tokens(snippet, per_char) for snippet in snippets)
-    # What the snippets left goes back to the prefix and the suffix, three to one as their shares.
-    spare = budget - prefix.tokens - suffix.tokens - spent
-    prefix.grow(prefix.tokens + spare * 3 // 4)
-    suffix.grow(budget - prefix.tokens - spent)
-    prefix.grow(budget - suffix.tokens - spent)
-    return CompletionContext(
-        prefix=prefix.text,
-        suffix=suffix.text,
-        snippets=tuple(snippets),
-        truncated=not (prefix.complete and suffix.complete),
-        language_id=document.language_id,
-        path=path,
-        estimated_tokens=prefix.tokens + suffix.tokens + spent,
-    )
-
-
-# -- prefix and suffix -------------------------------------------------------------------------
-
-
-class _Side:
-    """The prefix or the suffix, grown outward from the cursor up to a token limit.
-
-    First the cursor line's part (``partial``: the head, cut from its start, or the tail, cut from
-    its end), then whole lines, nearest first. Growing again with a larger limit continues where
-    the last call stopped; a cut partial takes no lines, so the side stays contiguous.
-    """
-
-    def __init__(
-        self, partial: str, *, capped: bool, before: bool, lines: Iterator[str], per_char: int
-    ) -> None:
-        self._partial = partial
-        self._capped = capped
-        self._before = before
-        self._lines = lines
-        self._per_char = per_char
-        self._pending: str | None = None
-        self._stopped = False
-        self.kept = ""
-        self.pieces: list[str] = []
-        self.milli = 0
-        self.partial_done = False
-        self.exhausted = False
-
-    @property
-    def tokens(self) -> int:
-        return _tokens(self.milli)
-
-    @property
-    def complete(self) -> bool:
-        """Whether everything up to the document's edge is in."""
-        return self.partial_done and self.exhausted
-
-    @property
-    def settled(self) -> bool:
-        """Whether no larger limit would add anything."""
-        whole_partial = len(self.kept) == len(self._partial)
-        return whole_partial and (self._capped or self.exhausted or self._stopped)
-
-    @property
-    def text(self) -> str:
-        if self._before:
-            return "".join(reversed(self.pieces)) + self.kept
-        return self.kept + "".join(self.pieces)
-
-    def grow(self, limit_tokens: int) -> None:
-        limit = limit_tokens * _MILLI
-        if not self.partial_done and not self._grow_partial(limit):
-            return
-        while not self._stopped:
-            piece = self._pending if self._pending is not None else next(self._lines, None)
-            if piece is None:
-                self.exhausted = True
-                return
-            self._pending = piece
-            if len(piece) > MAX_CONTEXT_LINE_CHARS + 1:
-                self._stopped = True
-                return
-            # Every character costs at least _RUN_MILLI: a line that cannot fit is not measured.
-            if len(piece) * _RUN_MILLI > limit - self.milli:
-                return
-            cost = _milli(piece, self._per_char)
-            if self.milli + cost > limit:
-                return
-            self.pieces.append(piece)
-            self.milli += cost
-            self._pending = None
-
-    def _grow_partial(self, limit: int) -> bool:
-        """Keep as much of the cursor line's part as fits; whether all of it is in."""
-        full = self._partial
-        # Cost only falls as characters far from the cursor are dropped: binary search the most
-        # that fits.
-        low, high = len(self.kept), len(full)
-        while low < high:
-            middle = (low + high + 1) // 2
-            if _milli(self._take(middle), self._per_char) <= limit:
-                low = middle
-            else:
-                high = middle - 1
-        self.kept = self._take(low)
-        self.milli = _milli(self.kept, self._per_char)
-        self.partial_done = low == len(full) and not self._capped
-        return self.partial_done
-
-    def _take(self, count: int) -> str:
-        if self._before:
-            return self._partial[len(self._partial) - count :]
-        return self._partial[:count]
+def snippet_cost(snippet: Snippet, per_char: int) -> int:
+    """:func:`snippet_tokens` at a model family's ``per_char`` (:func:`~.tokens.milli_per_char`)."""
+    return whole_tokens(milli_cost(snippet.text, per_char)) + _label_tokens(snippet.path, per_char)
 
 
 # -- other documents ---------------------------------------------------------------------------
@@ -624,7 +333,7 @@ def _select(candidates: list[_Candidate], allowance: int, per_char: int) -> list
         ranges = taken.setdefault(candidate.path, [])
         if any(candidate.first < end and first < candidate.end for first, end in ranges):
             continue
-        room = (allowance - used - _label_tokens(candidate.path, per_char)) * _MILLI
+        room = (allowance - used - _label_tokens(candidate.path, per_char)) * MILLI
         lines: list[str] = []
         milli = 0
         for number in range(candidate.first, candidate.end):
@@ -632,7 +341,7 @@ def _select(candidates: list[_Candidate], allowance: int, per_char: int) -> list
             if len(line) > MAX_SNIPPET_LINE_CHARS:
                 break
             piece = "\n" + line if lines else line
-            cost = _milli(piece, per_char)
+            cost = milli_cost(piece, per_char)
             if milli + cost > room:
                 break
             lines.append(line)
@@ -644,7 +353,7 @@ def _select(candidates: list[_Candidate], allowance: int, per_char: int) -> list
         snippet = Snippet(candidate.path, "\n".join(lines), round(candidate.score, 6))
         chosen.append(snippet)
         ranges.append((candidate.first, candidate.first + len(lines)))
-        used += _snippet_tokens(snippet, per_char)
+        used += snippet_cost(snippet, per_char)
     return chosen
 
 
@@ -658,7 +367,7 @@ def _near_lines(document: Document, line_index: int) -> range:
     )
 
 
-def _near_identifiers(document: Document, line_index: int, head: str, tail: str) -> set[str]:
+def near_identifiers(document: Document, line_index: int, head: str, tail: str) -> set[str]:
     """The identifiers near the cursor: what snippets are ranked against."""
     parts = [head[-MAX_SCANNED_LINE_CHARS:], tail[:MAX_SCANNED_LINE_CHARS]]
     parts.extend(
@@ -669,7 +378,7 @@ def _near_identifiers(document: Document, line_index: int, head: str, tail: str)
     return _identifiers("\n".join(parts))
 
 
-def _imported_modules(document: Document, line_index: int) -> set[str]:
+def imported_modules(document: Document, line_index: int) -> set[str]:
     """Lower-cased words of the document's import lines: module names and path parts."""
     numbers = sorted(
         set(range(min(IMPORT_SCAN_LINES, document.line_count)))
@@ -708,7 +417,7 @@ def _family(language_id: str) -> str:
     return _LANGUAGE_FAMILY.get(language_id.lower(), language_id.lower())
 
 
-def _snippets(
+def rank(
     others: Sequence[OpenDocument],
     *,
     path: str,

@@ -1,0 +1,371 @@
+"""Emacs 28 + eglot 1.9 in a real terminal, as a person uses it: every action many times in a row.
+
+The batch tests (test_emacs.py) pump Emacs' event loop themselves, and any request they send
+releases messages Emacs has read and not yet parsed; so they never saw a job hang. Here Emacs runs
+in tmux (its own socket, HOME and XDG directories) with the README's manual setup in its
+init.el, keys are typed with ``tmux send-keys`` and the screen is read back with ``capture-pane``:
+while a job runs the test sends nothing to Emacs (a status request through eglot would release
+stuck messages and hide a hang). Each action runs ``ROUNDS`` times in a row, offline and with the
+stub model, fastedit-lsp alone and beside jedi-language-server through rassumfrassum; after each
+job its text and its end message must be on the screen, then one undo takes it back. Deadlines
+are hang guards only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support.editors.emacs_driver import ELISP, emacs, skip_or_fail
+from tests.support.editors.polling import poll
+
+WIDTH, HEIGHT = 120, 36
+#: A hang guard: a job's text lands in well under a second; a first start loads three servers.
+TIMEOUT = 60.0
+#: Jobs in a row per action.
+ROUNDS = 20
+#: A person's pause before pressing an action's key (see ``_job``), in seconds.
+THINK = 1.0
+
+#: The README's manual setup (editors/emacs/README.md, Install: Manual), with the user's own
+#: server or none. Early-init keeps Debian's native compiler from popping up warnings about
+#: its own packages over the buffer.
+EARLY_INIT = "(setq native-comp-deferred-compilation nil)\n"
+INIT = """(setq inhibit-startup-screen t make-backup-files nil create-lockfiles nil
+      auto-save-default nil)
+(add-to-list 'load-path "{elisp}")
+(require 'fastedit)
+(fastedit-eglot-setup 'python-mode {other})
+(add-hook 'python-mode-hook #'eglot-ensure)
+"""
+
+#: Text that must never be on the screen: a Lisp error, a prompt, eglot's raw JSON-RPC error, a
+#: server that did not answer or died. (The user's server may say a syntax error: not ours.)
+ERRORS = (
+    "jsonrpc",
+    "-32",
+    "did not answer",
+    "Server died",
+    "(y or n)",
+    "Proceed?",
+    "error in process",
+    "Error running timer",
+    "Wrong type argument",
+    "Debugger entered",
+)
+
+VALIDATORS = """import re
+
+# regex: ISO date pattern
+#   match: 2024-01-31
+#   match: 1999-12-01
+#   reject: 2024-1-31
+#   reject: 24-01-31
+
+
+def is_iso_date(text: str) -> bool:
+    return ISO_DATE_PATTERN.fullmatch(text) is not None
+
+
+def is_email(text: str) -> bool:
+    return EMAIL_PATTERN.fullmatch(text) is not None
+
+
+def is_version(text: str) -> bool:
+    return VERSION_PATTERN.fullmatch(
+"""
+#: Lines (1-based) of the comment block and of the unfinished line.
+REGEX_LINE, UNFINISHED_LINE = 3, 19
+COMPLETED = "    return VERSION_PATTERN.fullmatch(text) is not None"
+PATTERN = 'ISO_DATE_PATTERN = re.compile(r"'
+BROKEN = "x = 1\nif x\n    print(x)\n"
+REWRITE = "def is_email(text: str) -> bool:\n    return bool(EMAIL_PATTERN.fullmatch(text))\n"
+
+
+class Terminal:
+    """One tmux server (its own socket name) running one Emacs in a 120×36 window."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.socket = f"fastedit-emacs-{uuid.uuid4().hex[:12]}"
+        self.env = env
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, f"tmux {args}: {done.stderr}"
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "emacs")
+
+    def cursor(self) -> tuple[int, int]:
+        """The terminal cursor: (column, row), 0-based; row 0 is the menu bar."""
+        x, y = self.tmux("display-message", "-p", "-t", "emacs", "#{cursor_x},#{cursor_y}").split(
+            ","
+        )
+        return int(x), int(y)
+
+    def keys(self, *keys: str) -> None:
+        """Press keys as tmux names them (``C-c``, ``/``, ``Enter``)."""
+        self.tmux("send-keys", "-t", "emacs", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "emacs", "-l", text)
+
+    def check(self) -> None:
+        screen = self.screen()
+        for text in ERRORS:
+            assert text not in screen, f"{text!r} on the screen:\n{screen}"
+
+    def wait(self, predicate: Callable[[str], bool], what: str) -> str:
+        """The screen once ``predicate`` holds for it, checking it for errors at every look."""
+        seen: list[str] = []
+
+        def look() -> str | None:
+            screen = self.screen()
+            seen[:] = [screen]
+            return screen if predicate(screen) else None
+
+        try:
+            return poll(look, what, TIMEOUT, interval=0.05, each=self.check)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{seen[0] if seen else ''}") from None
+
+    def echo_area(self) -> str:
+        return self.screen().rstrip("\n").split("\n")[-1]
+
+    def goto_line(self, line: int) -> None:
+        self.keys("M-g", "g")
+        self.type(str(line))
+        self.keys("Enter")
+
+
+@pytest.fixture(scope="module")
+def terminal_tools() -> None:
+    emacs()  # skips (fails in CI) without emacs + eglot, rass and jedi-language-server
+    if shutil.which("tmux") is None:
+        skip_or_fail("tmux is not installed (apt-get install tmux)")
+
+
+@contextmanager
+def _emacs(
+    tmp_path: Path,
+    stub: StubModelServer | None,
+    beside: bool,
+    *files: tuple[str, str],
+) -> Iterator[tuple[Terminal, Path]]:
+    """A new user's Emacs in tmux on ``files`` (the first shown): its own HOME, fastedit-lsp
+    (and rass, jedi-language-server) on PATH, the stub model or none."""
+    home = tmp_path / "home"
+    (home / ".emacs.d").mkdir(parents=True)
+    (home / ".emacs.d" / "early-init.el").write_text(EARLY_INIT)
+    other = '\'("jedi-language-server")' if beside else "nil"
+    (home / ".emacs.d" / "init.el").write_text(INIT.format(elisp=ELISP, other=other))
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)  # a project root for eglot
+    for name, text in files:
+        (project / name).write_text(text)
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("FASTEDIT_", "TMUX", "XDG_")) and not name.endswith("_API_KEY")
+    }
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        TERM="xterm-256color",
+    )
+    if stub is not None:
+        env.update(
+            FASTEDIT_FAST_BASE_URL=stub.base_url,
+            FASTEDIT_FAST_MODEL="stub-fast",
+            FASTEDIT_STANDARD_BASE_URL=stub.base_url,
+            FASTEDIT_STANDARD_MODEL="stub-strong",
+        )
+    terminal = Terminal(env)
+    terminal.tmux(
+        "new-session", "-d", "-s", "emacs", "-x", str(WIDTH), "-y", str(HEIGHT),
+        "-c", str(project), emacs(), "-nw", files[0][0],
+    )  # fmt: skip
+    socket = Path(terminal.tmux("display-message", "-p", "#{socket_path}").strip())
+    try:
+        # eglot has connected once fastedit's lighter shows the server's mode.
+        terminal.wait(lambda s: "FE[auto]" in s, "fastedit's mode in the mode line")
+        yield terminal, project
+        terminal.check()
+    finally:
+        subprocess.run(
+            ["tmux", "-L", terminal.socket, "kill-server"],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        socket.unlink(missing_ok=True)  # tmux leaves its socket file behind
+
+
+def _job(
+    terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], title: str
+) -> None:
+    """Clear the echo area, pause as a person does, press ``keys``, wait for the job's text and
+    its end message."""
+    terminal.keys("C-l")  # redraws and clears the echo area; nothing is sent to the server
+    terminal.wait(lambda _: "fastedit:" not in terminal.echo_area(), "a clear echo area")
+    # A person's pause before the key, not a wait for something: Emacs' own requests after a
+    # cursor move or an undo (ElDoc's hover, the next-edit request) are answered meanwhile, so
+    # the job's messages are the server's only output, as they are for a person; any later
+    # output released the messages a hung job was stuck on, and hid the hang.
+    time.sleep(THINK)
+    terminal.keys(*keys)
+    terminal.wait(landed, f"the text of {title}")
+    terminal.wait(lambda s: f"fastedit: {title} done" in s, f"the end of {title}")
+
+
+def _undo(terminal: Terminal, gone: Callable[[str], bool], what: str) -> None:
+    terminal.keys("C-/")
+    terminal.wait(gone, f"one undo to take back {what}")
+
+
+def _soak_offline_actions(terminal: Terminal) -> None:
+    for _ in range(ROUNDS):
+        terminal.goto_line(UNFINISHED_LINE)
+        _job(
+            terminal,
+            ("C-e", "C-c", "/", "c"),
+            lambda s: COMPLETED in s,
+            "Complete the rest",
+        )
+        _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+    for _ in range(ROUNDS):
+        terminal.goto_line(REGEX_LINE)
+        _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
+        _undo(terminal, lambda s: PATTERN not in s, "the pattern")
+
+
+def _soak_fix_syntax(terminal: Terminal) -> None:
+    terminal.keys("C-x", "C-f")
+    terminal.type("broken.py")
+    terminal.keys("Enter")
+    terminal.wait(lambda s: "broken.py" in s and "FE[auto" in s, "broken.py under fastedit")
+    fixed = re.compile(r"^if x:\s*$", re.M)
+    for _ in range(ROUNDS):
+        terminal.goto_line(2)
+        _job(terminal, ("C-c", "/", "s"), lambda s: fixed.search(s) is not None, "Fix syntax")
+        _undo(terminal, lambda s: fixed.search(s) is None, "the fix")
+
+
+# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
+def test_offline_actions_run_twenty_times_in_a_row_without_a_hang(
+    terminal_tools: None, tmp_path: Path, beside: bool
+) -> None:
+    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN)
+    with _emacs(tmp_path, None, beside, *files) as (terminal, _project):
+        _soak_offline_actions(terminal)
+        _soak_fix_syntax(terminal)
+
+
+# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
+def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
+    terminal_tools: None, tmp_path: Path, stub: StubModelServer, beside: bool
+) -> None:
+    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN)
+    with _emacs(tmp_path, stub, beside, *files) as (terminal, _project):
+        stub.default = Answer(text="text) is not None", token_size=3, tps=200)
+        for _ in range(ROUNDS):
+            terminal.goto_line(UNFINISHED_LINE)
+            _job(
+                terminal,
+                ("C-e", "C-c", "/", "c"),
+                lambda s: COMPLETED in s,
+                "Complete the rest",
+            )
+            _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+        stub.default = Answer(text=f"```python\n{REWRITE}```\n", token_size=4, tps=400)
+        rewritten = "return bool(EMAIL_PATTERN.fullmatch(text))"
+        for _ in range(ROUNDS):
+            terminal.goto_line(14)
+            terminal.keys("C-Space", "C-n", "C-n")
+            terminal.keys("C-c", "/", "e")
+            terminal.wait(lambda s: "Edit the selection:" in s, "the instruction prompt")
+            terminal.type("cast to bool")
+            _job(terminal, ("Enter",), lambda s: rewritten in s, "Edit selection")
+            _undo(terminal, lambda s: rewritten not in s, "the rewrite")
+        stub.default = Answer(text="```python\nx = 1\nif x:\n    print(x)\n```\n", tps=400)
+        _soak_fix_syntax(terminal)
+
+
+def test_the_cursor_ends_after_the_completed_text_and_the_pattern(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    with _emacs(tmp_path, None, False, ("validators.py", VALIDATORS)) as (terminal, _project):
+        terminal.goto_line(UNFINISHED_LINE)
+        _job(terminal, ("C-e", "C-c", "/", "c"), lambda s: COMPLETED in s, "Complete the rest")
+        screen = terminal.screen().split("\n")
+        column, row = terminal.cursor()
+        assert screen[row] == COMPLETED and column == len(COMPLETED), (column, row, screen)
+        # The next typing lands after the completion, not in front of it.
+        terminal.type("  # ok")
+        terminal.wait(lambda s: COMPLETED + "  # ok" in s, "the typing after the completion")
+        terminal.goto_line(REGEX_LINE)
+        _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
+        screen = terminal.screen().split("\n")
+        column, row = terminal.cursor()
+        assert screen[row].startswith(PATTERN) and column == len(screen[row].rstrip()), (
+            column,
+            row,
+            screen,
+        )
+
+
+RENAME = """def total(items, scale):
+    count = 0
+    for item in items:
+        count += item * scale
+    return count
+"""
+
+
+def test_a_next_edit_suggestion_shows_its_key_and_the_replaced_text_in_a_terminal(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    with _emacs(tmp_path, None, False, ("calc.py", RENAME)) as (terminal, _project):
+        # Rename "count" to "acc" on line 2: the next occurrence is suggested on line 4.
+        terminal.goto_line(2)
+        terminal.keys("M-f", "M-b", "M-d")
+        terminal.type("acc")
+        screen = terminal.wait(lambda s: "accepts]" in s, "the suggestion's key hint")
+        line = next(row for row in screen.split("\n") if "+= item" in row)
+        # The replaced text and the new one side by side, then the key.
+        assert line.startswith("        countacc += item * scale  [C-c / n accepts]"), line
+        # The replaced text is drawn apart (a background), not only struck through (which a
+        # terminal may not draw: "countacc" would read as one word).
+        colours = terminal.tmux("capture-pane", "-p", "-e", "-t", "emacs")
+        row = next(r for r in colours.split("\n") if "+= item" in r)
+        start = row.index("count")
+        assert re.search(r"\x1b\[[0-9;]*4[0-9;]*m$", row[:start]), repr(row)
+        terminal.keys("C-c", "/", "n")
+        terminal.wait(lambda s: "        acc += item * scale" in s, "the accepted suggestion")

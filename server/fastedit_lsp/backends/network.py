@@ -205,9 +205,13 @@ def _check_proxy(url: str, source: str) -> None:
 
 
 def new_client(network: Network = Network()) -> httpx.AsyncClient:
-    """The client of every model request (see the module docstring). Its TLS context reads the
-    trusted certificates now (~25 ms of CPU): the warm-up makes it off the event loop."""
+    """The client of every model request (see the module docstring): httpx's, on aiohttp's wire
+    (:mod:`.aio_transport`), with one pool per proxy routed by httpx's ``mounts`` as httpx routes
+    the environment's proxies. Its TLS context reads the trusted certificates now (~25 ms of
+    CPU): the warm-up makes it off the event loop."""
     import httpx
+
+    from .aio_transport import AiohttpTransport
 
     if network.proxy:
         _check_proxy(network.proxy, "network.proxy")
@@ -215,25 +219,35 @@ def new_client(network: Network = Network()) -> httpx.AsyncClient:
         for scheme, value in environment_proxies().items():
             if scheme != "no":
                 _check_proxy(value, f"{scheme.upper()}_PROXY")
-    mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
-    if network.proxy:
-        # An explicit proxy replaces the environment's, NO_PROXY included: put NO_PROXY back.
-        for raw in environment_proxies().get("no", "").split(","):
-            entry = raw.strip()
-            if entry == "*":
-                mounts = {}
-                network = Network(None, network.ca_file)
-                break
-            if entry:
-                mounts[_no_proxy_pattern(entry)] = None
+    context = tls_context(network)
+
+    def transport(proxy: str | None = None) -> AiohttpTransport:
+        return AiohttpTransport(
+            context, proxy=proxy, max_connections=20, keepalive_seconds=KEEPALIVE_SECONDS
+        )
+
+    found = environment_proxies()
+    proxies = (
+        {"all": network.proxy}
+        if network.proxy
+        else {k: v for k, v in found.items() if k in ("http", "https", "all")}
+    )
+    mounts: dict[str, httpx.AsyncBaseTransport | None] = {
+        f"{scheme}://": transport(url if "://" in url else f"http://{url}")
+        for scheme, url in proxies.items()
+    }
+    for raw in found.get("no", "").split(","):
+        entry = raw.strip()
+        if entry == "*":  # no proxy for any host
+            mounts = {}
+            break
+        if entry and mounts:
+            mounts[_no_proxy_pattern(entry)] = None  # None: the direct transport
     return httpx.AsyncClient(
         timeout=httpx.Timeout(30.0, connect=5.0),
-        limits=httpx.Limits(
-            max_connections=20, max_keepalive_connections=10, keepalive_expiry=KEEPALIVE_SECONDS
-        ),
-        trust_env=True,
-        verify=tls_context(network),
-        proxy=network.proxy or None,
+        # The proxies and certificates are read above, from the environment and the settings.
+        trust_env=False,
+        transport=transport(),
         mounts=mounts or None,
         follow_redirects=False,
     )
@@ -251,22 +265,15 @@ def _no_proxy_pattern(entry: str) -> str:
 
 
 def pool_counts(client: httpx.AsyncClient) -> dict[str, int]:
-    """The client's open connections and, of those, idle ones (``fastedit/debugStats``).
+    """The client's open connections and, of those, idle ones (``fastedit/debugStats``), over
+    its transports (the direct one and one per proxy)."""
+    from .aio_transport import AiohttpTransport
 
-    httpx has no public view of its pools: this reads httpcore's (``connections``, public in
-    httpcore) through httpx's transports, and counts nothing if their shape ever changes.
-    """
     transports = [getattr(client, "_transport", None)]
     transports += list(getattr(client, "_mounts", {}).values())
     open_, idle = 0, 0
     for transport in transports:
-        pool = getattr(transport, "_pool", None)
-        for connection in getattr(pool, "connections", ()):
-            try:
-                if connection.is_closed():
-                    continue
-                open_ += 1
-                idle += bool(connection.is_idle())
-            except Exception:  # a pool of another shape: counted as nothing
-                continue
+        if isinstance(transport, AiohttpTransport):
+            opened, idled = transport.counts()
+            open_, idle = open_ + opened, idle + idled
     return {"open": open_, "idle": idle}

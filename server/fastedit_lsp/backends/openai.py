@@ -297,7 +297,7 @@ def certificate_problem(exc: BaseException) -> str | None:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, ssl.SSLCertVerificationError):
-            return current.verify_message or str(current)
+            return getattr(current, "verify_message", None) or str(current)
         current = current.__cause__ or current.__context__
     text = str(exc)
     return text if "CERTIFICATE_VERIFY_FAILED" in text else None

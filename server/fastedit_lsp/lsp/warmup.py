@@ -3,7 +3,7 @@ done in the background once the client has its ``initialize`` reply and ``initia
 handled.
 
 Start-up imports only what the ``initialize`` reply needs (cold start); without this the first
-job paid the rest (the pipeline, the action, httpx, httpcore and anyio, the TLS context): its
+job paid the rest (the pipeline, the action, httpx and aiohttp, the TLS context): its
 first edit came 200–400 ms after the command instead of a few milliseconds (bench: "first job of
 a session"). Imports run in a worker thread, one module at a time and only while the server is
 idle (:class:`ImportGate`), so the event loop keeps answering meanwhile (a message that arrives
@@ -86,15 +86,13 @@ JOB_MODULES = (
     "fastedit_lsp.lsp.parse_trees",
 )
 #: What the first model completion imports, loaded last.
-#: What httpx imports at its first request, and the client's own module.
+#: The HTTP client: httpx, aiohttp (its wire) and the client's own modules; the first request
+#: imports nothing more.
 HTTP_MODULES = (
     "httpx",
-    "httpcore",
-    "httpcore._backends.anyio",
-    "anyio._backends._asyncio",
-    "anyio.streams.tls",
-    "h11",
+    "aiohttp",
     "certifi",
+    "fastedit_lsp.backends.aio_transport",
     "fastedit_lsp.backends.network",
 )
 COMPLETION_MODULES = (
@@ -280,10 +278,9 @@ async def warm_up(server: WarmUpOwners) -> None:
         await _load(server, JOB_MODULES)
         models = _model_profiles(server)
         if models is None or models:  # the offline engine alone needs no HTTP
-            # What the first request imports (httpcore, anyio's asyncio backend, h11: httpx
-            # imports them at its first request), then the HTTP client (its proxies, and its
-            # TLS context reading the trusted certificates, ~25 ms of CPU) made off the event
-            # loop: the first job finds both ready.
+            # What the first request needs (httpx, aiohttp), then the HTTP client (its
+            # proxies, and its TLS context reading the trusted certificates, ~25 ms of CPU)
+            # made off the event loop: the first job finds both ready.
             await _load(server, HTTP_MODULES)
             await asyncio.to_thread(server.backends.prepare)
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))

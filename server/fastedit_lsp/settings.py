@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .actions.registry import BUILTIN_KINDS
-from .backends.presets import PRESETS, Provider
+from .backends.presets import PRESETS, Api, Provider, default_api
 from .prompting.context import DEFAULT_EXCLUDE
 
 Mode = Literal["fast", "standard", "auto"]
@@ -39,7 +39,7 @@ ProfileName = Literal["fast", "standard", "apply"]
 Route = Literal["fast", "standard", "local"]
 Layer = Literal["default", "file", "env", "init", "client"]
 #: How a completion asks for fill-in-the-middle: ``chat`` or one of ``backends.fim.FimKind``.
-FimStyle = Literal["chat", "completions", "infill", "mistral"]
+FimStyle = Literal["chat", "completions", "infill", "mistral", "inception"]
 
 #: The pseudo-pattern in ``context.exclude`` that stands for "files git ignores".
 GIT_IGNORED = "<git-ignored>"
@@ -72,8 +72,9 @@ class ProfileSettings(_Model):
     provider: Provider | None = Field(
         None,
         description="cerebras, groq, openai, openrouter, ollama, llamacpp, vllm, morph, relace, "
-        "openai-compatible or local. Unset: openai-compatible when baseUrl is set, else local. "
-        "Not read from workspace/configuration.",
+        "anthropic, mistral, inception, gemini, deepseek, openai-compatible or local. Unset: "
+        "openai-compatible when baseUrl is set, else local. Not read from "
+        "workspace/configuration.",
     )
     base_url: str | None = Field(
         None,
@@ -98,13 +99,30 @@ class ProfileSettings(_Model):
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
         None, description="Sent to reasoning models; unset: the lowest (low)."
     )
-    fim: FimStyle = Field(
-        "chat",
+    api: Api | None = Field(
+        None,
+        description="The wire format of this profile's action requests: chat (chat completions), "
+        "responses (OpenAI's Responses API) or messages (Anthropic's Messages API). Unset: "
+        "messages for anthropic, responses for OpenAI's Codex models, else chat (and a model "
+        "that answers it is served by the Responses API only moves there for the session).",
+    )
+    fim: FimStyle | None = Field(
+        None,
         description="How completions ask this profile's model to fill in the middle. chat: a chat "
-        "prompt with a cursor marker (any chat model); completions: /v1/completions with suffix "
-        "(OpenAI instruct, DeepSeek beta, vLLM, Ollama's OpenAI API); infill: llama.cpp's /infill "
-        "(at the server root: baseUrl without its trailing /v1); mistral: Codestral's "
-        "/v1/fim/completions.",
+        "prompt with a cursor marker (any chat model, over the profile's api); completions: "
+        "/v1/completions with suffix (OpenAI instruct, DeepSeek beta, vLLM, Ollama's OpenAI API); "
+        "infill: llama.cpp's /infill (at the server root: baseUrl without its trailing /v1); "
+        "mistral: Codestral's /v1/fim/completions; inception: Mercury Edit's "
+        "/v1/fim/completions. Unset: the provider's (mistral: mistral, inception: inception, "
+        "llamacpp: infill, deepseek: completions on its beta API), else chat.",
+    )
+    speed_tier: str | None = Field(
+        None,
+        pattern=r"^[a-z_]{1,32}$",
+        description="A vendor speed tier for the same model: fast, ultrafast, priority, flex... "
+        "(OpenAI service_tier, Anthropic speed fast with its beta header, Groq service_tier). "
+        "The job record shows the tier asked and served; a provider that refuses the field gets "
+        "the request again without it (once, remembered for the session).",
     )
     prediction: Literal["auto", "on", "off"] = Field(
         "auto",
@@ -584,6 +602,16 @@ class ResolvedProfile:
     @property
     def is_local(self) -> bool:
         return self.provider == "local"
+
+    @property
+    def fim(self) -> FimStyle:
+        """How completions ask: the profile's ``fim``, else its provider's dialect, else chat."""
+        return self.settings.fim or PRESETS[self.provider].fim or "chat"
+
+    def api_for(self, model: str | None) -> Api:
+        """The wire of action requests: the profile's ``api``, else the provider's for
+        ``model``."""
+        return self.settings.api or default_api(self.provider, model or self.model)
 
     @property
     def apply_format(self) -> bool:

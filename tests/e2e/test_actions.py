@@ -11,9 +11,15 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support import shared_server
 from tests.support.harness import Editor
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One server and stub for the module, reset between tests (tests/support/shared_server.py);
+# tests about start-up or settings at initialize still get their own from make_editor.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor, make_editor = shared_server.stub, shared_server.editor, shared_server.make_editor
 
 URI = "file:///tmp/fastedit-e2e/actions.py"
 
@@ -157,8 +163,9 @@ async def test_without_a_model_the_offline_engine_answers_and_says_why(
 
 
 async def test_status_shows_route_model_and_speed_while_streaming_and_at_the_end(
-    editor: Editor, stub: StubModelServer
+    make_editor: MakeEditor, stub: StubModelServer
 ) -> None:
+    editor = await make_editor()  # its own server: the first status is the one after initialize
     editor.open(URI, "x = \n")
     stub.script(Answer(text="1 + 2 + 3 + 4 + 5 + 6 + 7 + 8", tps=60))
     record = await editor.run(

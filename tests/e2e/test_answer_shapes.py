@@ -9,9 +9,14 @@ import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from fastedit_lsp.tools.stub_answers import ANSWER_SHAPES
+from tests.support import shared_server
 from tests.support.harness import Editor
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One server and stub for the module, reset between tests (tests/support/shared_server.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor, make_editor = shared_server.stub, shared_server.editor, shared_server.make_editor
 
 URI = "file:///tmp/fastedit-e2e/shapes.py"
 # Third-party code (CPython's textwrap.indent), cut inside its body.

@@ -188,7 +188,10 @@ async def test_doctor_measures_each_profile_against_the_stub(stub: StubModelServ
     assert out.stdout.count("models (") == 2
     # The decode speed, and the time to the first token apart.
     for model in ("stub-fast", "stub-strong"):
-        figures = rf"stream: {model}: ([\d,]+ tok/s|instant), first token \d+ ms, \d+ tokens"
+        figures = (
+            rf"stream: {model} over the chat API: ([\d,]+ tok/s|instant), "
+            r"first token \d+ ms, \d+ tokens"
+        )
         assert re.search(figures, out.stdout), out.stdout
 
 

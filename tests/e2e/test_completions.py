@@ -410,3 +410,24 @@ async def test_a_git_ignored_document_is_never_sent_to_the_model(
     result = await editor.inline_completion(tracked.as_uri(), cursor, automatic=False)
     assert inline_texts(result) == ["max(values)"]
     assert len(chat_requests(stub)) == 1
+
+
+@pytest.mark.parametrize(
+    ("provider", "fim_dialect", "path"),
+    [("inception", "inception", FIM_PATH), ("mistral", "mistral", FIM_PATH)],
+)
+async def test_a_preset_completes_with_its_own_fim_dialect_when_the_profile_names_none(
+    make_editor: MakeEditor, stub: StubModelServer, provider: str, fim_dialect: str, path: str
+) -> None:
+    env = {"FASTEDIT_FAST_PROVIDER": provider, "FASTEDIT_FAST_API_KEY": "k" * 16}
+    editor = await ghost_text_editor(make_editor, env=env)
+    text = HEAD + "    top = \n    return mean, top\n"
+    editor.open(URI, text)
+    cursor = text.index("top = ") + len("top = ")
+    stub.default = Answer(text="max(values)\n    extra = 1", fim_dialect=fim_dialect)
+    result = await editor.inline_completion(URI, cursor, automatic=False)
+    assert inline_texts(result) == ["max(values)"]
+    [request] = stub.requests
+    assert request.path == path
+    assert request.body["prompt"].endswith("    top = ")
+    assert request.body["suffix"].startswith("\n    return mean, top")

@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support import shared_server
 from tests.support.harness import Editor
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One server and stub for the module, reset between tests (tests/support/shared_server.py);
+# tests about start-up or settings at initialize still get their own from make_editor.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor, make_editor = shared_server.stub, shared_server.editor, shared_server.make_editor
 
 URI = "file:///tmp/fastedit-e2e/plan.py"
 #: ``f`` defined: the drafts' names resolve (the names check).

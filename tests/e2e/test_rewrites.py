@@ -10,9 +10,15 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support import shared_server
 from tests.support.harness import Editor
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One server and stub for the module, reset between tests (tests/support/shared_server.py);
+# tests about start-up or settings at initialize still get their own from make_editor.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor, make_editor = shared_server.stub, shared_server.editor, shared_server.make_editor
 
 URI = "file:///tmp/fastedit-e2e/rewrite.py"
 #: ``compute`` defined: the drafts' names resolve (the names check).
@@ -94,6 +100,24 @@ async def test_three_hunks_are_listed_and_revert_one_at_a_time_in_any_order(
     # The whole revert would drop the typing: refused, saying why.
     whole = await editor.command("fastedit.revert", {"jobId": job})
     assert whole["reverted"] is False and "edited since" in whole["reason"]
+
+
+async def test_a_rewritten_document_closed_and_reopened_shorter_keeps_the_status_answering(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    # The finished rewrite's hunks belong to the closed text; edits to the reopened one are not
+    # theirs (fastedit.status failed with an IndexError when they were applied to it).
+    editor.open(URI, HEAD + BODY + TAIL)
+    stub.script(Answer(text=_three_hunks(), tps=2000))
+    record = await _rewrite(editor, _three_hunks())
+    assert record["state"] == "done", record
+    editor.close(URI)
+    editor.open(URI, "x = 1\n")
+    editor.type(URI, 0, "# typed\n")
+    status = await editor.command("fastedit.status")
+    (job,) = [j for j in status["jobs"] if j["jobId"] == record["jobId"]]
+    assert job["hunks"] == record["hunks"]
+    assert editor.text(URI) == "# typed\nx = 1\n"
 
 
 async def test_a_whole_revert_of_a_rewrite_is_one_edit(
@@ -318,3 +342,33 @@ async def test_an_unknown_action_is_refused_naming_it(editor: Editor) -> None:
         await editor.command(
             "fastedit.run", {"action": "nope", "uri": URI, "position": editor.pos(URI, 0)}
         )
+
+
+def _states(original: str, applied: list[tuple[str, int, int, str]]) -> list[str]:
+    """Every buffer state the editor went through, replaying its applied edits in order."""
+    states = [original]
+    for _, start, end, text in applied:
+        states.append(states[-1][:start] + text + states[-1][end:])
+    return states
+
+
+async def test_a_streamed_rewrite_never_shows_a_replaced_line_glued_to_the_old_one(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    editor.open(URI, HEAD + BODY + TAIL)
+    # Every line changes, streamed in small pieces: each replacement meets its old line.
+    rewrite = BODY.replace("value_", "result_")
+    stub.script(Answer(text=rewrite, tps=400, token_size=3))
+    record = await _rewrite(editor, rewrite)
+    assert record["state"] == "done", record
+    assert editor.text(URI) == HEAD + rewrite + TAIL
+    old_lines = set((HEAD + BODY + TAIL).splitlines())
+    new_lines = rewrite.splitlines()
+    states = _states(HEAD + BODY + TAIL, editor.applied)
+    assert len(states) > 3  # the rewrite streamed in several edits
+    for state in states:
+        for line in state.splitlines():
+            # An old line, or a new line (possibly still partial) on a line of its own.
+            assert line in old_lines or any(new.startswith(line) for new in new_lines), (
+                f"glued line {line!r} in\n{state}"
+            )

@@ -88,7 +88,8 @@ NOT_AT_START_UP = (
     "fastedit_lsp.actions.write_tests",
     "fastedit_lsp.backends.openai",
     "fastedit_lsp.completion.budget",
-    "fastedit_lsp.completion.text",
+    "fastedit_lsp.completion.lexer",
+    "fastedit_lsp.completion.cut",
 )
 
 

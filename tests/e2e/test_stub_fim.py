@@ -384,6 +384,7 @@ KIND_PATHS: dict[FimKind, str] = {
     "completions": COMPLETIONS_PATH,
     "infill": INFILL_PATH,
     "mistral": FIM_PATH,
+    "inception": FIM_PATH,
 }
 REQUEST = FimRequest(
     prefix="def area(r):\n    return ",
@@ -414,7 +415,11 @@ async def test_fim_stream_reads_each_stub_endpoint(
     stub: StubModelServer, wire: httpx.AsyncClient, kind: FimKind
 ) -> None:
     text = "PI * r ** 2  # é👩‍💻"
-    stub.script(Answer(status=503), Answer(text=text, tps=2000, split_bytes=True))
+    dialect = "inception" if kind == "inception" else "mistral"
+    stub.script(
+        Answer(status=503),
+        Answer(text=text, tps=2000, split_bytes=True, fim_dialect=dialect),
+    )
     info = StreamInfo()
 
     deltas = [delta async for delta in backend(wire, stub).fim_stream(REQUEST, kind, info)]
@@ -422,7 +427,9 @@ async def test_fim_stream_reads_each_stub_endpoint(
     assert "".join(deltas) == text
     assert info.deltas == len(split_tokens(text))
     assert info.finish_reason == "stop"
-    assert info.completion_tokens == len(split_tokens(text))
+    # Inception's documentation shows no usage in a FIM stream, and none is asked for.
+    usage = None if kind == "inception" else len(split_tokens(text))
+    assert info.completion_tokens == usage
     assert info.first_delta_at is not None
     failed, served = await stub.wait_for_requests(2, path=KIND_PATHS[kind])
     assert (failed.status, served.status) == (503, 200)

@@ -193,6 +193,29 @@ def test_toggle_key_changes_the_servers_mode(session: Session) -> None:
     assert any("stub-fast" in line for line in lines), lines
 
 
+def test_the_toggle_says_the_mode_and_never_the_last_jobs_figures(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    stub.script(_stream(ANSWER, tps=60))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    figures = session.wait(
+        lambda: session.lua(
+            "local s = require('fastedit.status'); local j = s.state.jobs[s.state.current];"
+            " return j and j.state == 'done' and s.figures(j) or nil"
+        ),
+        "the job's figures",
+    )
+    session.press(session.key("toggle"))
+    session.wait(lambda: "fastedit: ⚡ fast" in session.messages(), "the toggle's message")
+    said = [m for m in session.messages().splitlines() if m.startswith("fastedit: ⚡ fast")]
+    # The mode and its model; the figures of a job run in another mode would read as this one's.
+    assert said == ["fastedit: ⚡ fast mode · stub-fast"], (said, figures)
+
+
 def test_action_key_streams_into_the_buffer_and_one_undo_restores(
     session: Session, stub: StubModelServer
 ) -> None:
@@ -306,6 +329,42 @@ def test_typing_during_a_stream_is_never_undone_together_with_the_jobs_text(
         steps += 1
         assert steps < 50, "the undo history does not lead back to the original"
     assert steps >= 2
+
+
+def test_one_undo_after_typing_during_a_rewrite_removes_the_whole_rewrite_and_revert_still_works(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    rewrite = (
+        "def add(a: int, b: int) -> int:\n"
+        '    """The sum of a and b, as an int, whatever they were given as."""\n'
+        "    return int(a) + int(b)\n"
+    )
+    stub.script(_stream(f"```python\n{rewrite}```\n", tps=15))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vj" + session.key("edit_selection"))
+    session.wait(lambda: session.mode() == "c", "the instruction prompt")
+    session.press("cast both to int<CR>")
+    job_id = session.last_job()
+    # Mid-stream the user adds a line at the end of the file, in Normal mode.
+    session.wait(lambda: session.text() != SOURCE, "the first streamed edit")
+    session.press("Go# mine<Esc>")
+    session.wait(lambda: session.lines()[-1] == "# mine", "the typing")
+    assert session.job(job_id)["state"] == "running", "the typing landed after the job's end"
+    record = session.wait_job(job_id)
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    done = rewrite + SOURCE.split("\n", 2)[2] + "# mine\n"
+    session.wait(lambda: session.text() == done, "the rewrite and the typing")
+    # One undo: the whole rewrite goes, the typing stays; never half of it.
+    session.undo()
+    assert session.text() == SOURCE + "# mine\n"
+    session.press("<C-r>")
+    session.wait(lambda: session.text() == done, "the redo")
+    # Revert after the undo/redo round trip: the region holds the job's text again, so the
+    # server restores the original there (decided by the text, not the history of edits).
+    session.nvim.command("FasteditRevert")
+    session.wait(lambda: session.text() == SOURCE + "# mine\n", "the revert")
+    assert session.job(job_id)["state"] == "reverted"
 
 
 def test_edit_selection_asks_for_an_instruction_and_revert_restores(
@@ -876,6 +935,6 @@ def test_write_tests_again_adds_nothing_when_the_module_has_those_tests(
     second = session.wait(lambda: (j := session.last_job()) != first["jobId"] and j, "a second job")
     record = session.wait_job(second)
     assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
-    assert "no suggestion" in record["reason"], record["reason"]
+    assert "no tests written: the test module has every test" in record["reason"], record
     assert session.buffer_lines(module) == written  # not even a blank line added
     session.wait(lambda: session.messages().count("Write tests done") == 2, "its message")

@@ -464,7 +464,7 @@ def _insertion(case: Case, chunks: list[str]) -> str:
     except ImportError:  # the path before the reconciler (main at 60af93d), for the before figure
         return _insertion_before(case, document, chunks)
     if case.action == "inline":
-        from fastedit_lsp.completion import text as completion_text
+        from fastedit_lsp.completion import cut as completion_text
 
         target = reconcile.target_at(document, case.start, case.end, replace=False)
         rec = reconcile.Reconciler(target)
@@ -494,7 +494,7 @@ def _insertion_before(case: Case, document: Document, chunks: list[str]) -> str:
     raw = "".join(pipeline.feed(c) for c in chunks) + pipeline.finish()
     if case.action != "inline":
         return raw
-    from fastedit_lsp.completion import text as completion_text
+    from fastedit_lsp.completion import cut as completion_text
 
     return completion_text.finish(raw, prefix, suffix, case.language)
 

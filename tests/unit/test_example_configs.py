@@ -8,16 +8,18 @@ from pathlib import Path
 import pytest
 
 from fastedit_lsp.backends.presets import PRESETS
-from fastedit_lsp.settings import load, resolve_profile
+from fastedit_lsp.settings import ResolvedProfile, load, resolve_profile
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 
 #: The providers with a ready configuration (the file is named after the provider).
-PROVIDERS = ["cerebras", "groq", "llamacpp", "ollama", "openai", "vllm"]
+PROVIDERS = ["anthropic", "cerebras", "groq", "llamacpp", "mistral", "ollama", "openai", "vllm"]
+#: Configurations of models (docs/providers.md): the Codex models, a vendor speed tier.
+MODELS = ["codex", "openai-fast-tier"]
 
 
 def test_there_is_a_ready_configuration_per_provider() -> None:
-    assert sorted(p.stem for p in CONFIGS.glob("*.toml")) == PROVIDERS
+    assert sorted(p.stem for p in CONFIGS.glob("*.toml")) == sorted(PROVIDERS + MODELS)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -47,3 +49,32 @@ def test_a_hosted_example_configuration_without_its_key_falls_back_to_offline(
     fast = resolve_profile("fast", resolved.settings, environ)
     assert fast.is_local
     assert fast.fallback_reason is not None and PRESETS[provider].key_env in fast.fallback_reason
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_model_configuration_loads_cleanly_with_both_profiles_on_openai(name: str) -> None:
+    environ = {"FASTEDIT_CONFIG": str(CONFIGS / f"{name}.toml"), "OPENAI_API_KEY": "test-key"}
+    resolved = load(environ)
+    assert resolved.problems == [] and resolved.warnings == []
+    for profile in ("fast", "standard"):
+        resolved_profile = resolve_profile(profile, resolved.settings, environ)
+        assert resolved_profile.provider == "openai", resolved_profile.fallback_reason
+
+
+def test_the_seeds_models_reach_the_responses_and_messages_apis_and_a_speed_tier() -> None:
+    def profiles(name: str, key_env: str) -> tuple[ResolvedProfile, ResolvedProfile]:
+        environ = {"FASTEDIT_CONFIG": str(CONFIGS / f"{name}.toml"), key_env: "test-key"}
+        settings = load(environ).settings
+        return (
+            resolve_profile("fast", settings, environ),
+            resolve_profile("standard", settings, environ),
+        )
+
+    fast, standard = profiles("codex", "OPENAI_API_KEY")
+    assert [p.api_for(None) for p in (fast, standard)] == ["responses", "responses"]
+    assert (fast.model, standard.model) == ("gpt-5.3-codex-spark", "gpt-5.3-codex")
+    fast, standard = profiles("anthropic", "ANTHROPIC_API_KEY")
+    assert fast.api_for(None) == "messages" and fast.settings.speed_tier == "fast"
+    assert fast.model == standard.model == "claude-opus-4-6"
+    fast, standard = profiles("openai-fast-tier", "OPENAI_API_KEY")
+    assert fast.settings.speed_tier == "fast" and fast.model == standard.model

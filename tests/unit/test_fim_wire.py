@@ -283,7 +283,7 @@ def text_event(kind: FimKind, text: str) -> bytes:
     """One event carrying ``text`` in ``kind``'s dialect."""
     if kind == "infill":
         return event({"content": text, "stop": False})
-    if kind == "completions":
+    if kind in ("completions", "inception"):  # Inception's FIM chunks have the completions shape
         return event(_completion_chunk(text))
     return event(_chat_chunk(text))
 
@@ -295,7 +295,7 @@ def good_stream(kind: FimKind, texts: list[str]) -> list[bytes]:
         last = {"content": "", "stop": True, "tokens_predicted": len(texts), "stop_type": "eos",
                 "model": "served"}  # fmt: skip
         return [*parts, event(last)]
-    if kind == "completions":
+    if kind in ("completions", "inception"):
         usage = {"choices": [], "usage": {"completion_tokens": len(texts)}}
         return [*parts, event(_completion_chunk("", "stop")), event(usage), event("[DONE]")]
     finish = _chat_chunk(None, "stop", usage={"completion_tokens": len(texts)})

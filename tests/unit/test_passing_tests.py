@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastedit_lsp.actions.write_tests import test_names as names_in
 from fastedit_lsp.actions.write_tests import without_tests
 from fastedit_lsp.core.jobs import TestModule
-from fastedit_lsp.pipeline.passing_tests import keep_passing
+from fastedit_lsp.pipeline.passing_tests import UNRUN, keep_passing
 
 GENERATED = """
 
@@ -103,7 +103,10 @@ async def test_an_existing_failing_test_is_not_ours_to_drop() -> None:
     assert "dropped" not in verification["details"]
 
 
-async def test_nothing_is_kept_when_pytest_cannot_run_the_module() -> None:
+async def test_tests_pytest_cannot_run_are_kept_flagged_unverified() -> None:
+    """No test is known to fail: the static tests land (a function with tests never ends
+    without a test module), flagged."""
+
     class Broken(FakePytest):
         async def run_tests(
             self, destination: TestModule, module_text: str
@@ -111,9 +114,9 @@ async def test_nothing_is_kept_when_pytest_cannot_run_the_module() -> None:
             return "pytest took longer than 60 s", {}
 
     kept, verification = await keep_passing(Broken(), _destination(), GENERATED)  # type: ignore[arg-type]
-    assert kept == ""
-    assert verification["ok"] is None
-    assert verification["details"].startswith("pytest took longer than 60 s; dropped 3 generated")
+    assert kept == GENERATED
+    assert verification["ok"] is False
+    assert verification["details"] == f"pytest took longer than 60 s; {UNRUN}"
 
 
 def test_without_tests_keeps_the_placement_of_an_insertion_before_the_last_line_break() -> None:
@@ -122,3 +125,18 @@ def test_without_tests_keeps_the_placement_of_an_insertion_before_the_last_line_
     inserted = "\n\n\ndef test_a() -> None:\n    assert False\n\n\ndef test_b() -> None:\n    pass"
     kept = without_tests(inserted, {"test_a"})
     assert kept == "\n\n\ndef test_b() -> None:\n    pass"
+
+
+async def test_tests_of_a_module_pytest_cannot_collect_are_dropped() -> None:
+    """pytest ran and could not collect the module (it does not import): every test fails."""
+
+    class Uncollectable(FakePytest):
+        async def run_tests(
+            self, destination: TestModule, module_text: str
+        ) -> tuple[str, dict[str, str]]:
+            return "pytest: 1 error in 0.10s", {}
+
+    kept, verification = await keep_passing(Uncollectable(), _destination(), GENERATED)  # type: ignore[arg-type]
+    assert kept == ""
+    assert verification["ok"] is None
+    assert "dropped 3 generated tests that failed on the current code" in verification["details"]

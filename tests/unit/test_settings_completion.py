@@ -14,8 +14,9 @@ from fastedit_lsp.settings import FimStyle, Settings, resolve, settings_rows, so
 
 def test_completion_settings_have_their_documented_defaults() -> None:
     settings = Settings()
-    assert settings.profiles.fast.fim == "chat"
-    assert settings.profiles.standard.fim == "chat"
+    # Unset: the provider's dialect, else chat (ResolvedProfile.fim).
+    assert settings.profiles.fast.fim is None
+    assert settings.profiles.standard.fim is None
     assert settings.completion_enabled is True
     assert settings.completion_debounce_ms == 75
     assert settings.completion_deadline_ms == 1000
@@ -27,14 +28,14 @@ def test_fim_styles_are_chat_plus_every_wire_kind() -> None:
     assert get_args(FimStyle) == ("chat", *get_args(FimKind))
 
 
-@pytest.mark.parametrize("fim", ["chat", "completions", "infill", "mistral"])
+@pytest.mark.parametrize("fim", ["chat", "completions", "infill", "mistral", "inception"])
 @pytest.mark.parametrize("profile", ["fast", "standard"])
 def test_each_profile_takes_its_own_fim_style(profile: str, fim: str) -> None:
     resolved = resolve([("init", {"profiles": {profile: {"fim": fim}}})])
     assert resolved.problems == []
     assert getattr(resolved.settings.profiles, profile).fim == fim
     other = "standard" if profile == "fast" else "fast"
-    assert getattr(resolved.settings.profiles, other).fim == "chat"
+    assert getattr(resolved.settings.profiles, other).fim is None
     assert source_of(resolved, f"profiles.{profile}.fim") == "init"
 
 
@@ -69,11 +70,11 @@ def test_the_fim_style_is_taken_from_workspace_settings() -> None:
     [
         pytest.param(
             {"profiles": {"fast": {"fim": "suffix"}}}, "fastedit.profiles.fast.fim",
-            "'chat', 'completions', 'infill' or 'mistral'", id="fim-unknown",
+            "'chat', 'completions', 'infill', 'mistral' or 'inception'", id="fim-unknown",
         ),
         pytest.param(
             {"profiles": {"standard": {"fim": 1}}}, "fastedit.profiles.standard.fim",
-            "'chat', 'completions', 'infill' or 'mistral'", id="fim-not-a-string",
+            "'chat', 'completions', 'infill', 'mistral' or 'inception'", id="fim-not-a-string",
         ),
         pytest.param(
             {"completionEnabled": "sometimes"}, "fastedit.completionEnabled", "valid boolean",
@@ -128,7 +129,7 @@ def test_a_bad_completion_value_is_reported_with_its_key_and_the_default_applies
 def test_a_bad_fim_leaves_the_rest_of_the_profile_alone() -> None:
     resolved = resolve([("init", {"profiles": {"fast": {"fim": "fill", "model": "m"}}})])
     assert resolved.settings.profiles.fast.model == "m"
-    assert resolved.settings.profiles.fast.fim == "chat"
+    assert resolved.settings.profiles.fast.fim is None
     assert [p.split(":")[0] for p in resolved.problems] == ["fastedit.profiles.fast.fim"]
 
 
@@ -136,7 +137,7 @@ def test_the_settings_table_documents_the_completion_settings() -> None:
     rows = {key: (default, meaning) for key, default, meaning in settings_rows()}
     for profile in ("fast", "standard"):
         default, meaning = rows[f"fastedit.profiles.{profile}.fim"]
-        assert default == "`chat`"
+        assert default == "unset"
         for style in get_args(FimStyle):
             assert f"{style}:" in meaning
         assert "/infill" in meaning
@@ -146,3 +147,27 @@ def test_the_settings_table_documents_the_completion_settings() -> None:
     assert rows["fastedit.completionDeadlineMs"][0] == "`1000`"
     assert rows["fastedit.completionMaxTokens"][0] == "`128`"
     assert rows["fastedit.completionBudgetTokens"][0] == "`1024`"
+
+
+@pytest.mark.parametrize(
+    ("provider", "dialect"),
+    [
+        ("mistral", "mistral"),
+        ("inception", "inception"),
+        ("llamacpp", "infill"),
+        ("deepseek", "completions"),
+        ("cerebras", "chat"),
+    ],
+)
+def test_a_preset_gives_its_fim_dialect_when_the_profile_names_none(
+    provider: str, dialect: str
+) -> None:
+    from fastedit_lsp.settings import resolve_profile
+
+    settings = resolve([("init", {"profiles": {"fast": {"provider": provider}}})]).settings
+    profile = resolve_profile("fast", settings, {"FASTEDIT_FAST_API_KEY": "k" * 12})
+    assert profile.fim == dialect
+    chosen = resolve(
+        [("init", {"profiles": {"fast": {"provider": provider, "fim": "chat"}}})]
+    ).settings
+    assert resolve_profile("fast", chosen, {"FASTEDIT_FAST_API_KEY": "k" * 12}).fim == "chat"

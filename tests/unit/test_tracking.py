@@ -246,3 +246,120 @@ def test_editing_the_selection_before_the_first_token_refuses_the_replacement() 
     sim.server_send("new")
     assert not sim.live and sim.wire == []
     assert "oUld body" in sim.text
+
+
+# -- revert after the job: decided by the region's text, not by the history of edits --------------
+
+
+def _finished(text: str, start: int, end: int, job_text: str) -> tuple[Document, RegionTracker]:
+    """A document and the tracker of a job that replaced ``[start, end)`` with ``job_text``."""
+    doc = Document("file:///x.py", text, encoding="utf-32")
+    a, b = _point(text, start), _point(text, end)
+    tracker = RegionTracker(a, b, doc.get_text(a, b))
+    edit = tracker.next_edit(job_text)
+    tracker.sent(edit)
+    assert apply_change(doc, [(tracker, True)], Change(edit.start, edit.end, edit.text))
+    return doc, tracker
+
+
+def _after_job(doc: Document, tracker: RegionTracker, start: int, end: int, text: str) -> str:
+    """The user's change ``[start, end) -> text`` after the job; what it replaced."""
+    a, b = _point(doc.text, start), _point(doc.text, end)
+    old = doc.get_text(a, b)
+    assert not apply_change(doc, [(tracker, False)], Change(a, b, text))
+    return old
+
+
+def _revert(doc: Document, tracker: RegionTracker) -> str:
+    where = tracker.revert_range(doc)
+    assert not isinstance(where, str), where
+    doc.replace(where[0], where[1], tracker.original)
+    return doc.text
+
+
+def test_undo_then_redo_of_the_jobs_text_leaves_revert_possible_and_exact() -> None:
+    text = "def f(x):\n    return x\n\nprint(f(2))\n"
+    job = "def f(x: int) -> int:\n    return x * 2\n"
+    doc, tracker = _finished(text, 0, 23, job)
+    # Undo as the editor reports it: the common prefix and suffix trimmed.
+    _after_job(doc, tracker, 7, len(job) - 1, text[7:22])
+    assert doc.text == text
+    _after_job(doc, tracker, 7, 22, job[7:-1])
+    assert doc.text == job + text[23:]
+    assert tracker.conflict is not None  # the history saw edits inside; the text decides revert
+    assert _revert(doc, tracker) == text
+
+
+def test_undo_as_delete_then_reinsert_at_the_point_leaves_revert_possible() -> None:
+    text = "x = \ny = 2\n"
+    doc, tracker = _finished(text, 4, 4, "compute()")
+    _after_job(doc, tracker, 4, 13, "")
+    _after_job(doc, tracker, 4, 4, "compute()")
+    _after_job(doc, tracker, 0, 0, "# note\n")  # and typing before it moves it
+    assert _revert(doc, tracker) == "# note\n" + text
+
+
+def test_typing_right_after_the_jobs_text_keeps_revert_and_the_typing() -> None:
+    text = "x = \ny = 2\n"
+    doc, tracker = _finished(text, 4, 4, "compute()")
+    _after_job(doc, tracker, 13, 13, "  # mine")
+    assert _revert(doc, tracker) == "x =   # mine\ny = 2\n"
+
+
+def test_a_region_whose_text_differs_refuses_revert_naming_the_line() -> None:
+    text = "a = 1\nx = \ny = 2\n"
+    doc, tracker = _finished(text, 10, 10, "compute()")
+    _after_job(doc, tracker, 12, 12, "MINE")
+    reason = tracker.revert_range(doc)
+    assert isinstance(reason, str) and "line 2" in reason
+    # Undo of only the typing makes it the job's text again.
+    _after_job(doc, tracker, 12, 16, "")
+    assert _revert(doc, tracker) == text
+
+
+def test_a_conflict_while_the_job_ran_still_refuses_revert() -> None:
+    text = "x = \n"
+    doc = Document("file:///x.py", text, encoding="utf-32")
+    tracker = RegionTracker(Point(0, 4), Point(0, 4), "")
+    edit = tracker.next_edit("12")
+    tracker.sent(edit)
+    apply_change(doc, [(tracker, True)], Change(edit.start, edit.end, edit.text))
+    apply_change(doc, [(tracker, True)], Change(Point(0, 5), Point(0, 5), "U"))
+    apply_change(doc, [(tracker, False)], Change(Point(0, 5), Point(0, 6), ""))
+    assert isinstance(tracker.revert_range(doc), str)
+
+
+@settings(max_examples=150)
+@given(
+    st.integers(0, 30),
+    st.integers(0, 12),
+    st.lists(
+        st.tuples(st.floats(0, 1), st.floats(0, 1), st.sampled_from(["", "u", "uv\n", "\n"])),
+        max_size=6,
+    ),
+)
+def test_any_edits_undone_after_the_job_leave_revert_exact(
+    at: int, length: int, edits: list[tuple[float, float, str]]
+) -> None:
+    """Edits before, after or inside the job's text, then undone in reverse: revert gives back
+    exactly the text before the job, with nothing of the user's deleted."""
+    text = "import os\n\ndef f(x):\n    return x\n"
+    start, end = min(at, len(text)), min(at + length, len(text))
+    doc, tracker = _finished(text, start, end, "job(\n  text)")
+    lo, hi = start, start + len("job(\n  text)")
+    undo: list[tuple[int, int, str]] = []
+    for a, b, typed in edits:
+        x, y = sorted((round(a * len(doc.text)), round(b * len(doc.text))))
+        if x < lo < y or x < hi < y:
+            continue  # reaching across the edge is not undone to the same span; see above
+        old = _after_job(doc, tracker, x, y, typed)
+        undo.append((x, x + len(typed), old))
+        if y <= lo and not (y == lo == hi):
+            lo, hi = lo + len(typed) - (y - x), hi + len(typed) - (y - x)
+        elif x >= hi and not (x == hi == lo):
+            pass
+        else:
+            hi = hi + len(typed) - (y - x)
+    for x, y, old in reversed(undo):
+        _after_job(doc, tracker, x, y, old)
+    assert _revert(doc, tracker) == text

@@ -284,7 +284,9 @@ def prepare(data: ActionInput) -> Draft:
         plan = record_plan(source, target, module, read_module) if data.record else None
         if data.record is not None and plan is not None:
             recording = await data.record(plan)
-        generated = generate(source, target, module, read_module, recording)
+        # A recording that yields nothing keeps the static tests as they are.
+        observed = recording if recording is not None and recording.observations else None
+        generated = generate(source, target, module, read_module, observed)
         return OfflineAnswer(
             insertion(generated), note=_recorded_note(generated, recording, plan, data.record)
         )
@@ -348,10 +350,24 @@ def prepare(data: ActionInput) -> Draft:
             "complete, valid pytest module."
         ),
         rounds=2,
-        no_suggestion="no suggestion",
+        no_suggestion=f"no tests written: {_missing(source, target.qualname)}",
         region=(at, at),
         supplement=supplement,
     )
+
+
+def _missing(source: str, qualname: str) -> str:
+    """What the function lacks for a test: the reason a job that writes none ends with."""
+    try:
+        node = _find(ast.parse(source), qualname)
+    except SyntaxError:
+        node = None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return "no public function at the position"
+    body = [s for s in node.body if not isinstance(s, ast.Expr | ast.Pass)]
+    if body and all(isinstance(s, ast.Raise) for s in body):
+        return "the function only raises"
+    return "the test module has every test the generator writes for it"
 
 
 def _is_valid(text: str) -> bool:

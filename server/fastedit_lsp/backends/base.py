@@ -97,8 +97,16 @@ class StreamInfo:
     #: Why the model stopped, normalised over the wire formats (:func:`stop_reason`): ``stop``,
     #: ``length``, ``content_filter``, ``max_tokens`` or ``refusal``; None: not said (yet).
     stop_reason: str | None = None
-    #: The provider's own word for it (``finish_reason``, ``stop_reason``...).
+    #: The provider's own word for it (``finish_reason``, ``stop_reason``, ``end_turn``,
+    #: ``max_output_tokens``...), in every wire format.
     stop_detail: str | None = None
+    #: The profile's ``speedTier`` as asked, and the tier the response says served it
+    #: (``standard`` when the provider fell back, or the field was refused); None: not asked.
+    tier_asked: str | None = None
+    tier_served: str | None = None
+    #: What the backend did on its own that the user should hear of (a refused field sent
+    #: again without it, a switch of API), each a sentence; the job adds them to its reason.
+    notes: list[str] = field(default_factory=list)
     #: Completion tokens as reported by the provider's usage chunk, if it sent one.
     completion_tokens: int | None = None
     #: ``usage.completion_tokens_details``' accepted / rejected prediction tokens, when sent.
@@ -123,7 +131,9 @@ class StreamInfo:
     sent: Callable[[], None] | None = None
 
 
-#: A provider's word for why its model stopped → the normalised ``StreamInfo.stop_reason``.
+#: A provider's word for why its model stopped → the normalised ``StreamInfo.stop_reason``,
+#: over every wire format: chat completions' ``finish_reason``, the Responses API's status or
+#: ``incomplete_details.reason``, the Messages API's ``stop_reason``.
 STOP_REASONS: dict[str, str] = {
     "stop": "stop",
     "eos": "stop",
@@ -131,8 +141,12 @@ STOP_REASONS: dict[str, str] = {
     "stop_sequence": "stop",
     "tool_calls": "stop",
     "function_call": "stop",
+    "tool_use": "stop",
+    "pause_turn": "stop",
+    "completed": "stop",
     "length": "length",
     "limit": "length",
+    "model_context_window_exceeded": "length",
     "max_tokens": "max_tokens",
     "max_output_tokens": "max_tokens",
     "content_filter": "content_filter",

@@ -2,9 +2,10 @@
 
 The only owner of connections: one ``httpx.AsyncClient`` (:func:`.network.new_client`: the
 environment's proxies and trusted certificates, the ``network`` settings, timeouts, keep-alive),
-made at its first use or in the warm-up, off the event loop. Every wire format streams through
-it (:attr:`Backends.client`); a backend is made per job or completion around it, so connections
-are kept alive between calls.
+made at its first use or in the warm-up, off the event loop. Every wire format (chat
+completions, FIM, the Responses and Messages APIs, each opened through :func:`.post.open_stream`)
+streams through it (:attr:`Backends.client`), the model list too; a backend is made per job or
+completion around it, so connections are kept alive between calls.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
 from .network import Network
+from .tiers import SessionMemory
 
 if TYPE_CHECKING:
     import httpx
@@ -24,6 +26,17 @@ if TYPE_CHECKING:
     from .breaker import CircuitBreakers
     from .openai import OpenAICompatibleBackend
     from .ratelimit import RateLimits
+    from .streams import ApiBackend, ResponsesFallback
+    from .tiers import Api
+
+    #: What :meth:`Backends.backend` makes: chat completions, or the Responses / Messages APIs.
+    ModelBackend = OpenAICompatibleBackend | ApiBackend | ResponsesFallback
+
+
+#: Providers whose chat model may turn out to be served by the Responses API only (OpenAI's own
+#: 400 "only supported in v1/responses"). Others get the chat backend bare: the fallback is a
+#: generator hop per token (0.5 us) and an object per job on the path to the first edit.
+RESPONSES_CAPABLE = frozenset({"openai"})
 
 
 class Backends:
@@ -48,6 +61,8 @@ class Backends:
         self._breakers: CircuitBreakers | None = None
         #: Model ids discovered from /v1/models, per ``profile:baseUrl`` and per profile.
         self.discovered: dict[str, str] = {}
+        #: Refused speed tiers and Responses-only models, for the session.
+        self.memory = SessionMemory()
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -100,8 +115,9 @@ class Backends:
         """The model a profile calls: its own, or the one discovered for it."""
         return profile.model or self.discovered.get(profile.name)
 
-    async def backend(self, profile: ResolvedProfile) -> OpenAICompatibleBackend:
-        """The profile's model backend (the model id asked from /v1/models once, if unset)."""
+    async def backend(self, profile: ResolvedProfile) -> ModelBackend:
+        """The profile's model backend (the model id asked from /v1/models once, if unset),
+        over the wire its ``api`` names (:func:`.tiers.default_api` when unset)."""
         assert profile.base_url is not None
         from .openai import OpenAICompatibleBackend, list_models
 
@@ -125,7 +141,8 @@ class Backends:
             self.discovered[profile.name] = model
             self._log(f"profiles.{profile.name}: using model {model} (first listed)")
         client = self.client
-        return OpenAICompatibleBackend(
+        network = self._client_network or Network()
+        chat = OpenAICompatibleBackend(
             client,
             provider=profile.provider,
             base_url=profile.base_url,
@@ -136,7 +153,45 @@ class Backends:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             profile=profile.name,
-            network=self._client_network or Network(),
+            network=network,
+            speed_tier=profile.settings.speed_tier,
+            memory=self.memory,
+        )
+        api = profile.api_for(model)
+        if api == "chat" and (
+            profile.settings.api is not None or profile.provider not in RESPONSES_CAPABLE
+        ):
+            return chat
+
+        def over(api: Api) -> ApiBackend:
+            from .streams import ApiBackend
+
+            assert profile.base_url is not None
+            return ApiBackend(
+                client,
+                api=api,
+                provider=profile.provider,
+                base_url=profile.base_url,
+                model=model,
+                api_key=profile.api_key,
+                timeout_ms=profile.settings.timeout_ms,
+                rate_limits=self.rate_limits,
+                memory=self.memory,
+                reasoning_effort=profile.settings.reasoning_effort,
+                speed_tier=profile.settings.speed_tier,
+                key_hint=profile.key_hint,
+                profile=profile.name,
+                fim=chat,
+                network=network,
+            )
+
+        if api != "chat":
+            return over(api)
+        from .streams import ResponsesFallback
+
+        # ``api`` unset: a model served by the Responses API only moves there (once, said).
+        return ResponsesFallback(
+            chat, lambda: over("responses"), self.memory, profile=profile.name, log=self._log
         )
 
     # -- circuit breakers, per (baseUrl, model) ---------------------------------------------------

@@ -13,6 +13,9 @@ streamed as server-sent events:
   with ``"stop": true`` is the last, and no ``[DONE]`` follows.
 * ``mistral``: Codestral's ``POST {baseUrl}/fim/completions`` (``prompt`` + ``suffix``); its
   chunks have the chat shape, ``choices[0].delta.content``, then ``[DONE]``.
+* ``inception``: Inception's ``POST {baseUrl}/fim/completions`` (Mercury Edit: ``prompt`` +
+  ``suffix``, as Mistral's path), whose chunks have the completions shape, ``choices[0].text``,
+  then ``[DONE]``.
 
 The two ``prompt``/``suffix`` dialects have no field for other files, so those go in front of the
 prefix as a comment block labelled with each file's path (what Copilot and Continue send).
@@ -27,7 +30,7 @@ from .base import sendable
 from .presets import Preset
 from .sse import ChatChunk, parse_chat_chunk, parse_infill_chunk
 
-FimKind = Literal["completions", "infill", "mistral"]
+FimKind = Literal["completions", "infill", "mistral", "inception"]
 FIM_KINDS: Final[tuple[FimKind, ...]] = get_args(FimKind)
 
 #: Languages whose line comment is not ``//`` (the default: C, Java, JS, Go, Rust, ...).
@@ -77,9 +80,17 @@ def fim_endpoint(kind: FimKind, base_url: str) -> str:
     if kind == "infill":
         # llama.cpp serves /infill beside its OpenAI-compatible /v1, not under it.
         return f"{base.removesuffix('/v1')}/infill"
-    if kind == "mistral":
+    if kind in ("mistral", "inception"):
         return f"{base}/fim/completions"
     return f"{base}/completions"
+
+
+def fim_base_url(preset: Preset, base_url: str) -> str:
+    """Where a profile's FIM is served: the preset's FIM base URL (DeepSeek's beta API) when the
+    profile uses the preset's own ``baseUrl``, else ``baseUrl`` (a URL the user set is kept)."""
+    base = base_url.rstrip("/")
+    at_preset = base == (preset.base_url or "").rstrip("/")
+    return preset.fim_base_url if preset.fim_base_url and at_preset else base
 
 
 def build_fim_body(
@@ -130,8 +141,8 @@ def parse_fim_chunk(kind: FimKind, data: str) -> ChatChunk:
     """Parse one event's data of a ``kind`` stream (a protocol error when it is malformed)."""
     if kind == "infill":
         return parse_infill_chunk(data)
-    # ``completions`` chunks carry ``choices[i].text``, ``mistral`` ones the chat ``delta``:
-    # the chat parser reads both.
+    # ``completions`` and ``inception`` chunks carry ``choices[i].text``, ``mistral`` ones the
+    # chat ``delta``: the chat parser reads both.
     return parse_chat_chunk(data)
 
 

@@ -2,7 +2,8 @@
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
 the server's one ``httpx.AsyncClient`` (:mod:`.network`: proxies, trusted certificates; never a
-client per call), the model list (:func:`list_models`) too. The same streaming loop
+client per call; every model stream, the Responses and Messages APIs' too, opens through
+:func:`.post.open_stream`), the model list (:func:`list_models`) too. The same streaming loop
 serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
 and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
 error messages, closing. Building the body and turning a status or exception into a
@@ -16,7 +17,7 @@ provider's own message is scrubbed of it too, in case a server echoes it back).
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -25,7 +26,7 @@ import re
 import socket
 import ssl
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +37,16 @@ import orjson
 from pydantic import SecretStr
 
 from .base import BackendError, ChatRequest, ErrorKind, StreamInfo, sendable, stop_reason
-from .fim import FimKind, FimRequest, build_fim_body, fim_endpoint, parse_fim_chunk
+from .fim import (
+    FimKind,
+    FimRequest,
+    build_fim_body,
+    fim_base_url,
+    fim_endpoint,
+    parse_fim_chunk,
+)
 from .network import Network, Proxy, is_loopback, proxy_for
+from .post import PacedReads, closed_by_cancel, drain, open_stream
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
 from .sse import (
@@ -48,12 +57,10 @@ from .sse import (
     error_text,
     parse_chat_chunk,
 )
+from .tiers import SessionMemory, TierFields, refuses_field, served_tier, tier_fields
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
-#: A read of the body that returns sooner than this took a chunk already received (httpx's
-#: parser holds the rest of a socket read's chunks): the next one is read without pacing.
-BUFFERED_READ_SECONDS = 0.001
 #: A 200 event stream that delivers no event: its first bytes are read for a provider's error.
 SNIFF_BYTES = 1024
 #: OpenRouter lists hundreds of models with long descriptions.
@@ -394,39 +401,6 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     return bytes(buf[:limit])
 
 
-#: After ``[DONE]`` the body's end (the last chunk marker) is read, so that the connection goes
-#: back to the pool instead of being closed (a new TCP and TLS handshake for every job) — within
-#: these bounds: a server that sends more, or lingers, gets its connection closed as before.
-DRAIN_BYTES = 64 * 1024
-DRAIN_SECONDS = 0.5
-
-
-async def _drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -> None:
-    async def read() -> None:
-        size = 0
-        async for chunk in chunks:
-            size += len(chunk)
-            if size > DRAIN_BYTES:
-                return
-
-    # Failing here loses only the connection's reuse: the answer is complete.
-    with contextlib.suppress(TimeoutError, httpx.HTTPError):
-        await asyncio.wait_for(read(), seconds)
-
-
-def _once(info: StreamInfo) -> Callable[[], None] | None:
-    """``info.sent``, taken: a retried request does not call it again."""
-    sent, info.sent = info.sent, None
-    return sent
-
-
-def _closed_by_cancel() -> bool:
-    """Whether the task closing a stream is being cancelled (a job cancel, a superseded
-    completion): then the connection is closed at once, whatever it costs to open another."""
-    task = asyncio.current_task()
-    return task is None or task.cancelling() > 0
-
-
 @dataclass
 class _StreamState:
     events: int = 0
@@ -438,46 +412,6 @@ class _StreamState:
     surrogates: SurrogateJoiner = field(default_factory=SurrogateJoiner)
 
 
-class _Trace:
-    """httpcore's ``trace`` extension for one request: says when the request is written (the
-    consumer's ``sent``), whether it went on a new connection, and whether an answer began."""
-
-    __slots__ = ("answered", "fresh", "sent", "written")
-
-    def __init__(self, sent: Callable[[], None] | None) -> None:
-        self.sent = sent
-        #: A connection was opened for this request (it did not wait in the pool).
-        self.fresh = False
-        #: The request's writing began on a connection (httpcore traced it).
-        self.written = False
-        self.answered = False
-
-    @property
-    def reused_unanswered(self) -> bool:
-        """Whether the request went on a kept-alive connection and nothing was answered: the
-        server may have closed (or reset) it as the request arrived."""
-        return self.written and not self.fresh and not self.answered
-
-    def answer(self) -> None:
-        """The answer's head arrived, so the request went out (a transport without traces)."""
-        self.answered = True
-        sent, self.sent = self.sent, None
-        if sent is not None:
-            sent()
-
-    async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        if name.endswith(".send_request_body.complete"):
-            sent, self.sent = self.sent, None
-            if sent is not None:
-                sent()
-        elif name.endswith(".send_request_headers.started"):
-            self.written = True
-        elif name.endswith("receive_response_headers.complete"):
-            self.answered = True
-        elif name.startswith("connection.connect_"):
-            self.fresh = True
-
-
 @dataclass(frozen=True)
 class _Call:
     """One kind of streamed POST: where it goes, what it sends, how its events read."""
@@ -487,6 +421,8 @@ class _Call:
     parse: Callable[[str], ChatChunk]
     #: The FIM dialect, for its 404 message; None for chat.
     fim: FimKind | None = None
+    #: The speed tier's fields in ``body`` (chat only), taken out again if refused.
+    tier: TierFields | None = None
 
 
 class OpenAICompatibleBackend:
@@ -513,6 +449,8 @@ class OpenAICompatibleBackend:
         wall_clock: Callable[[], float] = time.time,
         profile: str | None = None,
         network: Network | None = None,
+        speed_tier: str | None = None,
+        memory: SessionMemory | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
@@ -529,8 +467,6 @@ class OpenAICompatibleBackend:
         )
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
-        # Read timeout = the longest silence between two reads, which is what a stalled model is.
-        self._timeout = httpx.Timeout(self._timeout_s, connect=min(self._timeout_s, 5.0))
         self._rate_limits = rate_limits
         self._rate_key = rate_key(base_url, model)
         self._retries = retries
@@ -539,6 +475,9 @@ class OpenAICompatibleBackend:
         self._wall_clock = wall_clock
         #: The profile's name (``fast``, ``standard``), for messages naming its settings.
         self._profile = profile
+        #: The profile's ``speedTier`` (sent as ``service_tier``), and what the session learnt.
+        self._tier = speed_tier
+        self._memory = memory if memory is not None else SessionMemory()
 
     def __repr__(self) -> str:
         key = "set" if self._target.api_key is not None else "none"
@@ -552,9 +491,16 @@ class OpenAICompatibleBackend:
         body = build_chat_body(
             request, model=self.model, preset=self._preset, reasoning_effort=self._reasoning_effort
         )
-        return self._stream(
-            _Call(f"{self.base_url}/chat/completions", body, parse_chat_chunk), info
-        )
+        tier = None
+        if self._tier:
+            info.tier_asked = self._tier
+            if self._rate_key in self._memory.no_tier:
+                info.tier_served = "standard"
+            else:
+                tier = tier_fields(self.provider, "chat", self._tier)
+                body.update(tier.body)
+        url = f"{self.base_url}/chat/completions"
+        return self._stream(_Call(url, body, parse_chat_chunk, tier=tier), info)
 
     def fim_stream(
         self, request: FimRequest, kind: FimKind, info: StreamInfo
@@ -564,7 +510,7 @@ class OpenAICompatibleBackend:
         Over the ``kind`` dialect (:mod:`.fim`), with exactly the guarantees of :meth:`stream`.
         """
         body = build_fim_body(kind, request, model=self.model, preset=self._preset)
-        url = fim_endpoint(kind, self.base_url)
+        url = fim_endpoint(kind, fim_base_url(self._preset, self.base_url))
         return self._stream(_Call(url, body, lambda data: parse_fim_chunk(kind, data), kind), info)
 
     async def _stream(self, call: _Call, info: StreamInfo) -> AsyncGenerator[str, None]:
@@ -583,69 +529,63 @@ class OpenAICompatibleBackend:
                         yield text
                 return
             except BackendError as error:
+                tier = call.tier
+                if (
+                    tier is not None
+                    and error.kind == "bad_request"
+                    and not info.deltas
+                    and refuses_field(str(error), tier.name)
+                ):
+                    call = self._without_tier(call, tier, str(error), info)
+                    continue
                 if error.kind != "server" or info.deltas or attempt > self._retries:
                     raise
             await asyncio.sleep(self._backoff(attempt))
             attempt += 1
 
+    def _without_tier(self, call: _Call, tier: TierFields, said: str, info: StreamInfo) -> _Call:
+        """The call again without the refused speed tier, never sent again this session."""
+        self._memory.no_tier.add(self._rate_key)
+        info.tier_served = "standard"
+        info.notes.append(
+            f"{self._target.who} refused speedTier {self._tier} ({tier.name}): sent again "
+            f"without it, and not sent again this session ({said})"
+        )
+        body = {k: v for k, v in call.body.items() if k not in tier.body}
+        return dataclasses.replace(call, body=body, tier=None)
+
     async def _attempt(
         self, call: _Call, info: StreamInfo, attempt: int
     ) -> AsyncGenerator[str, None]:
-        self._target.check_base_url()
         headers = self._target.headers("text/event-stream")
         headers["Content-Type"] = "application/json"
-        headers["Accept-Encoding"] = "identity"
-        content = json_body(call.body)
-        resent = False
-        while True:
-            trace = _Trace(_once(info))
-            try:
-                async with (
-                    self._client.stream(
-                        "POST",
-                        call.url,
-                        content=content,
-                        headers=headers,
-                        timeout=self._timeout,
-                        extensions={"trace": trace},
-                    ) as response,
-                    aclosing(self._read(response, call, info, attempt, trace)) as texts,
-                ):
+        self._target.check_base_url()
+        try:
+            async with open_stream(
+                self._client,
+                call.url,
+                json_body(call.body),
+                headers=headers,
+                timeout_s=self._timeout_s,
+                info=info,
+            ) as response:
+                await self._check_response(response, call, attempt)
+                async with aclosing(self._read(response, call, info)) as texts:
                     async for text in texts:
                         yield text
-                return
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
-                # A kept-alive connection the server closed or reset (RST) as the request
-                # arrived: nothing was answered, so the request goes once more, on a new one.
-                if resent or not trace.reused_unanswered:
-                    raise self._transport_error(exc, info) from exc
-                resent = True
-                info.sent, trace.sent = trace.sent, None
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                raise self._transport_error(exc, info) from exc
-
-    def _transport_error(self, exc: Exception, info: StreamInfo) -> BackendError:
-        return transport_error(exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise transport_error(
+                exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
+            ) from exc
 
     async def _read(
-        self, response: httpx.Response, call: _Call, info: StreamInfo, attempt: int, trace: _Trace
+        self, response: httpx.Response, call: _Call, info: StreamInfo
     ) -> AsyncGenerator[str, None]:
-        """The answer's text deltas, read at the consumer's pace (``info.pace``)."""
-        trace.answer()
-        await self._check_response(response, call, attempt)
+        """The answer's text deltas, read at the consumer's pace (:class:`.post.PacedReads`)."""
         parser, state = SSEParser(), _StreamState()
-        chunks = response.aiter_bytes()
-        waited = True
+        reads = PacedReads(response, info)
         while not state.done:
-            # Paced only once what had arrived is read: httpx hands over one HTTP chunk (one
-            # event, as providers flush) per read, so the chunks already received are read on
-            # at once, and the consumer's pace holds back only a read that would wait for the
-            # network (the kernel then gathers what arrives meanwhile for the next one).
-            if waited and info.pace is not None and info.deltas:
-                await info.pace()
-            started = time.perf_counter()
-            raw = await anext(chunks, None)
-            waited = time.perf_counter() - started > BUFFERED_READ_SECONDS
+            raw = await reads.read()
             if raw is not None and not state.events and len(state.head) < SNIFF_BYTES:
                 state.head += raw[: SNIFF_BYTES - len(state.head)]
             for event in self._parse(parser, raw, info, state):
@@ -654,8 +594,8 @@ class OpenAICompatibleBackend:
                     try:
                         yield text
                     except GeneratorExit:
-                        if info.linger and not state.done and not _closed_by_cancel():
-                            await _drain(chunks, info.linger)
+                        if info.linger and not state.done and not closed_by_cancel():
+                            await drain(reads.chunks, info.linger)
                         raise
                 if state.done:
                     break
@@ -666,7 +606,7 @@ class OpenAICompatibleBackend:
             yield tail
         self._check_complete(state, info)
         if state.done:
-            await _drain(chunks)
+            await drain(reads.chunks)
 
     async def _check_response(self, response: httpx.Response, call: _Call, attempt: int) -> None:
         # The status comes first: an error body is JSON or text, never an event stream.
@@ -768,6 +708,8 @@ class OpenAICompatibleBackend:
             info.finish_reason = chunk.finish_reason
             info.stop_reason = stop_reason(chunk.finish_reason)
             info.stop_detail = chunk.finish_reason
+        if chunk.service_tier is not None and call.tier is not None and self._tier:
+            info.tier_served = served_tier(self._tier, call.tier, chunk.service_tier)
         if chunk.completion_tokens is not None:
             info.completion_tokens = chunk.completion_tokens
         if chunk.prediction_tokens is not None:
@@ -838,7 +780,7 @@ async def list_models(
         async with client.stream(
             "GET",
             target.url("/models"),
-            headers=target.headers("application/json"),
+            headers=_models_headers(target),
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
         ) as response:
             if not response.is_success:
@@ -847,6 +789,17 @@ async def list_models(
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise transport_error(exc, target, timeout_s=timeout_s, deltas=0) from exc
     return _model_ids(body, target)
+
+
+def _models_headers(target: _Target) -> dict[str, str]:
+    """Anthropic's model list takes the key as ``x-api-key``, with its version header."""
+    headers = target.headers("application/json")
+    if target.provider == "anthropic":
+        key = headers.pop("Authorization", None)
+        if key is not None:
+            headers["x-api-key"] = key.removeprefix("Bearer ")
+        headers["anthropic-version"] = "2023-06-01"
+    return headers
 
 
 async def _models_status_error(response: httpx.Response, target: _Target) -> BackendError:

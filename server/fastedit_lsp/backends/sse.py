@@ -207,6 +207,8 @@ class ChatChunk:
     error: str | None = None
     #: The ``[DONE]`` sentinel.
     done: bool = False
+    #: The tier that served the request (``service_tier``, read from the usage chunk).
+    service_tier: str | None = None
 
 
 class SurrogateJoiner:
@@ -251,8 +253,14 @@ def parse_chat_chunk(data: str) -> ChatChunk:
     text, finish_reason = _choice(obj.get("choices"), data)
     if obj.get("usage") is None and "x_groq" not in obj:  # every chunk but the last
         return ChatChunk(text, finish_reason, None, model)
+    tier = obj.get("service_tier")
     return ChatChunk(
-        text, finish_reason, _completion_tokens(obj), model, prediction_tokens=_predicted(obj)
+        text,
+        finish_reason,
+        _completion_tokens(obj),
+        model,
+        prediction_tokens=_predicted(obj),
+        service_tier=tier if isinstance(tier, str) and tier else None,
     )
 
 

@@ -318,7 +318,7 @@ async def _model_text(
     from ..backends.fim import FimRequest
     from ..prompting.prompts import fim_chat_messages
     from ..prompting.reconcile import Reconciler, Target
-    from . import text as completion_text
+    from . import cut as completion_text
 
     own = profile.settings
     # Cerebras reserves max_tokens against the rate limit up front: keep it tight.
@@ -331,7 +331,8 @@ async def _model_text(
     # The answer reconciled with the text around the cursor (docs/answers.md): a chat model's
     # wrappers, and any model's repeats of the text before or after the cursor, never shown.
     target = Target(query.prefix, query.suffix, language_id=query.language_id)
-    if own.fim == "chat":
+    dialect = profile.fim  # the profile's fim, else its provider's dialect
+    if dialect == "chat":
         # No stop sequence: a chat model may open with a fence line, which the filter drops;
         # the engine closes the stream at the cut point instead.
         messages = fim_chat_messages(
@@ -361,7 +362,7 @@ async def _model_text(
         language_id=context.language_id,
     )
     fim_answer = Reconciler(target, unwrap=False)  # a FIM model answers bare code
-    async with aclosing(backend.fim_stream(fim, own.fim, info)) as deltas:
+    async with aclosing(backend.fim_stream(fim, dialect, info)) as deltas:
         async for delta in deltas:
             if text := fim_answer.feed(delta):
                 yield text
@@ -375,13 +376,13 @@ async def _once(text: str | None) -> AsyncIterator[str]:
 
 
 def _finish(text: str, query: CompletionQuery) -> str:
-    from . import text as completion_text
+    from . import cut as completion_text
 
     return completion_text.finish(text, query.prefix, query.suffix, query.language_id)
 
 
 def _ends(text: str, query: CompletionQuery) -> bool:
-    from . import text as completion_text
+    from . import cut as completion_text
 
     return completion_text.has_enough(text, query.prefix, query.suffix, query.language_id)
 

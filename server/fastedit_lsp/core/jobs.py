@@ -211,6 +211,9 @@ class Job:
     #: What the job is busy with before it edits, for its progress ("recording fold
     #: (12/40)"); empty otherwise.
     activity: str = ""
+    #: The profile's speed tier: ``{"asked": "fast", "served": "fast" | "standard" | None}``
+    #: (None: the response did not say); None when the profile asks for none.
+    speed_tier: dict[str, str | None] | None = None
 
     @property
     def is_finished(self) -> bool:
@@ -273,6 +276,8 @@ class Job:
             out["error"] = self.error
         if self.truncated is not None:
             out["truncated"] = self.truncated
+        if self.speed_tier is not None:
+            out["speedTier"] = dict(self.speed_tier)
         if isinstance(self.inputs, RunInputs):
             out["kind"], out["action"] = "run", self.inputs.action
         if isinstance(self.tracker, RewriteTracker) and self.tracker.hunks:
@@ -289,9 +294,19 @@ def speed_line(job: Job) -> str:
     icon = {"fast": "⚡ ", "standard": "◆ ", LOCAL: "○ "}.get(job.route, "")
     # The offline engine's model is "offline": its figures say so once.
     parts = [f"{icon}{job.route or 'routing'}", "" if offline else job.model or "…"]
+    if job.speed_tier is not None and not offline:
+        parts.append(tier_text(job.speed_tier))
     parts.append(figures_text(metrics, offline=offline))
     parts.append(job.activity)
     return " · ".join(p for p in parts if p)
+
+
+def tier_text(tier: dict[str, str | None]) -> str:
+    """ "fast tier", or "fast tier asked, standard served" when the provider fell back."""
+    asked, served = tier.get("asked"), tier.get("served")
+    if served is None or served == asked:
+        return f"{asked} tier"
+    return f"{asked} tier asked, {served} served"
 
 
 def figures_text(metrics: dict[str, Any], *, offline: bool) -> str:

@@ -13,7 +13,14 @@ The rules, with the region being the job's text already reported back by the cli
 - Anything else (inside or overlapping the region, typing at the point where text is being
   generated, or a change that moves the insertion point while edits are still in flight and so
   will land where the server no longer expects them) is a conflict: the stream must stop, and the
-  region is no longer trusted for revert.
+  region is no longer trusted while the job runs.
+
+Once the job has ended (no edit in flight, no conflict while it ran), revert is decided by the
+region's text, not by the history of edits: the tracker keeps a *settled span* that grows over
+every change touching it (an undo, a redo, typing inside), and revert goes ahead only while the
+span holds exactly the job's text again. Undo then redo of the job's text leaves it revertible;
+any other text there refuses it, saying on which line. Revert never deletes text that is not the
+job's own (DESIGN invariants 1-3).
 """
 
 from __future__ import annotations
@@ -61,6 +68,9 @@ class RegionTracker:
         self.pending: deque[SentEdit] = deque()
         #: Why the region can no longer be trusted (a conflict), or None.
         self.conflict: str | None = None
+        #: After the job: where its text was, grown over every change touching it, and the text
+        #: it held then (None until the first change after the job, or while edits are in flight).
+        self.settled: tuple[Point, Point, str] | None = None
 
     def retarget(self, start: Point, end: Point, original: str) -> None:
         """Move the target region before anything was sent (an action that decides it late)."""
@@ -189,6 +199,49 @@ class RegionTracker:
         """Why a whole revert would lose the user's typing (None: it would not)."""
         return None
 
+    def settle(self, change: Change, *, live: bool) -> None:
+        """Grow the settled span over a change that is not the job's own (before ``foreign``).
+
+        Only after the job: while it runs, or with edits in flight, the span is dropped (the
+        region's own rules apply); it starts from the region as the job left it, if that region
+        is trusted (no conflict, no typing inside a rewrite).
+        """
+        if live or self.pending:
+            self.settled = None
+            return
+        if self.settled is None:
+            if self.conflict is not None or self.revert_blocker() is not None:
+                return
+            self.settled = (self.start, self.end, self.text if self.replaced else self.before)
+        start, end, text = self.settled
+        if change.end <= start and not (change.end == start == end):
+            self.settled = (rebase(start, change), rebase(end, change), text)
+        elif change.start >= end and not (change.start == end == start):
+            return
+        else:
+            # Touching or inside: the span is the union of itself and the change's result.
+            new_end = (
+                rebase(end, change) if end >= change.end else advance(change.start, change.text)
+            )
+            self.settled = (min(start, change.start), new_end, text)
+
+    def revert_range(self, document: Document) -> tuple[Point, Point] | str:
+        """Where a whole revert replaces the job's text with the original, or why it cannot.
+
+        After the job, decided by the region's current text: it must be exactly the job's.
+        """
+        if self.settled is None:
+            if reason := self.verify(document) or self.revert_blocker():
+                return reason
+            return self.start, self.end
+        start, end, text = self.settled
+        if end > document.end or document.get_text(start, end) != text:
+            why = self.revert_blocker() or (
+                "revert restores the original only where the text is exactly what the job left"
+            )
+            return f"line {start.line + 1} no longer holds the job's text: {why}"
+        return start, end
+
     def _fail(self, reason: str) -> str:
         self.conflict = reason
         return reason
@@ -204,8 +257,10 @@ def apply_change(
     owner = next((t for t, _ in trackers if t.is_echo(document, change)), None)
     for tracker, live in trackers:
         if tracker is owner:
+            tracker.settled = None
             tracker.echo()
         else:
+            tracker.settle(change, live=live)
             tracker.foreign(change, live=live)
     document.replace(change.start, change.end, change.text)
     return owner is not None

@@ -67,6 +67,9 @@ class DocumentStore:
         self._git_checks: dict[str, asyncio.Task[bool]] = {}
         #: Each open document's recent edits by the user (next-edit suggestions learn from them).
         self._histories: dict[str, EditHistory] = {}
+        #: Jobs whose document was closed: their regions belong to the closed text, so edits to
+        #: a document reopened at the same URI are not theirs.
+        self._detached: set[str] = set()
         #: The exclude pattern each path matched (None: none), for the patterns in ``_matched_by``
         #: (asked on every didChange: matching them was ~0.2 ms a time, 5 % of a stream's CPU).
         self._matches: dict[str, str | None] = {}
@@ -112,7 +115,11 @@ class DocumentStore:
         if document is None:
             log.warning("didChange for a document that is not open: %s", uri)
             return
-        jobs = [j for j in self._jobs if j.uri == uri and j.state != "reverted"]
+        jobs = [
+            j
+            for j in self._jobs
+            if j.uri == uri and j.state != "reverted" and j.id not in self._detached
+        ]
         trackers = [(j.tracker, not j.is_finished and not j.settling) for j in jobs]
         history: EditHistory | None = None
         if self._learns(uri):
@@ -159,6 +166,9 @@ class DocumentStore:
             timer.cancel()
         for job in self._jobs.running(uri):
             job.stop("the document was closed")
+        known = {j.id for j in self._jobs}
+        self._detached = {i for i in self._detached if i in known}  # the table keeps the last few
+        self._detached.update(j.id for j in self._jobs if j.uri == uri)
 
     def _learns(self, uri: str) -> bool:
         """Whether the user's edits to ``uri`` may be kept: not excluded (a file git has not

@@ -99,7 +99,8 @@ COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
     "fastedit_lsp.completion.budget",
-    "fastedit_lsp.completion.text",
+    "fastedit_lsp.completion.lexer",
+    "fastedit_lsp.completion.cut",
     # Next-edit suggestions: the engine and its model path.
     "fastedit_lsp.engines.next_edit.predict",
     "fastedit_lsp.lsp.next_edit_model",

@@ -133,6 +133,11 @@ async def stream_into(
         if info.accepted_prediction_tokens is not None:
             job.metrics.accepted_prediction_tokens = info.accepted_prediction_tokens
             job.metrics.rejected_prediction_tokens = info.rejected_prediction_tokens
+        if source.backend is not None:  # the tier of the answer that landed (an escalation's)
+            asked = info.tier_asked
+            job.speed_tier = None if asked is None else {"asked": asked, "served": info.tier_served}
+        for note in info.notes:  # a refused speed tier, a switch of API
+            job.step(note)
     if source.key is not None:
         run.host.models.success(source.key)
 

@@ -64,7 +64,13 @@ async def escalate(run: JobRun, document: Document) -> None:
     details = job.verification.get("details", "")
     job.escalated = True
     job.step(f"fast draft failed verification ({details}) → escalated to standard")
-    await _replace(run, document, run.host.profile("standard", announce=False))
+    standard = run.host.profile("standard", announce=False)
+    fast = run.host.profile("fast", announce=False).settings
+    if fast.speed_tier and standard.model == job.model:
+        # "The same model, fast tier": the escalation is the same model at its own tier.
+        tier = standard.settings.speed_tier or "standard"
+        job.amend(f": {job.model} asked again at the {tier} tier")
+    await _replace(run, document, standard)
 
 
 async def _replace(run: JobRun, document: Document, profile: ResolvedProfile) -> None:

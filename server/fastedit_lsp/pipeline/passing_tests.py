@@ -4,8 +4,9 @@ Before a test-writing job's text reaches the test module, the module it would ma
 pytest through the host (on a copy, in a subprocess: the user opted in to running their code).
 The generated tests that fail are dropped (``write_tests.without_tests``) and the rest run again,
 until what remains passes; the job says which tests were dropped. When pytest cannot run the
-module at all (it does not import, or takes too long), no generated test is known to pass, so
-none lands.
+module at all (it does not import), every test fails and none lands; when pytest does not finish
+(it takes too long), no generated test is known to fail: they land flagged (``ok: false``), so
+that a function with tests never ends without a test module.
 
 The offline generator's text already holds its recorded tests by then: with ``tests.run`` on,
 the write-tests action asks the host's recorder (``TestModuleHost.record``, through
@@ -27,6 +28,9 @@ from ..core.jobs import TestModule
 from .offline import pieces
 from .ports import TestModuleHost
 
+#: What the job says of tests pytest could not run.
+UNRUN = "the generated tests were not run by pytest: they are written unverified"
+
 #: Runs at most: dropping a test rarely makes another fail, but it can (shared state).
 ROUNDS = 3
 
@@ -43,7 +47,11 @@ async def keep_passing(
         if not generated:
             break
         summary, outcomes = await host.run_tests(destination, existing + text)
-        if not outcomes:
+        if not outcomes and not summary.startswith("pytest: "):
+            # pytest did not finish (it took too long): no test is known to fail, so none is
+            # dropped; the module lands flagged.
+            return text, {"ok": False, "details": f"{summary}; {UNRUN}"}
+        if not outcomes:  # pytest could not collect the module: every test fails
             dropped += generated
             text = ""
             break

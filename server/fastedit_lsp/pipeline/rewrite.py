@@ -7,6 +7,10 @@ says which original lines are kept (no edit), which new text goes in (an inserti
 boundary, sent as soon as a line is known to differ) and which original lines go (deleted
 when the rewrite has passed them). The region ends equal to the rewrite; every edit deletes
 only the region's original text; typing between hunks survives.
+
+A line of the rewrite reaches the diff whole (with its line break), the last one at the stream's
+end: a partial replacement inserted before the old line it replaces would show glued to it
+(``def add(adef mul(a: int…``) until the diff decided that line.
 """
 
 from __future__ import annotations
@@ -39,21 +43,28 @@ class RewriteSession(EditSession):
         super().__init__(*args, **kwargs)
         self._wait_reported = wait_reported
 
-    #: The whole rewrite fed so far (what the region holds once the stream ends).
+    #: The whole rewrite received so far (what the region holds once the stream ends).
     rewrite = ""
+    #: How much of :attr:`rewrite` the diff was fed: up to its last complete line.
+    _fed = 0
 
     async def run(self, source: AsyncIterator[str]) -> None:
         """Consume the rewrite; then delete the original lines it left out."""
         self.tracker.attach(self.document)
         await super().run(source)
-        await self._send_ops(self.tracker.diff.finish())
+        last_line = self.rewrite[self._fed :]
+        self._fed = len(self.rewrite)
+        await self._send_ops(self.tracker.diff.feed(last_line) + self.tracker.diff.finish())
         self.tracker.finish()
         # What verifiers check: the region's new text, not the edits that made it.
         self.sent_text = self.rewrite
 
     async def _send(self, text: str) -> None:
         self.rewrite += text
-        await self._send_ops(self.tracker.diff.feed(text))
+        whole = self.rewrite.rfind("\n") + 1
+        if whole > self._fed:
+            lines, self._fed = self.rewrite[self._fed : whole], whole
+            await self._send_ops(self.tracker.diff.feed(lines))
 
     async def _send_ops(self, ops: list[Op]) -> None:
         if reason := self.tracker.verify(self.document):

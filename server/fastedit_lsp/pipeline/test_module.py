@@ -73,6 +73,7 @@ async def write_on_disk(run: JobRun, destination: TestModule, profile: ResolvedP
         text, ran = await keep_passing(_tests(run), destination, text)
         if not text:
             job.step(ran["details"])
+            job.verification = {"ok": None, "details": ran["details"]}
             return
     await _tests(run).write_tests(destination, text)
     job.metrics.edits = 1
@@ -96,6 +97,7 @@ async def _offline_text(
         job.step(answer.note)
     if answer is None or not answer.text:
         job.step(draft.no_suggestion)
+        job.verification = {"ok": None, "details": draft.no_suggestion}
         return None
     job.route, job.model = "local", MODEL
     if draft.region is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..actions.base import Draft, Verification
 from ..backends.base import Backend, BackendError, StreamInfo
 from ..core.document import Document, Point
-from ..core.jobs import NOTHING_TO_VERIFY, Attempt, Job
+from ..core.jobs import Attempt, Job
 from ..core.tracking import SentEdit
 from ..settings import ResolvedProfile
 from .edits import ConflictError, EditSession
@@ -56,9 +56,11 @@ def judge(
     stop = info.stop_reason if info.stop_reason in TRUNCATING else None
     job.truncated = stop
     if session.edits == 0:
-        job.step(cut_off(job, stop) if stop else ran["details"] if ran else draft.no_suggestion)
-        # A verified answer that put nothing in the buffer verified nothing in it.
-        job.verification = dict(NOTHING_TO_VERIFY)
+        why = cut_off(job, stop) if stop else ran["details"] if ran else draft.no_suggestion
+        job.step(why)
+        # A verified answer that put nothing in the buffer verified nothing in it: the record
+        # says why nothing landed.
+        job.verification = {"ok": None, "details": why}
         return
     if draft.verify is not None:
         job.verification = draft.verify(session.sent_text)

@@ -177,6 +177,8 @@ async def _probe_with(
     from ..backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
     from ..backends.openai import OpenAICompatibleBackend, list_models
     from ..backends.ratelimit import RateLimits
+    from ..backends.streams import ApiBackend
+    from ..backends.tiers import SessionMemory
 
     assert profile.base_url is not None
     lines: list[str] = []
@@ -201,20 +203,42 @@ async def _probe_with(
         return [*lines, f"fix: set profiles.{profile.name}.model"], False
     if profile.model and models and profile.model not in models:
         lines.append(f"warning: {profile.model} is not in the list above")
-    backend = OpenAICompatibleBackend(
-        client,
-        provider=profile.provider,
-        base_url=profile.base_url,
-        model=model,
-        api_key=profile.api_key,
-        timeout_ms=profile.settings.timeout_ms,
-        rate_limits=RateLimits(),
-        reasoning_effort=profile.settings.reasoning_effort,
-        key_hint=profile.key_hint,
-        retries=0,
-        profile=profile.name,
-        network=network,
-    )
+    api = profile.api_for(model)
+    backend: OpenAICompatibleBackend | ApiBackend
+    if api != "chat":
+        backend = ApiBackend(
+            client,
+            api=api,
+            provider=profile.provider,
+            base_url=profile.base_url,
+            model=model,
+            api_key=profile.api_key,
+            timeout_ms=profile.settings.timeout_ms,
+            rate_limits=RateLimits(),
+            memory=SessionMemory(),
+            reasoning_effort=profile.settings.reasoning_effort,
+            speed_tier=profile.settings.speed_tier,
+            key_hint=profile.key_hint,
+            retries=0,
+            profile=profile.name,
+            network=network,
+        )
+    else:
+        backend = OpenAICompatibleBackend(
+            client,
+            provider=profile.provider,
+            base_url=profile.base_url,
+            model=model,
+            api_key=profile.api_key,
+            timeout_ms=profile.settings.timeout_ms,
+            rate_limits=RateLimits(),
+            reasoning_effort=profile.settings.reasoning_effort,
+            key_hint=profile.key_hint,
+            retries=0,
+            profile=profile.name,
+            speed_tier=profile.settings.speed_tier,
+            network=network,
+        )
     request = ChatRequest(
         messages=(ChatMessage("user", "Count from 1 to 40, separated by spaces. Only numbers."),),
         max_tokens=128,
@@ -235,7 +259,13 @@ async def _probe_with(
     # The decode speed: the tokens after the first over the time from the first to the last.
     span = (info.last_delta_at or ended) - info.first_delta_at
     speed = f"{(tokens - 1) / span:,.0f} tok/s" if span > 0 and tokens > 1 else "instant"
-    lines.append(f"stream: {model}: {speed}, first token {ttft:.0f} ms, {tokens} tokens")
+    tier = ""
+    if info.tier_asked is not None:
+        tier = f", {info.tier_asked} tier asked, {info.tier_served or 'unknown'} served"
+    lines.append(
+        f"stream: {model} over the {api} API{tier}: {speed}, first token {ttft:.0f} ms, "
+        f"{tokens} tokens"
+    )
     return lines, True
 
 

@@ -25,7 +25,11 @@ Endpoints:
 - ``POST /v1/fim/completions`` (Mistral's Codestral FIM): chat-shaped chunks, as for
   ``/v1/chat/completions``, with the usage in the finish chunk as Mistral sends it (no
   ``stream_options`` needed); ``stream: false`` gives a ``chat.completion`` object.
-  ``max_tokens`` truncates.
+  ``max_tokens`` truncates. With ``Answer.fim_dialect = "inception"`` it is Inception's FIM
+  (Mercury Edit, same path and body), framed as ``text_completion`` chunks (``choices[0].text``)
+  as Inception's documentation shows, then ``[DONE]``.
+- ``POST /v1/responses`` and ``POST /v1/messages``: OpenAI's Responses API and Anthropic's
+  Messages API, framed by :mod:`.stub_apis` (its docstring has their events and knobs).
 - ``GET /v1/models``: the configured model ids, in OpenAI's list format.
 - Control, for out-of-process use (never recorded): ``POST /_stub/script`` (a JSON list of
   answer objects with :class:`Answer`'s field names), ``POST /_stub/default`` (one answer
@@ -123,6 +127,7 @@ from .stub_answers import (
     _error_json,
     split_tokens,
 )
+from .stub_apis import ApiDialect, ApiWire, error_body, prompt_chars, refusal_body, tier_field
 from .stub_http import (
     _BadRequestError,
     _ClientGoneError,
@@ -151,8 +156,10 @@ __all__ = [
     "FIM_PATH",
     "INFILL_PATH",
     "MALFORMED_KINDS",
+    "MESSAGES_PATH",
     "MODELS_PATH",
     "MODEL_PATHS",
+    "RESPONSES_PATH",
     "Answer",
     "Dialect",
     "MalformedKind",
@@ -173,15 +180,29 @@ COMPLETIONS_PATH: Final = "/v1/completions"
 #: llama.cpp serves its native endpoints at the root, beside /v1.
 INFILL_PATH: Final = "/infill"
 FIM_PATH: Final = "/v1/fim/completions"
+#: OpenAI's Responses API and Anthropic's Messages API (:mod:`.stub_apis`).
+RESPONSES_PATH: Final = "/v1/responses"
+MESSAGES_PATH: Final = "/v1/messages"
 MODELS_PATH: Final = "/v1/models"
 #: The endpoints that answer from the script, each in its own dialect.
-MODEL_PATHS: Final = (CHAT_PATH, COMPLETIONS_PATH, INFILL_PATH, FIM_PATH)
+MODEL_PATHS: Final = (
+    CHAT_PATH,
+    COMPLETIONS_PATH,
+    INFILL_PATH,
+    FIM_PATH,
+    RESPONSES_PATH,
+    MESSAGES_PATH,
+)
 
 _DIALECTS: Final[dict[str, Dialect]] = {
     CHAT_PATH: "chat",
     COMPLETIONS_PATH: "completions",
     INFILL_PATH: "infill",
     FIM_PATH: "fim",
+}
+_API_DIALECTS: Final[dict[str, ApiDialect]] = {
+    RESPONSES_PATH: "responses",
+    MESSAGES_PATH: "messages",
 }
 
 
@@ -429,6 +450,11 @@ class StubModelServer:
         return completed
 
     async def _respond(self, ex: _Exchange, record: RecordedRequest) -> bool:
+        api = _API_DIALECTS.get(record.path)
+        if api is not None:
+            if record.method != "POST":
+                return await _send_error(ex, 405, "use POST")
+            return await self._generate_api(ex, record, api)
         dialect = _DIALECTS.get(record.path)
         if dialect is not None:
             if record.method != "POST":
@@ -481,7 +507,18 @@ class StubModelServer:
                 headers=answer.headers,
                 content_type=answer.content_type,
             )
+        if dialect == "fim" and answer.fim_dialect == "inception":
+            # Inception's FIM (Mercury Edit) shares Mistral's path, with completions' chunks.
+            dialect = "completions"
         params = _Params.parse(dialect, body, self.models[0])
+        if params.service_tier is not None:
+            if answer.refuse_tier:
+                return await ex.send_json(
+                    400, refusal_body("responses", "service_tier", params.service_tier)
+                )
+            served = answer.tier_served
+            served = "default" if served == "standard" else served
+            params = dataclasses.replace(params, tier_served=served)
         tokens = answer.token_list()
         if params.prediction is not None:
             counts = prediction_tokens(params.prediction, tokens, answer.token_size)
@@ -496,6 +533,43 @@ class StubModelServer:
         prefix = "cmpl" if dialect == "completions" else "chatcmpl"
         wire = _Wire(dialect, params, f"{prefix}-stub{serial}", int(time.time()))
         if params.stream:
+            return await _stream(ex, record, answer, wire, tokens, finish)
+        return await _complete(ex, record, answer, wire, tokens, finish)
+
+    async def _generate_api(self, ex: _Exchange, record: RecordedRequest, api: ApiDialect) -> bool:
+        """Answer a Responses or Messages API request with the next scripted answer."""
+        body = record.body
+        if not isinstance(body, dict):
+            return await _send_error(ex, 400, "the request body must be a JSON object")
+        answer = self._next_answer()
+        record.answer = answer
+        ex.split_bytes = answer.split_bytes
+        await ex.pause(answer.header_delay)
+        if answer.status != 200:
+            error = error_body(api, answer, answer.status)
+            return await ex.send_json(
+                answer.status, error, headers=answer.headers, content_type=answer.content_type
+            )
+        asked = tier_field(api, body)
+        if answer.refuse_tier and asked is not None:
+            return await ex.send_json(400, refusal_body(api, *asked))
+        model = body.get("model")
+        limit = body.get("max_output_tokens" if api == "responses" else "max_tokens")
+        tokens = answer.token_list()
+        finish = answer.finish_reason
+        if isinstance(limit, int) and 0 <= limit < len(tokens):
+            tokens, finish = tokens[:limit], "length"
+        wire = ApiWire(
+            api,
+            model if isinstance(model, str) and model else self.models[0],
+            f"stub{next(self._response_serials)}",
+            int(time.time()),
+            answer,
+            (prompt_chars(api, body) + 3) // 4,
+            asked[1] if asked is not None else None,
+            "".join(tokens),
+        )
+        if body.get("stream") is True:
             return await _stream(ex, record, answer, wire, tokens, finish)
         return await _complete(ex, record, answer, wire, tokens, finish)
 

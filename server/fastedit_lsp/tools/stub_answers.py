@@ -145,6 +145,17 @@ class Answer:
     shape: AnswerShape = "plain"
     repeat: str = ""
     language: str = "python"
+    #: Responses / Messages APIs: a reasoning summary (Responses) or ``thinking`` block
+    #: (Messages) sent before the text, which a client must skip.
+    reasoning: str | None = None
+    #: Responses / Messages APIs: the tier the response says served it (default: the one asked;
+    #: the Responses API says ``default`` when none was).
+    tier_served: str | None = None
+    #: Responses / Messages APIs: a request carrying a tier field gets a 400 naming it.
+    refuse_tier: bool = False
+    #: Whose FIM ``/v1/fim/completions`` is: ``mistral`` (chat-shaped chunks) or ``inception``
+    #: (Mercury Edit: ``text_completion`` chunks).
+    fim_dialect: str = "mistral"
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -182,7 +193,18 @@ class Answer:
                 problems.append(f"{name} must be null or a string")
         if not isinstance(self.finish_reason, str):
             problems.append("finish_reason must be a string")
-        for name in ("role_chunk", "malformed_continue", "split_bytes", "chunk_per_event"):
+        if self.fim_dialect not in ("mistral", "inception"):
+            problems.append("fim_dialect must be mistral or inception")
+        for name in ("reasoning", "tier_served"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                problems.append(f"{name} must be null or a string")
+        for name in (
+            "role_chunk",
+            "malformed_continue",
+            "split_bytes",
+            "chunk_per_event",
+            "refuse_tier",
+        ):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be a boolean")
         if self.error_body is not None and not isinstance(self.error_body, dict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .stub_answers import Answer, RecordedRequest, _default_error, _error_json, _is_int
+from .stub_apis import ApiWire
 from .stub_http import _Exchange, _json_bytes
 
 #: How an endpoint frames an answer: OpenAI chat, legacy completions, llama.cpp, Mistral FIM.
@@ -43,6 +44,9 @@ class _Params:
     prediction: str | None = None
     #: Emulated ``completion_tokens_details``: (accepted, rejected) prediction tokens.
     prediction_tokens: tuple[int, int] | None = None
+    #: The ``service_tier`` asked, and the one the usage chunk says served it (chat).
+    service_tier: str | None = None
+    tier_served: str | None = None
 
     @classmethod
     def parse(cls, dialect: Dialect, body: dict[str, Any], default_model: str) -> _Params:
@@ -61,6 +65,7 @@ class _Params:
             max_tokens=limit if _is_int(limit) and limit >= 0 else None,
             prompt_tokens=(_prompt_chars(dialect, body) + 3) // 4,
             prediction=_prediction(body),
+            service_tier=tier if isinstance(tier := body.get("service_tier"), str) else None,
         )
 
 
@@ -159,7 +164,10 @@ class _Wire:
         else:
             out = self._chat_chunk({}, finish)
         if self.params.include_usage and self.dialect != "fim":
-            out += _sse(self._envelope([], usage=_usage(self.params, n_tokens)))
+            extra: dict[str, Any] = {"usage": _usage(self.params, n_tokens)}
+            if self.params.service_tier is not None:
+                extra["service_tier"] = self.params.tier_served or self.params.service_tier
+            out += _sse(self._envelope([], **extra))
         return out + b"data: [DONE]\n\n"
 
     def bad_json(self) -> bytes:
@@ -222,7 +230,7 @@ async def _complete(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    wire: _Wire,
+    wire: _Wire | ApiWire,
     tokens: list[str],
     finish: str,
 ) -> bool:
@@ -264,7 +272,9 @@ def _stream_actions(answer: Answer, n_tokens: int) -> dict[int, list[str]]:
     return actions
 
 
-def _malformed_event(answer: Answer, wire: _Wire) -> bytes:
+def _malformed_event(answer: Answer, wire: _Wire | ApiWire) -> bytes:
+    if answer.malformed == "error_event" and isinstance(wire, ApiWire):
+        return wire.error_event()
     if answer.malformed == "bad_json":
         return wire.bad_json()
     if answer.malformed == "no_data_prefix":
@@ -278,7 +288,7 @@ async def _stream(
     ex: _Exchange,
     record: RecordedRequest,
     answer: Answer,
-    wire: _Wire,
+    wire: _Wire | ApiWire,
     tokens: list[str],
     finish: str,
 ) -> bool:

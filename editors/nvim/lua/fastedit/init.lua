@@ -368,7 +368,7 @@ local function mode_changed(result)
   if type(result) == 'table' and result.mode then
     status.state.mode = result.mode
     vim.cmd.redrawstatus({ bang = true })
-    status.notify('fastedit: ' .. status.statusline())
+    status.notify('fastedit: ' .. status.mode_message(result.mode))
   end
 end
 

@@ -222,7 +222,7 @@ function M.update_job(job)
     end
   end
   if FINISHED[job.state] and uri and undo.running[uri] == nil then
-    undo.stop_following(uri)
+    undo.settle(uri)
   end
   if FINISHED[job.state] and not notified[job.jobId] then
     notified[job.jobId] = true
@@ -300,6 +300,19 @@ function M.statusline()
     parts[#parts + 1] = 'unverified'
   end
   return table.concat(parts, ' · ')
+end
+
+--- What a mode change says: the mode and its model, never a job's figures (they were measured
+--- in the mode before).
+--- @param mode string
+--- @return string
+function M.mode_message(mode)
+  local text = (ICONS[mode] and (ICONS[mode] .. ' ') or '') .. mode .. ' mode'
+  local profile = M.state.profiles[mode]
+  if type(profile) == 'table' and type(profile.model) == 'string' and profile.model ~= '' then
+    text = text .. ' · ' .. profile.model
+  end
+  return text
 end
 
 --- Lines for :FasteditStatus.

@@ -15,6 +15,8 @@
 -- * `:undojoin` right after an undo fails with E790: it is called under pcall.
 -- `:undojoin` and the undo block belong to the current buffer: both run in `nvim_buf_call`.
 
+local regions = require('fastedit.regions')
+
 local M = {}
 
 --- Per buffer: the changedtick right after fastedit's last edit and the running jobs it belonged to.
@@ -87,12 +89,15 @@ function M.follow(bufnr)
   follows[bufnr] = { win = win, mark = mark }
 end
 
---- Stop following the jobs on `uri` (its job ended).
+--- The jobs on `uri` ended: stop following them; if the user's typing split their undo steps,
+--- make their text the last step (fastedit.regions).
 --- @param uri string
-function M.stop_following(uri)
+function M.settle(uri)
   local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
   if ok then
     unfollow(bufnr)
+    regions.settle(bufnr)
+    last[bufnr] = nil
   end
 end
 
@@ -171,8 +176,13 @@ function M.apply(edit, encoding)
   local key = jobs_key(uris[1])
   local prev = last[bufnr]
   local ok, err
+  local edits = text_edits(edit, uris[1])
   vim.api.nvim_buf_call(bufnr, function()
     local untouched = prev ~= nil and prev.tick == vim.api.nvim_buf_get_changedtick(bufnr)
+    if key ~= '' then
+      -- Split: this job's last edit is in the previous step, but the user changed the buffer since.
+      regions.before(bufnr, edits, encoding, prev ~= nil and prev.key == key and not untouched)
+    end
     if key ~= '' and untouched and prev.key == key then
       pcall(vim.cmd.undojoin) -- E790 right after an undo: then it is a new step anyway
     else
@@ -182,7 +192,10 @@ function M.apply(edit, encoding)
     close_undo_block()
   end)
   if ok then
-    move_follower(bufnr, text_edits(edit, uris[1]), encoding)
+    if key ~= '' then
+      regions.after(bufnr)
+    end
+    move_follower(bufnr, edits, encoding)
   end
   if ok and key ~= '' then
     last[bufnr] = { tick = vim.api.nvim_buf_get_changedtick(bufnr), key = key }
@@ -208,6 +221,7 @@ end
 function M.forget(bufnr)
   last[bufnr] = nil
   follows[bufnr] = nil -- its extmarks went with it
+  regions.forget(bufnr)
 end
 
 return M

@@ -272,12 +272,13 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",
         }
-    if reason := tracker.verify(document) or tracker.revert_blocker():
-        return {"reverted": False, "reason": f"the region changed since the job: {reason}"}
+    where = tracker.revert_range(document)
+    if isinstance(where, str):
+        return {"reverted": False, "reason": f"the region changed since the job: {where}"}
     if job.metrics.edits == 0 or not tracker.replaced:
         return {"reverted": False, "reason": "the job made no edit"}
-    edit = SentEdit(tracker.start, tracker.end, tracker.original)
-    also, kept = _added_line_removal(job, document)
+    edit = SentEdit(*where, tracker.original)
+    also, kept = _added_line_removal(job, document, where[0])
     if not await ls.client.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
@@ -285,12 +286,14 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 
-def _added_line_removal(job: Job, document: Document) -> tuple[list[SentEdit], str | None]:
+def _added_line_removal(
+    job: Job, document: Document, start: Point
+) -> tuple[list[SentEdit], str | None]:
     """The edit removing the line the job added (``import re``), or why it stays."""
     if job.added_line is None:
         return [], None
     at = [i for i in range(document.line_count) if document.line(i).strip() == job.added_line]
-    if len(at) != 1 or at[0] >= job.tracker.start.line or at[0] + 1 >= document.line_count:
+    if len(at) != 1 or at[0] >= start.line or at[0] + 1 >= document.line_count:
         # Another copy appeared, or it moved: it may be the user's now.
         return [], f"{job.added_line} (the line changed since the job)"
     line = at[0]

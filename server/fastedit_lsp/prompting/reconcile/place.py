@@ -36,6 +36,13 @@ from .target import (
 )
 
 _SPACE = " \t"
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+
+
+def _same(lines: tuple[str, ...], line: str) -> bool:
+    """Whether ``lines`` is that one line, trailing whitespace aside."""
+    return len(lines) == 1 and lines[0].rstrip(_SPACE) == line.rstrip(_SPACE)
 
 
 class Place:
@@ -58,6 +65,8 @@ class Place:
         self._newlines = 0  # line breaks owed before the next text that goes out
         self._s_held: tuple[int, str] | None = None  # (line breaks before, line) held at the suffix
         self._rest_held = ""  # a tail of the current line the rest of the target line repeats
+        self._line_out = ""  # what went out on the current output line
+        self._broke = False  # a line break went out (the target's head is no longer on the line)
         self._ended = False  # the last line that went out ended (its line break is owed)
         self._sel_first = target.selection.strip("\r\n").split("\n")[0].strip(_SPACE + "\r")
         self._out: list[str] = []
@@ -93,7 +102,9 @@ class Place:
             self._ended = False
         self._s_held = None  # a last line that is the next line already: dropped
         rest = self._t.rest.strip(_SPACE)
-        if self._rest_held and not rest.startswith(self._rest_held.strip(_SPACE)):
+        if self._rest_held and (
+            not rest.startswith(self._rest_held.strip(_SPACE)) or self._closes_the_line()
+        ):
             self._out.append(self._rest_held)
         self._rest_held = ""
         if self._ended and self._emitted and self._t.keeps_final_newline:
@@ -264,7 +275,7 @@ class Place:
             text = line
         else:
             text = target.style.render(where) + content
-        if complete and not target.replace and target.suffix[:1] == (target.head + text,):
+        if complete and not target.replace and _same(target.suffix[:1], target.head + text):
             # The line that already follows the target: held like any line (see _body).
             self._s_held = (0, text)
             self._emitted = True
@@ -287,13 +298,13 @@ class Place:
             return
         full = self._rebased(line)
         if self._s_held is not None:
-            if self._t.suffix[1:2] == (full,):
+            if _same(self._t.suffix[1:2], full):
                 self._phase = "stop"  # the answer ran into the code that follows
                 self._s_held = None
                 self._newlines = 0
                 return
             self._release_suffix_hold()
-        if self._t.suffix[:1] == (full,):
+        if _same(self._t.suffix[:1], full):
             self._s_held = (self._newlines, full)
             self._newlines = 0
             return
@@ -409,23 +420,41 @@ class Place:
             self._flush_rest()
             self._out.append(self._t.newline * self._newlines)
             self._newlines = 0
+            self._line_out, self._broke = "", True
         rest = self._t.rest.strip(_SPACE)
         if not rest:
             self._out.append(text)
+            self._line_out += text
             return
         text = self._rest_held + text
         self._rest_held = ""
         for start in range(len(text)):
-            if rest.startswith(text[start:].lstrip(_SPACE)) and text[start:].strip(_SPACE):
+            # Spaces before the repeat stay: `2 * ` + `x + 1`, not `2 *x + 1`.
+            if text[start] not in _SPACE and rest.startswith(text[start:]):
                 self._out.append(text[:start])
+                self._line_out += text[:start]
                 self._rest_held = text[start:]
                 return
         self._out.append(text)
+        self._line_out += text
 
     def _flush_rest(self) -> None:
         if self._rest_held:
             self._out.append(self._rest_held)
             self._rest_held = ""
+
+    def _closes_the_line(self) -> bool:
+        """Whether the held tail is closers the line needs although the rest of the target line
+        starts with them: ``print(f(`` + ``x)``, rest ``)``, keeps its ``)``."""
+        held = self._rest_held.strip(_SPACE)
+        if not held or any(char not in _CLOSERS for char in held):
+            return False
+        line = self._line_out if self._broke else self._t.head + self._line_out
+        opened = sum(line.count(c) for c in _OPENERS) - sum(line.count(c) for c in _CLOSERS)
+        supplied = len(self._t.rest.strip(_SPACE)) - len(
+            self._t.rest.strip(_SPACE).lstrip(_CLOSERS)
+        )
+        return abs(opened - len(held) - supplied) < abs(opened - supplied)
 
     def _columns(self, lead: str) -> int:
         return self._t.style.columns(lead)

@@ -97,6 +97,10 @@ def _in_comment_or_string(head: str) -> bool:
     return bool(quote)
 
 
+#: Languages whose formatter indents with tabs: the style when the file shows none yet.
+_TAB_LANGUAGES = frozenset({"go", "makefile"})
+
+
 @dataclass(frozen=True)
 class Indentation:
     """How the file indents: tabs or spaces, and the columns of one level."""
@@ -105,7 +109,9 @@ class Indentation:
     width: int = 4
 
     @classmethod
-    def of(cls, lines: list[str]) -> Indentation:
+    def of(cls, lines: list[str], *, head: str = "", default_tabs: bool = False) -> Indentation:
+        """From the file's indented lines; with none, from the target line's own whitespace
+        (``head``), then the language's habit (``default_tabs``: gofmt indents with tabs)."""
         tabs = spaces = 0
         steps: Counter[int] = Counter()
         previous = 0
@@ -123,6 +129,9 @@ class Indentation:
                 previous = width
                 continue
             previous = len(lead.expandtabs(4))
+        if not tabs and not spaces:
+            lead = indent_text(head)
+            return cls(tabs=lead.startswith("\t") or (not lead and default_tabs))
         width = 4
         if steps and spaces > tabs:
             common = [w for w, _ in steps.most_common(3) if 2 <= w <= 8]
@@ -180,7 +189,11 @@ class Target:
         selection_lines = _lines(self.selection) if self.selection else []
         head = before_lines[-1]
         full = before_lines[:-1][-PREFIX_LINES:]
-        style = Indentation.of(full[-200:] + selection_lines + after_lines[:200])
+        style = Indentation.of(
+            full[-200:] + selection_lines + after_lines[:200],
+            head=head,
+            default_tabs=self.language_id in _TAB_LANGUAGES,
+        )
         first = head + (selection_lines[0] if selection_lines else "")
         set_ = object.__setattr__
         set_(self, "newline", _newline(self.before, self.selection, self.after))

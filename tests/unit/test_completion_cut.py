@@ -1,4 +1,4 @@
-"""completion_text.py: what of a model's inline completion is shown at the cursor.
+"""completion/cut.py: what of a model's inline completion is shown at the cursor.
 
 Each case is a document with the cursor marked ``‸``, the model's text, and what each step makes
 of it. The properties at the end pin what the caller relies on: an early stop (``has_enough``,
@@ -11,8 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fastedit_lsp.completion.text import (
-    PREFIX_WINDOW,
+from fastedit_lsp.completion.cut import (
     Scope,
     balance_brackets,
     completion_scope,
@@ -20,8 +19,9 @@ from fastedit_lsp.completion.text import (
     finish,
     has_enough,
     stop_sequences,
-    trim_suffix_overlap,
 )
+from fastedit_lsp.completion.lexer import PREFIX_WINDOW
+from fastedit_lsp.prompting.reconcile import Target, reconcile_text
 
 CURSOR = "‸"
 
@@ -392,7 +392,7 @@ def test_balance_reads_only_a_bounded_tail_of_the_prefix() -> None:
     assert balance_brackets("a)", "f(\nx = 1\n", "") == "a)"
 
 
-# -- overlap with the suffix ------------------------------------------------------------------
+# -- overlap with the suffix: the reconciler's, then the cut ------------------------------------
 
 TRIM_CASES = [
     pytest.param("‸)\n", "python", "line", "foo(a, b))", "foo(a, b)", id="repeated-closer-dropped"),
@@ -459,16 +459,16 @@ TRIM_CASES = [
 
 
 @pytest.mark.parametrize(("document", "language", "scope", "text", "expected"), TRIM_CASES)
-def test_trim_drops_what_repeats_the_suffix(
+def test_what_repeats_the_suffix_is_not_shown(
     document: str, language: str, scope: Scope, text: str, expected: str
 ) -> None:
     prefix, suffix = at_cursor(document)
-    assert trim_suffix_overlap(text, suffix, scope, prefix=prefix, language_id=language) == expected
-
-
-def test_trim_without_context_still_trims_a_plain_repeat() -> None:
-    assert trim_suffix_overlap("foo(a, b))", ")\n", "line") == "foo(a, b)"
-    assert trim_suffix_overlap("\n  return 1;\n}", "\n}\n", "block") == "\n  return 1;"
+    assert completion_scope(prefix, suffix, language) == scope
+    reconciled = reconcile_text(Target(prefix, suffix, language_id=language), text)
+    # The same, once the cut has normalised trailing whitespace and line breaks.
+    assert finish(reconciled, prefix, suffix, language) == finish(
+        expected, prefix, suffix, language
+    )
 
 
 # -- all together -----------------------------------------------------------------------------
@@ -552,11 +552,12 @@ FINISH_CASES = [
 
 
 @pytest.mark.parametrize(("document", "language", "text", "expected"), FINISH_CASES)
-def test_finish_gives_the_text_to_show(
+def test_the_reconciled_text_then_finish_give_the_text_to_show(
     document: str, language: str, text: str, expected: str
 ) -> None:
     prefix, suffix = at_cursor(document)
-    assert finish(text, prefix, suffix, language) == expected
+    reconciled = reconcile_text(Target(prefix, suffix, language_id=language), text)
+    assert finish(reconciled, prefix, suffix, language) == expected
 
 
 def test_finish_reads_only_a_bounded_tail_of_the_prefix() -> None:
@@ -668,6 +669,5 @@ def test_no_step_adds_text(text: str, context: tuple[str, str]) -> None:
     prefix, suffix = at_cursor(document)
     lf_text = text.replace("\r", "")
     assert lf_text.startswith(balance_brackets(lf_text, prefix, suffix, language_id=language))
-    assert lf_text.startswith(trim_suffix_overlap(lf_text, suffix, "block", prefix=prefix))
     if "\r" not in document:
         assert lf_text.startswith(finish(lf_text, prefix, suffix, language))

@@ -586,3 +586,40 @@ async def test_a_trusted_certificate_serves_requests_over_tls(
         assert server.requests[0].startswith(b"POST /v1/x HTTP/1.1\r\n")
     finally:
         await w.aclose()
+
+
+async def test_a_paced_reader_waiting_is_woken_by_the_bodys_end_and_stops_watching_after(
+    serve: Callable[..., Awaitable[RawServer]], client: Wire
+) -> None:
+    """While a paced reader waits (``_Body.watch_end``), the socket is watched for the end of
+    the body: its last chunk wakes the reader at once instead of at its next paced read, and
+    what came with it is read whole; afterwards the socket is not watched between reads."""
+    go = asyncio.Event()
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        while await SERVERS[-1].request(reader):
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n")
+            await writer.drain()
+            await go.wait()
+            writer.write(b"1\r\nb\r\n1\r\nc\r\n0\r\n\r\n")
+            await writer.drain()
+
+    server = await serve(script)
+    async with client.stream(
+        "POST", server.url, headers=[], body=b"", connect_timeout=2, read_timeout=2
+    ) as response:
+        body = response.aiter_bytes()
+        assert await anext(body) == b"a"
+        (connection,) = client._active
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        stop = body.watch_end(lambda: ended.set_result(None))
+        assert connection.transport.is_reading()  # watched while the reader waits
+        go.set()
+        await asyncio.wait_for(ended, 5)
+        stop()
+        assert not connection.transport.is_reading()
+        assert b"".join([part async for part in body]) == b"bc"
+        assert response.reusable
+        woken: list[bool] = []
+        body.watch_end(lambda: woken.append(True))()  # the body has ended: woken at once
+        assert woken == [True]

@@ -473,7 +473,7 @@ class OpenAICompatibleBackend:
                 chunks = response.aiter_bytes()
                 while not state.done:
                     if info.pace is not None and info.deltas:
-                        await info.pace()
+                        await info.pace(chunks.watch_end)
                     raw = await anext(chunks, None)
                     for event in self._parse(parser, raw, info):
                         text = self._on_event(event, call, info, state)

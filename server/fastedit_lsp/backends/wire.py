@@ -216,6 +216,10 @@ class _Socket(asyncio.Protocol):
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
+        #: While a paced consumer waits (:meth:`watch_end`): what ends the body, and whom to wake.
+        self._until: bytes | None = None
+        self._on_end: Callable[[], None] | None = None
+        self._tail = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -226,17 +230,51 @@ class _Socket(asyncio.Protocol):
         self._size += len(data)
         if self._size > PAUSE_BYTES:
             self._pause()
+        if self._on_end is not None and self._until is not None:
+            self._tail = (self._tail + data[-len(self._until) :])[-len(self._until) :]
+            if self._tail == self._until:
+                self._ended()
         self._wake()
 
     def eof_received(self) -> bool | None:
         self._eof = True
+        self._ended()
         self._wake()
         return None  # the transport closes itself
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._eof = True
         self._error = exc
+        self._ended()
         self._wake()
+
+    def watch_end(self, until: bytes | None, wake: Callable[[], None]) -> None:
+        """Watch the socket, and call ``wake`` once when the received bytes end with ``until``
+        (a chunked body's last chunk) or the connection ends, at once if they already did;
+        until :meth:`unwatch_end`. Meanwhile each chunk the server flushes is appended, and
+        wakes no reader."""
+        self._until, self._on_end = until, wake
+        self._tail = b""
+        if until is not None:
+            for chunk in reversed(self._chunks):
+                self._tail = chunk[-len(until) :] + self._tail
+                if len(self._tail) >= len(until):
+                    break
+            self._tail = self._tail[-len(until) :]
+        if self._eof or (until is not None and self._tail == until):
+            self._ended()
+            return
+        self._resume()
+
+    def unwatch_end(self) -> None:
+        """Stop :meth:`watch_end`: what arrives next waits in the kernel's buffer again."""
+        self._until = self._on_end = None
+        self._pause()
+
+    def _ended(self) -> None:
+        wake, self._on_end = self._on_end, None
+        if wake is not None:
+            wake()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -657,6 +695,8 @@ class Response:
 
 
 _CHUNKED, _LENGTH, _TO_CLOSE, _NONE = range(4)
+#: How a chunked body ends (no trailers: what model servers send).
+_LAST_CHUNK = b"0\r\n\r\n"
 
 
 class _Body:
@@ -715,6 +755,20 @@ class _Body:
             if tail:
                 return tail
         raise StopAsyncIteration
+
+    def watch_end(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake`` once when the body's end arrives (a chunked body's last chunk, or the
+        connection's end), at once if it already has; returns the function that stops watching.
+
+        For a consumer that paces its reads (:meth:`_Socket.read`'s ``pause``) while it waits:
+        the end of the answer is then read as it arrives, not at the next paced read. While
+        watched, each chunk the server flushes wakes the event loop (and is only appended).
+        """
+        if self.done or self._pending:
+            wake()
+        else:
+            self._socket.watch_end(_LAST_CHUNK if self._framing == _CHUNKED else None, wake)
+        return self._socket.unwatch_end
 
     def _ended(self) -> bytes:
         if self._framing != _TO_CLOSE:

@@ -51,9 +51,14 @@ class RewriteSession(EditSession):
         # What verifiers check: the region's new text, not the edits that made it.
         self.sent_text = self.rewrite
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str, *, last: bool = False) -> None:
         self.rewrite += text
-        await self._send_ops(self.tracker.diff.feed(text))
+        ops = self.tracker.diff.feed(text)
+        if last:
+            # The stream ended: the original lines left over go in the same edit as the last
+            # text (one round trip after the model's last byte, not two).
+            ops += self.tracker.diff.finish()
+        await self._send_ops(ops)
 
     async def _send_ops(self, ops: list[Op]) -> None:
         if reason := self.tracker.verify(self.document):

@@ -192,22 +192,23 @@ async def _edits_reach(editor: FakeEditor, count: int) -> None:
         editor.applied.clear()
 
 
-async def test_the_first_line_goes_out_piece_by_piece_then_pieces_are_coalesced() -> None:
+async def test_the_end_of_the_first_line_goes_out_as_it_arrives_the_rest_coalesced() -> None:
     session, editor, document = _session("x = \n", 4, max_edits_per_second=60)
     session._interval = 3600.0  # a coalesced edit would wait an hour
 
     async def source() -> AsyncIterator[str]:
         yield "a"
         await _edits_reach(editor, 1)
-        yield "b"  # the first line is not whole yet: at once, not an hour later
+        yield "b"  # coalesced...
+        await asyncio.sleep(0)  # one turn of the loop: the session takes "b", waits to coalesce
+        assert session._line_break is not None
+        yield "c\nd"  # ...until the first line's end arrives: then at once, not an hour later
         await _edits_reach(editor, 2)
-        yield "c\nd"
-        await _edits_reach(editor, 3)
         yield "e"  # coalesced until the stream ends, then at once
         yield "f"
 
     await asyncio.wait_for(session.run(source()), HANG_GUARD)
-    assert editor.edits == ["a", "b", "c\nd", "ef"]
+    assert editor.edits == ["a", "bc\nd", "ef"]
     assert document.text == "x = abc\ndef\n"
 
 

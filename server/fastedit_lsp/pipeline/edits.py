@@ -3,10 +3,11 @@
 No pygls here: the session sends through an ``apply`` callable (the server wraps
 ``workspace/applyEdit``), so it tests without a client. What it guarantees:
 
-- the first text goes out at once, and so does every piece until the answer's first line is
-  whole in the buffer (a line break has gone out): the first line is what the user waits for;
-  after that edits are coalesced to ``max_edits_per_second``, and spaced by the editor's own
-  acknowledgement time when that is longer (adaptive coalescing: :func:`coalescing_gap`);
+- the first text goes out at once, and so does the end of the answer's first line (the piece
+  that brings its line break): the first line is what the user waits for; other edits are
+  coalesced to ``max_edits_per_second``, and spaced by the editor's own acknowledgement time
+  when that is longer (adaptive coalescing: :func:`coalescing_gap`). The rest of the first line
+  is coalesced too, so that no edit is on the wire when its end arrives;
 - the last text goes out as soon as the stream ends, not at the next edit's time (the backend
   cuts its paced wait short when the answer's end arrives: ``StreamInfo.pace``);
 - edits are sequential: the next waits for the client's reply to the previous one, so a slow
@@ -112,8 +113,10 @@ class EditSession:
         self._pieces = 0
         self._first_piece_at = 0.0
         self._producer: asyncio.Task[None] | None = None
-        #: Whether a line break has gone out: until then pieces are neither coalesced nor paced.
+        #: Whether a line break has gone out: until then reads are not paced, and a line break
+        #: arriving ends the coalescing wait (:attr:`_line_break`).
         self._first_line_out = False
+        self._line_break: asyncio.Future[None] | None = None
         #: Running average of the editor's acknowledgement time (seconds).
         self.ack_seconds = 0.0
 
@@ -175,6 +178,8 @@ class EditSession:
                 self._first_piece_at = time.monotonic()
             self._pieces += 1
             buffer.append(text)
+            if self._line_break is not None and "\n" in text:
+                _wake(self._line_break)
             arrived.set()
 
         # The first piece is awaited in this task: the model's request goes out in this step
@@ -214,11 +219,20 @@ class EditSession:
         while True:
             await arrived.wait()
             arrived.clear()
-            if self.edits and self._first_line_out and not producer.done():
+            if self.edits and not producer.done() and not self._first_line_ends(buffer):
                 delay = self._last_sent + self._gap() - time.monotonic()
                 if delay > 0:
-                    # Coalesce; wake early if the stream ends meanwhile.
-                    await asyncio.wait([producer], timeout=delay)
+                    # Coalesce; wake early if the stream ends (or the first line) meanwhile.
+                    waits: list[asyncio.Future[None]] = [producer]
+                    if not self._first_line_out:
+                        self._line_break = asyncio.get_running_loop().create_future()
+                        waits.append(self._line_break)
+                    try:
+                        await asyncio.wait(
+                            waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED
+                        )
+                    finally:
+                        self._line_break = None
             text = "".join(buffer)
             buffer.clear()
             cut = len(text) if producer.done() else _safe_split(text)
@@ -236,6 +250,10 @@ class EditSession:
                 # sent waits for the next piece: looping at once never yields (Event.wait
                 # returns at once when set), which starved the stream for good.
                 arrived.set()
+
+    def _first_line_ends(self, buffer: list[str]) -> bool:
+        """Whether ``buffer`` brings the end of the answer's first line (it goes out at once)."""
+        return not self._first_line_out and any("\n" in text for text in buffer)
 
     async def _send(self, text: str, *, last: bool = False) -> None:
         """Send ``text``; ``last``: the stream ended well and nothing follows it."""

@@ -193,12 +193,15 @@ async def _edits_reach(editor: FakeEditor, count: int) -> None:
 
 
 async def test_the_end_of_the_first_line_goes_out_as_it_arrives_the_rest_coalesced() -> None:
-    session, editor, document = _session("x = \n", 4, max_edits_per_second=60)
+    accounted = asyncio.Event()
+    session, editor, document = _session(
+        "x = \n", 4, max_edits_per_second=60, on_edit=lambda count: accounted.set()
+    )
     session._interval = 3600.0  # a coalesced edit would wait an hour
 
     async def source() -> AsyncIterator[str]:
         yield "a"
-        await _edits_reach(editor, 1)
+        await accounted.wait()  # the session is done with "a"
         yield "b"  # coalesced...
         await asyncio.sleep(0)  # one turn of the loop: the session takes "b", waits to coalesce
         assert session._line_break is not None

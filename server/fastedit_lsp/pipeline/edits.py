@@ -219,7 +219,11 @@ class EditSession:
         while True:
             await arrived.wait()
             arrived.clear()
-            if self.edits and not producer.done() and not self._first_line_ends(buffer):
+            if not self.edits and not producer.done() and not self._first_line_ends(buffer):
+                # The first text goes with what of the first line came in the same read (the
+                # source's next pieces that need no waiting): one turn of the loop.
+                await asyncio.sleep(0)
+            elif self.edits and not producer.done() and not self._first_line_ends(buffer):
                 delay = self._last_sent + self._gap() - time.monotonic()
                 if delay > 0:
                     # Coalesce; wake early if the stream ends (or the first line) meanwhile.

@@ -24,6 +24,8 @@ from typing import Any
 import aiohttp
 import httpx
 
+from .base import END_WATCH
+
 #: The request headers aiohttp writes itself from the request (httpx's copies are dropped).
 _OWN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
@@ -80,13 +82,39 @@ class _Body(httpx.AsyncByteStream):
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
+        #: Whom the body's end wakes while a paced reader waits (:meth:`watch_end`).
+        self._wake: Callable[[], None] | None = None
+        self._watching = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         with _mapped(reading=True):
             async for chunk in self._response.content.iter_any():
                 yield chunk
 
+    def watch_end(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """An :data:`~.base.EndWatch`: call ``wake`` once when the body's end arrives (its
+        last chunk parsed, or the connection's end for a body without a length), at once if it
+        already has; returns the function that stops watching. aiohttp parses what arrives as
+        it arrives, so a reader waiting at its own pace learns of the end then, not at its next
+        read."""
+        self._wake = wake
+        if not self._watching:
+            self._watching = True
+            self._response.content.on_eof(self._ended)  # at once if ended
+        elif self._response.content.is_eof():
+            self._ended()
+        return self._unwatch
+
+    def _ended(self) -> None:
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake()
+
+    def _unwatch(self) -> None:
+        self._wake = None
+
     async def aclose(self) -> None:
+        self._wake = None
         # A body read to its end leaves its connection in the pool; otherwise it is closed.
         if self._response.content.at_eof():
             self._response.release()
@@ -174,11 +202,16 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if trace is not None:
             await trace("http11.receive_response_headers.complete", {})
 
+        stream = _Body(response)
         return httpx.Response(
             response.status,
             headers=list(response.raw_headers),
-            stream=_Body(response),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": _reason(response)},
+            stream=stream,
+            extensions={
+                "http_version": b"HTTP/1.1",
+                "reason_phrase": _reason(response),
+                END_WATCH: stream.watch_end,
+            },
         )
 
     async def aclose(self) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from .base import StreamInfo
+from .base import END_WATCH, EndWatch, StreamInfo
 
 #: A read of the body that returns sooner than this took a chunk already received (the
 #: transport held it): the next one is read without pacing.
@@ -148,21 +148,26 @@ class PacedReads:
 
     Paced only once what had arrived is read: a read that returned at once took what the
     transport held, so the next is read on at once, and the consumer's pace holds back only a
-    read that would wait for the network.
+    read that would wait for the network. The pace is given the transport's
+    :data:`~.base.EndWatch` (:data:`~.base.END_WATCH`; ``httpx.MockTransport`` has
+    none), so a consumer that waits is woken when the answer's end arrives: the last text is
+    read as it arrives, not at the next paced read.
     """
 
-    __slots__ = ("_info", "_waited", "chunks")
+    __slots__ = ("_info", "_waited", "_watch", "chunks")
 
     def __init__(self, response: httpx.Response, info: StreamInfo) -> None:
         self.chunks = response.aiter_bytes()
         self._info = info
+        watch = response.extensions.get(END_WATCH)
+        self._watch: EndWatch | None = watch if callable(watch) else None
         self._waited = True
 
     async def read(self) -> bytes | None:
         """The next bytes, None at the body's end."""
         info = self._info
         if self._waited and info.pace is not None and info.deltas:
-            await info.pace()
+            await info.pace(self._watch)
         started = time.perf_counter()
         raw = await anext(self.chunks, None)
         self._waited = time.perf_counter() - started > BUFFERED_READ_SECONDS

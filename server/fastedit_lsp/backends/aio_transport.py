@@ -15,6 +15,7 @@ written and whether it went on a kept-alive connection (a reset one is sent agai
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -80,15 +81,27 @@ def _said(exc: BaseException | None) -> str:
 class _Body(httpx.AsyncByteStream):
     """An aiohttp response's body: all that has arrived, per read."""
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, read_timeout: float | None) -> None:
         self._response = response
+        self._read_timeout = read_timeout
         #: Whom the body's end wakes while a paced reader waits (:meth:`watch_end`).
         self._wake: Callable[[], None] | None = None
         self._watching = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # The read timeout bounds each read's wait for the network (one timer per read), not
+        # aiohttp's sock_read: that one is moved at every chunk the socket brings, a timer
+        # cancelled and made again per token of a model flushing each event.
+        content = self._response.content
         with _mapped(reading=True):
-            async for chunk in self._response.content.iter_any():
+            while True:
+                try:
+                    async with asyncio.timeout(self._read_timeout):
+                        chunk = await content.readany()
+                except TimeoutError as exc:  # an OSError too: said here, not as a read error
+                    raise httpx.ReadTimeout("read timed out") from exc
+                if not chunk:
+                    return
                 yield chunk
 
     def watch_end(self, wake: Callable[[], None]) -> Callable[[], None]:
@@ -183,6 +196,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             if name.lower() not in _OWN_HEADERS
         ]
         body = await request.aread()
+        read = timeout.get("read")
+        # Until the answer's head, the read timeout is aiohttp's (the silence after the
+        # request); the body's reads then time themselves (:class:`_Body`).
         with _mapped(reading=False):
             response = await self._get_session().request(
                 request.method,
@@ -195,14 +211,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                     total=None,
                     connect=timeout.get("pool"),
                     sock_connect=timeout.get("connect"),
-                    sock_read=timeout.get("read"),
+                    sock_read=read,
                 ),
                 trace_request_ctx=trace,
             )
+        _stop_read_timeout(response)
         if trace is not None:
             await trace("http11.receive_response_headers.complete", {})
 
-        stream = _Body(response)
+        stream = _Body(response, read)
         return httpx.Response(
             response.status,
             headers=list(response.raw_headers),
@@ -233,6 +250,16 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             return idle + len(acquired), idle
         except (AttributeError, TypeError):  # a pool of another shape: counted as nothing
             return 0, 0
+
+
+def _stop_read_timeout(response: aiohttp.ClientResponse) -> None:
+    """Once the head is in, aiohttp's read timeout is not moved at each chunk any more (the
+    body's reads time themselves). The timer already set still fires after a silence as long
+    (a stall, said as a read timeout either way); the next chunk cancels it."""
+    connection = response.connection
+    protocol = connection.protocol if connection is not None else None
+    if protocol is not None:
+        protocol.read_timeout = None
 
 
 def _reason(response: aiohttp.ClientResponse) -> bytes:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -20,9 +19,6 @@ import httpx
 
 from .base import END_WATCH, EndWatch, StreamInfo
 
-#: A read of the body that returns sooner than this took a chunk already received (the
-#: transport held it): the next one is read without pacing.
-BUFFERED_READ_SECONDS = 0.001
 #: After the answer's end the body's end (the last chunk marker) is read, so that the connection
 #: goes back to the pool instead of being closed (a new TCP and TLS handshake for every job) —
 #: within these bounds: a server that sends more, or lingers, gets its connection closed.
@@ -144,31 +140,27 @@ async def open_stream(
 
 
 class PacedReads:
-    """A response body read at the consumer's pace (``StreamInfo.pace``).
+    """A response body read at the consumer's pace (``StreamInfo.pace``), once text has arrived.
 
-    Paced only once what had arrived is read: a read that returned at once took what the
-    transport held, so the next is read on at once, and the consumer's pace holds back only a
-    read that would wait for the network. The pace is given the transport's
-    :data:`~.base.EndWatch` (:data:`~.base.END_WATCH`; ``httpx.MockTransport`` has
-    none), so a consumer that waits is woken when the answer's end arrives: the last text is
-    read as it arrives, not at the next paced read.
+    Every read after the first text is paced: a read takes all that has arrived (aiohttp's
+    parser holds what each socket read brought), so the next one would wait for the network, and
+    the pace lets what arrives meanwhile gather for one read. The pace is given the transport's
+    :data:`~.base.EndWatch` (:data:`~.base.END_WATCH`; ``httpx.MockTransport`` has none), so a
+    consumer that waits is woken when the answer's end arrives: the last text is read as it
+    arrives, not at the next paced read.
     """
 
-    __slots__ = ("_info", "_waited", "_watch", "chunks")
+    __slots__ = ("_info", "_watch", "chunks")
 
     def __init__(self, response: httpx.Response, info: StreamInfo) -> None:
         self.chunks = response.aiter_bytes()
         self._info = info
         watch = response.extensions.get(END_WATCH)
         self._watch: EndWatch | None = watch if callable(watch) else None
-        self._waited = True
 
     async def read(self) -> bytes | None:
         """The next bytes, None at the body's end."""
         info = self._info
-        if self._waited and info.pace is not None and info.deltas:
+        if info.pace is not None and info.deltas:
             await info.pace(self._watch)
-        started = time.perf_counter()
-        raw = await anext(self.chunks, None)
-        self._waited = time.perf_counter() - started > BUFFERED_READ_SECONDS
-        return raw
+        return await anext(self.chunks, None)

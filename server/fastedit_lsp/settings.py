@@ -3,7 +3,8 @@
 Pure apart from reading the TOML file named by ``FASTEDIT_CONFIG``: the environment is passed in.
 Precedence, lowest first: defaults < the ``FASTEDIT_CONFIG`` file < environment variables <
 ``initializationOptions`` < ``workspace/configuration`` / ``didChangeConfiguration``. The
-key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``) are taken only from the first four:
+key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``, ``network.proxy``,
+``network.caFile``) are taken only from the first four:
 a repository can set the last source (eglot reads ``.dir-locals.el``, VS Code merges workspace
 settings), and must not be able to send the user's key elsewhere.
 
@@ -47,6 +48,8 @@ KEY_ROUTING = ("provider", "baseUrl", "apiKeyEnv")
 #: Settings that let the repository's own code run (``verify.*``): like key routing, never taken
 #: from ``workspace/configuration`` (a repository's .vscode/settings.json could set them).
 CODE_ROUTING = ("trustWorkspaceTools", "checkers")
+#: The ``network`` settings a repository must not control (a proxy sees the key).
+NETWORK_KEY_ROUTING = ("proxy", "caFile")
 
 
 class _Model(BaseModel):
@@ -297,6 +300,23 @@ class NextEditSettings(_Model):
     )
 
 
+class NetworkSettings(_Model):
+    """How the model servers are reached (``docs/network.md``). Key-routing settings: not read
+    from ``workspace/configuration`` (a repository's settings could route the key elsewhere)."""
+
+    proxy: str | None = Field(
+        None,
+        description="The proxy of every model request (http:// or https://, user:password@ "
+        "allowed), instead of HTTP_PROXY / HTTPS_PROXY / ALL_PROXY; NO_PROXY still exempts its "
+        "hosts. Unset: the environment's proxies.",
+    )
+    ca_file: str | None = Field(
+        None,
+        description="A PEM file of CA certificates trusted in addition to the default ones "
+        "(certifi's, or SSL_CERT_FILE / SSL_CERT_DIR): a private CA, a TLS-inspecting proxy.",
+    )
+
+
 class Settings(_Model):
     """The ``fastedit`` settings section."""
 
@@ -364,6 +384,7 @@ class Settings(_Model):
         "or Revert all.",
     )
     next_edit: NextEditSettings = NextEditSettings()
+    network: NetworkSettings = NetworkSettings()
 
 
 # -- sources -------------------------------------------------------------------------------------
@@ -475,12 +496,13 @@ def _strip_key_routing(data: Any) -> tuple[dict[str, Any], list[str]]:
                     if key in profile:
                         del profile[key]
                         dropped.append(f"fastedit.profiles.{name}.{key}")
-    verify = clean.get("verify")
-    if isinstance(verify, dict):
-        for key in CODE_ROUTING:
-            if key in verify:
-                del verify[key]
-                dropped.append(f"fastedit.verify.{key}")
+    for section, keys in (("verify", CODE_ROUTING), ("network", NETWORK_KEY_ROUTING)):
+        values = clean.get(section)
+        if isinstance(values, dict):
+            for key in keys:
+                if key in values:
+                    del values[key]
+                    dropped.append(f"fastedit.{section}.{key}")
     return clean, dropped
 
 

@@ -25,6 +25,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.support.network_servers import without_network_variables
+
 Sync = Literal["prompt", "batched"]
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -36,10 +38,12 @@ HANG_GUARD = 120.0
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:
-    """The test process' environment without any real key or FASTEDIT_* setting."""
+    """The test process' environment without any real key or FASTEDIT_* setting, and without
+    proxy or certificate variables (the server reaches the loopback stub directly; the network
+    tests pass theirs in ``extra``)."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_network_variables(dict(os.environ)).items()
         if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
     }
     env.update(extra)

@@ -130,8 +130,13 @@ class FasteditServer(PatchedLanguageServer):
         """The model backends: one HTTP client, rate limits, breakers, discovered models."""
         if self._backends is None:
             from ..backends.factory import Backends
+            from ..backends.network import Network
 
-            self._backends = Backends(log=self.client.log_message)
+            def network() -> Network:
+                settings = self.config.resolved.settings.network
+                return Network(settings.proxy, settings.ca_file)
+
+            self._backends = Backends(log=self.client.log_message, network=network)
         return self._backends
 
     @property

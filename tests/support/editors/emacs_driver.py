@@ -23,6 +23,7 @@ import pytest
 
 from tests.support.editors.availability import in_ci
 from tests.support.harness import TEST_CHECKERS
+from tests.support.network_servers import without_network_variables
 
 REPO = Path(__file__).resolve().parents[3]
 ELISP = REPO / "editors" / "emacs"
@@ -86,7 +87,7 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The test's environment without real keys or FASTEDIT_* settings, with its own HOME."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_network_variables(dict(os.environ)).items()
         if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
     }
     home = tmp_path / "home"

@@ -197,6 +197,10 @@ class ServerHost:
                 delivery = "create" if not exists and creates else "edit"
         elif document is None and not exists and creates:
             delivery = "create"
+        elif document is not None and self._client.supports("window.show_document.support"):
+            # Open, but perhaps in no window: shown, so the tests land where the user sees them
+            # (the buffer gets them either way; a refusal changes nothing).
+            await self._show(uri)
         existing = (
             document.text if document is not None else await asyncio.to_thread(read_text, path)
         )

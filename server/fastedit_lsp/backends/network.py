@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 #: and Node close theirs after 5 s, so a client keeping them longer meets the keep-alive race
 #: more often.
 KEEPALIVE_SECONDS = 4.0
+#: Connections open at once, per client; a released one stays in the pool (idle) until
+#: KEEPALIVE_SECONDS, so this also bounds the idle ones.
+MAX_CONNECTIONS = 20
 #: The proxy schemes httpx speaks without an extra package.
 _PROXY_SCHEMES = ("http", "https")
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
@@ -223,7 +226,10 @@ def new_client(network: Network = Network()) -> httpx.AsyncClient:
 
     def transport(proxy: str | None = None) -> AiohttpTransport:
         return AiohttpTransport(
-            context, proxy=proxy, max_connections=20, keepalive_seconds=KEEPALIVE_SECONDS
+            context,
+            proxy=proxy,
+            max_connections=MAX_CONNECTIONS,
+            keepalive_seconds=KEEPALIVE_SECONDS,
         )
 
     found = environment_proxies()

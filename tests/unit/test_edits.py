@@ -7,7 +7,10 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from fastedit_lsp.actions.base import Draft
+from fastedit_lsp.backends.base import StreamInfo
 from fastedit_lsp.core.document import Change, Document, Point
+from fastedit_lsp.core.jobs import Job
 from fastedit_lsp.core.rewrite_tracking import RewriteTracker
 from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
 from fastedit_lsp.pipeline.edits import (
@@ -17,6 +20,8 @@ from fastedit_lsp.pipeline.edits import (
     coalescing_gap,
 )
 from fastedit_lsp.pipeline.rewrite import RewriteSession
+from fastedit_lsp.pipeline.stream import LINE_ENDED, filtered
+from fastedit_lsp.prompting.filters import Pipeline
 from tests.support.harness import HANG_GUARD
 
 
@@ -215,6 +220,33 @@ async def test_the_end_of_the_first_line_goes_out_as_it_arrives_the_rest_coalesc
     assert document.text == "x = abc\ndef\n"
 
 
+async def test_a_first_line_whose_break_is_held_upstream_goes_out_when_it_ends() -> None:
+    # The reconciler owes the first line's break to the next line (at the end of a document):
+    # the stream says the line ended (LINE_ENDED) and what came of it goes out then.
+    accounted = asyncio.Event()
+    session, editor, document = _session(
+        "x = \n", 4, max_edits_per_second=60, on_edit=lambda count: accounted.set()
+    )
+    session._interval = 3600.0  # a coalesced edit would wait an hour
+
+    async def source() -> AsyncIterator[str]:
+        yield "a"
+        await accounted.wait()
+        yield "b"  # coalesced...
+        await asyncio.sleep(0)
+        assert session._line_break is not None
+        yield LINE_ENDED  # ...until the line ends upstream: sent on this read, nothing more
+        await _edits_reach(editor, 2)
+        yield "\nc"  # the held break, with the next line: the first break, at once too
+        await _edits_reach(editor, 3)
+        yield "d"  # coalesced until the stream ends
+        yield LINE_ENDED  # a first line already out: nothing to do
+
+    await asyncio.wait_for(session.run(source()), HANG_GUARD)
+    assert editor.edits == ["a", "b", "\nc", "d"]
+    assert document.text == "x = ab\ncd\n"
+
+
 async def test_before_the_first_line_is_whole_reads_are_never_paced() -> None:
     session, editor, _ = _session("x = \n", 4, max_edits_per_second=60)
     editor.gate = asyncio.Event()
@@ -294,3 +326,35 @@ async def test_a_rewrites_last_text_and_the_original_lines_it_left_out_go_in_one
     assert document.text == "a = 10\nb = 20\n"
     # One edit after the stream's end, not the text's and then the deletion's.
     assert len(editor.edits) == 2 and editor.edits[-1].startswith("b = 20")
+
+
+async def test_the_stream_says_a_held_line_break_until_a_break_goes_out() -> None:
+    # The filters owe every break to the text that follows it: the break after "a" is said
+    # (LINE_ENDED); once one went out (with "b"), no more is said.
+    class OwedBreaks:
+        def __init__(self) -> None:
+            self.owed = ""
+
+        def feed(self, text: str) -> str:
+            out = []
+            for char in text:
+                if char == "\n":
+                    self.owed += char
+                else:
+                    out.append(self.owed + char)
+                    self.owed = ""
+            return "".join(out)
+
+        def finish(self) -> str:
+            return ""
+
+    draft = Draft(request=None, pipeline=Pipeline(OwedBreaks()))
+    tracker = RegionTracker(Point(0, 0), Point(0, 0), "")
+    job = Job("1", "completeRest", "file:///t.py", ((0, 0), (0, 0)), tracker)
+    out = [
+        text
+        async for text in filtered(
+            _tokens(["a", "\n", "b\n", "c\n", "d"]), draft, job, StreamInfo()
+        )
+    ]
+    assert out == ["a", LINE_ENDED, "\nb", "\nc", "\nd"]

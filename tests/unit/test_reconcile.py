@@ -70,6 +70,8 @@ EXAMPLES = [
         Target("x = 1\n    y = 2\n", "\n    z = 3\n", selection="    y = 2", replace=True),
         "```python\ny = 20\n```",
     ),
+    (Target("x = 1\n", "z = 3\n", selection="y = 2\nw = 4\n", replace=True), "y = 20\nw = 40\n"),
+    (Target("x = 1\n", "y = 2\nz = 3\n"), "w = 0\nv = 1\n"),
 ]
 
 
@@ -112,6 +114,8 @@ def test_the_examples_land_as_meant() -> None:
         "n += x",
         "n += x",
         "    y = 20",
+        "y = 20\nw = 40\n",
+        "w = 0\nv = 1\n",
     ]
 
 
@@ -121,6 +125,34 @@ def test_the_examples_land_as_meant() -> None:
 def test_plainly_new_text_streams_from_its_first_piece() -> None:
     reconciler = Reconciler(Target(PY_BEFORE, PY_AFTER))
     assert reconciler.feed("if not") == "if not"
+
+
+def test_where_the_last_break_is_kept_a_line_goes_out_with_its_break_on_the_piece_ending_it() -> (
+    None
+):
+    # A selection of whole lines: the rewrite's line breaks are all kept, so a line is whole in
+    # the buffer as soon as the model ends it (the rewrite's diff is fed whole lines).
+    target = Target(
+        "def f(x):\n    total = 0\n",
+        "    return total\n",
+        selection="    total += x\n    total *= 2\n",
+        replace=True,
+    )
+    reconciler = Reconciler(target)
+    assert reconciler.feed("    acc += x") == "    acc += x"
+    assert reconciler.feed("\n") == "\n"
+    assert reconciler.feed("    acc *= 2\n") == "    acc *= 2\n"
+    assert reconciler.finish() == ""  # the last break already went out: not sent twice
+
+
+def test_at_the_end_of_a_document_a_lines_break_stays_owed_to_the_next_line() -> None:
+    # The answer's last line break is dropped there: a break goes out only with more text.
+    reconciler = Reconciler(Target("def f(x):\n    total = 0\n", ""))
+    assert reconciler.feed("    total += x") == "    total += x"
+    assert reconciler.feed("\n") == ""
+    assert reconciler.feed("    ") == ""
+    assert reconciler.feed("total *= 2\n") == "\n    total *= 2"
+    assert reconciler.finish() == ""
 
 
 def test_a_first_line_that_could_repeat_a_line_above_is_held_until_decided() -> None:

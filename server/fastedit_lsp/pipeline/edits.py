@@ -4,7 +4,8 @@ No pygls here: the session sends through an ``apply`` callable (the server wraps
 ``workspace/applyEdit``), so it tests without a client. What it guarantees:
 
 - the first text goes out at once, and so does the end of the answer's first line (the piece
-  that brings its line break): the first line is what the user waits for; other edits are
+  that brings its line break, or what came before a :data:`~.stream.LINE_ENDED` when the
+  reconciler holds that break): the first line is what the user waits for; other edits are
   coalesced to ``max_edits_per_second``, and spaced by the editor's own acknowledgement time
   when that is longer (adaptive coalescing: :func:`coalescing_gap`). The rest of the first line
   is coalesced too, so that no edit is on the wire when its end arrives;
@@ -28,6 +29,7 @@ from typing import Literal
 from ..backends.base import EndWatch
 from ..core.document import Document
 from ..core.tracking import RegionTracker, SentEdit
+from .stream import LINE_ENDED
 
 ApplyEdit = Callable[[SentEdit], Awaitable[bool]]
 
@@ -117,6 +119,9 @@ class EditSession:
         #: arriving ends the coalescing wait (:attr:`_line_break`).
         self._first_line_out = False
         self._line_break: asyncio.Future[None] | None = None
+        #: A line of the answer ended upstream, its break held (:data:`~.stream.LINE_ENDED`)
+        #: while no line break went out: what arrived before goes out at once.
+        self._line_ended = False
         #: Running average of the editor's acknowledgement time (seconds).
         self.ack_seconds = 0.0
 
@@ -192,12 +197,21 @@ class EditSession:
                 ended = False
                 break
 
+        def line_ended() -> None:
+            if not self._first_line_out:
+                self._line_ended = True
+                if self._line_break is not None:
+                    _wake(self._line_break)
+                arrived.set()
+
         async def produce() -> None:
             try:
                 if not ended:
                     async for text in source:
                         if text:
                             take(text)
+                        elif text == LINE_ENDED:
+                            line_ended()
             finally:
                 arrived.set()
 
@@ -243,6 +257,7 @@ class EditSession:
             if cut < len(text):
                 buffer.append(text[cut:])
                 text = text[:cut]
+            self._line_ended = False
             if text:
                 self._first_line_out = self._first_line_out or "\n" in text
                 await self._send(text, last=not buffer and _ended_well(producer))
@@ -257,7 +272,9 @@ class EditSession:
 
     def _first_line_ends(self, buffer: list[str]) -> bool:
         """Whether ``buffer`` brings the end of the answer's first line (it goes out at once)."""
-        return not self._first_line_out and any("\n" in text for text in buffer)
+        return not self._first_line_out and (
+            self._line_ended or any("\n" in text for text in buffer)
+        )
 
     async def _send(self, text: str, *, last: bool = False) -> None:
         """Send ``text``; ``last``: the stream ended well and nothing follows it."""

@@ -12,6 +12,10 @@ from ..actions.base import Draft
 from ..backends.base import BackendError, StreamInfo
 from ..core.jobs import Job
 
+#: Yielded after a delta whose line break the filters hold, until a break goes out: a line of
+#: the answer ended (see :func:`filtered`). Consumers that join the text are unaffected.
+LINE_ENDED = ""
+
 #: A model that ignores ``max_tokens`` is cut off: at most this many text deltas beyond it, and
 #: this many characters per requested token (generous: a token is a few characters, rarely 20).
 OUTPUT_SLACK_DELTAS = 16
@@ -24,6 +28,12 @@ async def filtered(
     """The backend's deltas through the action's filters, counting tokens as they arrive.
 
     The answer is capped (tokens and characters) whatever the model does with ``max_tokens``.
+
+    Until a line break has gone out, a delta whose line break the filters hold (the reconciler
+    owes the break of a line that went out to what follows it, where the answer's last break is
+    dropped) is followed by :data:`LINE_ENDED`: the line is whole in the buffer once what went
+    out of it lands (the text after the target starts with a line break, or there is none), so
+    the edit session sends it at once instead of at the next break two tokens later.
     """
     pipeline = draft.pipeline
     whole: list[str] = []
@@ -31,6 +41,8 @@ async def filtered(
     max_deltas = max_tokens + OUTPUT_SLACK_DELTAS
     max_chars = max_tokens * OUTPUT_CHARS_PER_TOKEN
     received = 0
+    # Until a line break goes out, a delta's break that the filters hold is said (LINE_ENDED).
+    held_breaks = True
     try:
         async for delta in stream:
             first = received == 0
@@ -55,6 +67,11 @@ async def filtered(
                     yield text
                 else:
                     whole.append(text)
+            if held_breaks and "\n" in delta:
+                if "\n" in text:
+                    held_breaks = False
+                elif draft.transform is None:
+                    yield LINE_ENDED
         tail = pipeline.finish()
         if draft.transform is not None:
             yield draft.transform("".join(whole) + tail)

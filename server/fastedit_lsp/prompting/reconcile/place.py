@@ -68,6 +68,11 @@ class Place:
         self._line_out = ""  # what went out on the current output line
         self._broke = False  # a line break went out (the target's head is no longer on the line)
         self._ended = False  # the last line that went out ended (its line break is owed)
+        # Where the answer's last line break is kept anyway, a line's break goes out with its
+        # end (:meth:`_end_line`): the line is whole in the buffer when the model ends it.
+        self._eager = target.keeps_final_newline
+        self._break_out = False  # the ended line's break went out at its end
+        self._finishing = False
         self._sel_first = target.selection.strip("\r\n").split("\n")[0].strip(_SPACE + "\r")
         self._out: list[str] = []
 
@@ -91,6 +96,7 @@ class Place:
 
     def finish(self) -> str:
         self._out = []
+        self._finishing = True
         unterminated = bool(self._partial)
         if self._partial or self._open:
             self._complete(last=True)
@@ -107,7 +113,7 @@ class Place:
         ):
             self._out.append(self._rest_held)
         self._rest_held = ""
-        if self._ended and self._emitted and self._t.keeps_final_newline:
+        if self._ended and self._emitted and self._t.keeps_final_newline and not self._break_out:
             self._out.append(self._t.newline)
         self._newlines = 0
         return "".join(self._out)
@@ -137,9 +143,22 @@ class Place:
         self._end_line()
 
     def _end_line(self) -> None:
-        """A line that went out is complete: its line break is owed to what comes next."""
+        """A line that went out is complete: its line break is owed to what comes next.
+
+        Where the answer's last line break is kept (``Target.keeps_final_newline``), nothing
+        that follows can take the break back (an answer that runs into the code after the
+        target, or a last line that is that code, still ends with one), so it goes out now:
+        the line is whole in the buffer as soon as the model ends it, not when the next line's
+        first word arrives. Blank lines after it stay owed (dropped at the end), and so does a
+        break after a tail the rest of the target line may repeat (decided at the end).
+        """
         self._newlines += 1
         self._ended = True
+        if self._eager and self._newlines == 1 and not self._rest_held and not self._finishing:
+            self._out.append(self._t.newline)
+            self._newlines = 0
+            self._line_out, self._broke = "", True
+            self._break_out = True
 
     def _line(self, line: str) -> None:
         """Decide a whole line of code."""
@@ -416,6 +435,7 @@ class Place:
         if not text:
             return
         self._ended = False
+        self._break_out = False
         if self._newlines:
             self._flush_rest()
             self._out.append(self._t.newline * self._newlines)

@@ -218,3 +218,25 @@ def test_an_answer_that_only_repeats_the_next_line_inserts_nothing() -> None:
     target = Target("def f(x):\n    ", "\n    return y\n")
     assert reconcile_text(target, "return y\n") == ""
     assert reconcile_text(target, "y = x\n    return y\n") == "y = x"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "    total += x\n    return total\n",
+        "    total += x\n    return total",
+        "```python\n    total += x\n    return total\n```\n",
+    ],
+)
+def test_an_answer_running_into_the_line_the_target_starts_lands_no_blank_line(
+    answer: str,
+) -> None:
+    # The target at column 0 of `    return total`: that line repeated by the model is the code
+    # that follows. Its indentation went out (the rest of the line held only its words) and
+    # left a line of spaces: `    total += x\n    \n`.
+    target = Target(
+        before="def f(xs):\n    total = 0\n", after="    return total\n", language_id="python"
+    )
+    assert reconcile_text(target, answer) == "    total += x\n"
+    rec = Reconciler(target)
+    assert "".join(rec.feed(char) for char in answer) + rec.finish() == "    total += x\n"

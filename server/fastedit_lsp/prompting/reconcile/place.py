@@ -316,6 +316,10 @@ class Place:
             self._first_line(line)
             return
         full = self._rebased(line)
+        if self._is_target_line(full):
+            self._phase = "stop"  # the answer ran into the line the target starts
+            self._s_held = None
+            return
         if self._s_held is not None:
             if _same(self._t.suffix[1:2], full):
                 self._phase = "stop"  # the answer ran into the code that follows
@@ -418,6 +422,8 @@ class Place:
         if not self._emitted or self._delta is None:
             return  # a bare first line's next line is decided at its end (it may be closers)
         full = self._rebased(partial)
+        if self._could_be_target_line(full):
+            return
         if self._s_held is not None:
             if self._t.suffix[1:2] and self._t.suffix[1].startswith(full):
                 return
@@ -475,6 +481,22 @@ class Place:
             self._t.rest.strip(_SPACE).lstrip(_CLOSERS)
         )
         return abs(opened - len(held) - supplied) < abs(opened - supplied)
+
+    def _could_be_target_line(self, full: str) -> bool:
+        """At a target at a line's start (nothing before it on its line), whether an answer line
+        could still become that whole line: its indentation is the line's own, so it must not go
+        out before the line is decided."""
+        target = self._t
+        return (
+            not target.replace
+            and not target.head
+            and bool(target.rest.strip(_SPACE))
+            and target.rest.startswith(full)
+        )
+
+    def _is_target_line(self, full: str) -> bool:
+        """An answer line that is the whole line the target starts: the code that follows."""
+        return self._could_be_target_line(full) and full == self._t.rest
 
     def _columns(self, lead: str) -> int:
         return self._t.style.columns(lead)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -314,6 +315,22 @@ def test_a_region_whose_text_differs_refuses_revert_naming_the_line() -> None:
     assert isinstance(reason, str) and "line 2" in reason
     # Undo of only the typing makes it the job's text again.
     _after_job(doc, tracker, 12, 16, "")
+    assert _revert(doc, tracker) == text
+
+
+@pytest.mark.parametrize("cut", ["end", "start"])
+def test_part_of_the_jobs_text_deleted_at_an_edge_then_undone_leaves_revert_exact(
+    cut: str,
+) -> None:
+    # The undo puts the deleted part back at the edge of what is left, which the span took for
+    # typing beside it (found by Hypothesis under another draw: at=22, edits=[(0.5, 0.75, '')]).
+    text = "import os\n\ndef f(x):\n    return x\n"
+    job = "job(\n  text)"
+    doc, tracker = _finished(text, 22, 22, job)
+    lo, hi = (23, 22 + len(job)) if cut == "end" else (22, 22 + 3)
+    old = _after_job(doc, tracker, lo, hi, "")
+    assert isinstance(tracker.revert_range(doc), str)  # the job's text is not whole
+    _after_job(doc, tracker, lo, lo, old)
     assert _revert(doc, tracker) == text
 
 

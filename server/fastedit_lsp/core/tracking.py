@@ -235,16 +235,38 @@ class RegionTracker:
                 return reason
             return self.start, self.end
         start, end, text = self.settled
-        if end > document.end or document.get_text(start, end) != text:
-            why = self.revert_blocker() or (
-                "revert restores the original only where the text is exactly what the job left"
-            )
-            return f"line {start.line + 1} no longer holds the job's text: {why}"
-        return start, end
+        if end <= document.end and document.get_text(start, end) == text:
+            return start, end
+        if (whole := _whole_at_an_edge(document, start, end, text)) is not None:
+            return whole
+        why = self.revert_blocker() or (
+            "revert restores the original only where the text is exactly what the job left"
+        )
+        return f"line {start.line + 1} no longer holds the job's text: {why}"
 
     def _fail(self, reason: str) -> str:
         self.conflict = reason
         return reason
+
+
+def _whole_at_an_edge(
+    document: Document, start: Point, end: Point, text: str
+) -> tuple[Point, Point] | None:
+    """Where the job's text is whole, beginning at the settled span's start or ending at its end.
+
+    Text deleted from the job's text and put back by an undo at the span's edge is taken for the
+    user's typing beside it (the span does not grow over an insertion at its edge, so that typing
+    right after the job's text keeps revert possible); the text is then whole again just beside
+    the span.
+    """
+    after = advance(start, text)
+    if after <= document.end and document.get_text(start, after) == text:
+        return start, after
+    stop = document.offset_of(min(end, document.end))
+    begin = stop - len(text)
+    if begin >= 0 and document.text[begin:stop] == text:
+        return advance(Point(0, 0), document.text[:begin]), min(end, document.end)
+    return None
 
 
 def apply_change(

@@ -82,9 +82,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         metavar="SECTIONS",
-        help="only these comma-separated sections: cold-start, first-job, first-edit, streams, "
-        "cancel, sync, code-actions, completions, parse (the parse check, in process), names "
-        "(the names check, in process)",
+        help="only these comma-separated sections: cold-start, first-job, first-edit, "
+        "first-line (the answer's first line and the last edit), streams, cancel, sync, "
+        "code-actions, completions, parse (the parse check, in process), names (the names "
+        "check, in process)",
     )
     editors = sub.add_parser(
         "editors", help="where the bundled Neovim and Emacs plugins are, and how to load them"

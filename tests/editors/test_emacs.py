@@ -813,3 +813,47 @@ def test_point_moved_while_a_completion_streams_stays_where_the_user_put_it(
     assert seen["record"]["state"] == "done", seen["record"]
     assert seen["text"] == ORIGINAL + answer
     assert seen["point"] == 1  # not pulled after the text the job went on writing
+
+
+# -- issue 30's defects, pinned in Emacs where they were seen ----------------------------------
+
+REWRITE_BEFORE = "def add(a: int, b: int) -> int:\n    return a + b\n"
+REWRITE_AFTER = "def mul(a: int, b: int) -> int:\n    return a * b\n"
+
+
+def test_a_streamed_rewrite_never_shows_a_new_line_glued_to_the_old_one(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Every line changes and the answer streams slowly: each chunk is seen by the hook.
+    stub.script(Answer(text=REWRITE_AFTER, token_size=3, tps=30))
+    source = REWRITE_BEFORE + "\n\nprint(add(2, 3))\n"
+    seen = scenario(
+        tmp_path,
+        env,
+        "ops.py",
+        source,
+        """
+(defvar fe-seen nil "The first two lines after every change of the buffer.")
+(add-hook 'after-change-functions
+          (lambda (&rest _)
+            (push (vconcat (seq-take (split-string (buffer-string) "\\n") 2)) fe-seen))
+          nil t)
+(transient-mark-mode 1)
+(set-mark (point))
+(forward-line 2)
+(fe-key "C-c / e r e n a m e SPC t o SPC m u l RET")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "edited" (buffer-string))
+(fe-observe "seen" (vconcat (reverse fe-seen)))
+""",
+    )
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["edited"] == REWRITE_AFTER + source[len(REWRITE_BEFORE) :]
+    states = seen["seen"]
+    assert len(states) >= 2, states  # it streamed: more than one change
+    old, new = REWRITE_BEFORE.splitlines(), REWRITE_AFTER.splitlines()
+    for lines in states:
+        for line in lines:
+            # An old line, a new one, or a new one still being written: never both on one line.
+            ok = line in old or any(n.startswith(line) for n in new)
+            assert ok, (line, states)

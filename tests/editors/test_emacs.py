@@ -857,3 +857,66 @@ def test_a_streamed_rewrite_never_shows_a_new_line_glued_to_the_old_one(
             # An old line, a new one, or a new one still being written: never both on one line.
             ok = line in old or any(n.startswith(line) for n in new)
             assert ok, (line, states)
+
+
+CLAMP = '''def clamp(value: int, low: int, high: int) -> int:
+    """Clamp value into [low, high].
+
+    >>> clamp(5, 0, 3)
+    3
+    """
+    return max(low, min(value, high))
+'''
+# 50+ lines of code below ``clamp``, then a line the user is still typing: the file does not parse.
+FILLER = "".join(f"\n\ndef step_{i}(x: int) -> int:\n    return x + {i}\n" for i in range(14))
+HALF_TYPED = CLAMP + FILLER + "\n\ndef other(x):\n    return (x +\n"
+
+WRITE_TESTS = """
+(fe-key "C-c / t")
+(let* ((record (fe-observe "record" (fe-job (fe-last-started))))
+       (file (eglot--uri-to-path (plist-get record :uri))))
+  (switch-to-buffer (fe-wait "the test module's buffer" (lambda () (find-buffer-visiting file))))
+  (fe-observe "module" (buffer-string))
+  (save-buffer))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+"""
+
+
+def test_write_tests_in_a_project_without_hypothesis_writes_no_hypothesis_import(
+    tmp_path: Path,
+) -> None:
+    emacs()
+    work = tmp_path / "work"
+    work.mkdir()
+    # The project declares no hypothesis (this venv has it installed: the module must not lean
+    # on that).
+    (work / "pyproject.toml").write_text('[project]\nname = "plain"\n')
+    seen = scenario(tmp_path, hermetic_env(tmp_path), "clamp.py", CLAMP, WRITE_TESTS)
+    record = seen["record"]
+    assert record["kind"] == "generateTests" and record["state"] == "done", record
+    assert record["metrics"]["edits"] >= 1, record
+    module = seen["module"]
+    assert "hypothesis" not in module, module
+    assert "@pytest.mark.parametrize(" in module, module
+    written = work / "test_clamp.py"
+    assert written.read_text() == module
+    run_written_tests(written)
+
+
+def test_write_tests_beside_a_syntax_error_fifty_lines_below_writes_them_and_names_the_line(
+    tmp_path: Path,
+) -> None:
+    emacs()
+    line = HALF_TYPED.splitlines().index("    return (x +") + 1
+    assert line - CLAMP.count("\n") >= 50
+    seen = scenario(tmp_path, hermetic_env(tmp_path), "clamp.py", HALF_TYPED, WRITE_TESTS)
+    record = seen["record"]
+    assert record["kind"] == "generateTests" and record["state"] == "done", record
+    assert record["metrics"]["edits"] >= 1, record
+    assert "assert clamp(5, 0, 3) == 3" in seen["module"], seen["module"]
+    # Flagged, naming the line that does not parse.
+    verification = record["verification"]
+    assert verification["ok"] is False, verification
+    assert verification["details"].startswith(f"line {line} does not parse"), verification
+    # Emacs says the job ended flagged, and why.
+    assert f"line {line} does not parse" in seen["messages"], seen["messages"]

@@ -920,3 +920,52 @@ def test_write_tests_beside_a_syntax_error_fifty_lines_below_writes_them_and_nam
     assert verification["details"].startswith(f"line {line} does not parse"), verification
     # Emacs says the job ended flagged, and why.
     assert f"line {line} does not parse" in seen["messages"], seen["messages"]
+
+
+CART = (Path(__file__).parents[2] / "examples" / "javascript" / "cart.js").read_text()
+
+
+def test_fix_syntax_on_a_javascript_file_leaves_valid_code_and_no_duplicated_line(
+    tmp_path: Path,
+) -> None:
+    emacs()
+    broken = "    sum += itemTotal(item;\n"
+    assert broken in CART
+    fixed = CART.replace(broken, "    sum += itemTotal(item);\n")
+    seen = run_scenario(
+        tmp_path,
+        f"""
+(fastedit-eglot-setup 'js-mode) ; fastedit-lsp alone: no JavaScript server of the user's
+(fe-open "cart.js" {lisp(CART)})
+(transient-mark-mode 1)
+(goto-char (point-min))
+(set-mark (point))
+(goto-char (point-max))
+(fe-key "C-c / s")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "fixed" (buffer-string))
+(save-buffer)
+(fe-observe "undo" (fe-undo 1))
+(fe-finish)
+""",
+        hermetic_env(tmp_path),  # no model: the offline fixer answers
+    )
+    record = seen["record"]
+    assert record["kind"] == "fixSyntax" and record["state"] == "done", record
+    assert record["verification"]["ok"] is True, record
+    # The one line fixed in place: no half rewrite left beside it
+    # (issue 30: "sum += itemTotal(item);    sum += itemTotal(item;").
+    assert seen["fixed"] == fixed, seen["fixed"]
+    assert seen["fixed"].count("sum += itemTotal(item") == 1
+    assert seen["undo"] == [CART]
+    node = shutil.which("node")
+    if node is not None:  # the saved buffer is JavaScript that parses
+        checked = subprocess.run(
+            [node, "--check", str(tmp_path / "work" / "cart.js")],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+        assert checked.returncode == 0, checked.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -640,6 +641,56 @@ io.stdout:write(table.concat(lines, '\\n'))
         assert tag in tags
     assert {"fastedit-ghost-text", ":FasteditGhostText"} <= tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
+
+
+def _checkhealth(nvim_path: str, tmp_path: Path, program: str) -> str:
+    """The text of ``:checkhealth fastedit`` with the plugin's server command set to ``program``
+    (set on the options, not through setup(), so no server starts)."""
+    script = f"""
+vim.opt.runtimepath:prepend([==[{nvim_session.PLUGIN}]==])
+require('fastedit').options.cmd = {{ [==[{program}]==] }}
+vim.fn.execute('checkhealth fastedit')
+io.stdout:write(table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n'))
+"""
+    (tmp_path / "health.lua").write_text(script)
+    done = subprocess.run(
+        [
+            nvim_path,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-l",
+            str(tmp_path / "health.lua"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_checkhealth_gives_the_install_advice_or_the_folder_fastedit_lsp_editors_prints(
+    nvim_path: str, tmp_path: Path
+) -> None:
+    missing = _checkhealth(nvim_path, tmp_path, "no-such-fastedit-lsp")
+    assert "server command not found: no-such-fastedit-lsp" in missing, missing
+    assert "pip install . in a clone of the fastedit-lsp repository" in missing, missing
+    assert "setup({ cmd = { '/path/to/fastedit-lsp' } })" in missing, missing
+    program = shutil.which("fastedit-lsp")
+    if program is None:
+        pytest.skip("fastedit-lsp is not on PATH")
+    folder = subprocess.run(
+        [program, "editors", "--nvim"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()
+    found = _checkhealth(nvim_path, tmp_path, program)
+    assert f"server command: {program}" in found, found
+    assert f"the plugin shipped with the server: {folder} (fastedit-lsp editors)" in found, found
+    assert "pip install" not in found, found
 
 
 ANSWER_LINE = "a + b  # ${sum} \\n"

@@ -587,6 +587,41 @@ def test_a_failover_is_said_at_the_jobs_end_and_the_status_has_the_whole_reason(
     assert any(line.startswith("      fast (stub-fast) failed: ") for line in report), report
 
 
+def test_model_drafts_that_fail_verification_then_land_offline_say_why_at_the_jobs_end(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "dates.py", REGEX_SOURCE)
+    session.nvim.command("FasteditMode fast")
+    session.wait(lambda: session.status()["mode"] == "fast", ":FasteditMode fast")
+    # Two wrong drafts from the fast model: the offline synthesiser writes the pattern.
+    stub.script(Answer(text="\\d+"), Answer(text="[0-9]+"))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done" and record["route"] == "local", record
+    assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
+        ("fast", False),
+        ("fast", False),
+        ("local", True),
+    ]
+    message = session.wait(
+        lambda: next(
+            (
+                m
+                for m in session.lua("return require('fastedit.status').messages")
+                if m.startswith("fastedit: Generate regex done")
+            ),
+            None,
+        ),
+        "the job's end said",
+    )
+    # Not only "offline · N ms": why the pattern is the offline one (the reason after routing's).
+    figure = f"offline · {_shown_ms(record['metrics']['landedMs'])} ms"
+    way = record["reason"].split("; ", 1)[1]
+    assert "failed verification" in way and "offline" in way, record["reason"]
+    assert message == f"fastedit: Generate regex done · {figure} · {way}", message
+
+
 def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
     _open(session, "calc.py", SOURCE)
     stub.script(_stream("a + b  # " + "x" * 300, tps=30))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -586,6 +587,41 @@ def test_a_failover_is_said_at_the_jobs_end_and_the_status_has_the_whole_reason(
     assert any(line.startswith("      fast (stub-fast) failed: ") for line in report), report
 
 
+def test_model_drafts_that_fail_verification_then_land_offline_say_why_at_the_jobs_end(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "dates.py", REGEX_SOURCE)
+    session.nvim.command("FasteditMode fast")
+    session.wait(lambda: session.status()["mode"] == "fast", ":FasteditMode fast")
+    # Two wrong drafts from the fast model: the offline synthesiser writes the pattern.
+    stub.script(Answer(text="\\d+"), Answer(text="[0-9]+"))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vjjj" + session.key("generate_regex"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done" and record["route"] == "local", record
+    assert [(a["route"], a["verification"]["ok"]) for a in record["attempts"]] == [
+        ("fast", False),
+        ("fast", False),
+        ("local", True),
+    ]
+    message = session.wait(
+        lambda: next(
+            (
+                m
+                for m in session.lua("return require('fastedit.status').messages")
+                if m.startswith("fastedit: Generate regex done")
+            ),
+            None,
+        ),
+        "the job's end said",
+    )
+    # Not only "offline · N ms": why the pattern is the offline one (the reason after routing's).
+    figure = f"offline · {_shown_ms(record['metrics']['landedMs'])} ms"
+    way = record["reason"].split("; ", 1)[1]
+    assert "failed verification" in way and "offline" in way, record["reason"]
+    assert message == f"fastedit: Generate regex done · {figure} · {way}", message
+
+
 def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
     _open(session, "calc.py", SOURCE)
     stub.script(_stream("a + b  # " + "x" * 300, tps=30))
@@ -640,6 +676,56 @@ io.stdout:write(table.concat(lines, '\\n'))
         assert tag in tags
     assert {"fastedit-ghost-text", ":FasteditGhostText"} <= tags
     assert "fastedit" in done.stdout and "Neovim 0.11" in done.stdout, done.stdout
+
+
+def _checkhealth(nvim_path: str, tmp_path: Path, program: str) -> str:
+    """The text of ``:checkhealth fastedit`` with the plugin's server command set to ``program``
+    (set on the options, not through setup(), so no server starts)."""
+    script = f"""
+vim.opt.runtimepath:prepend([==[{nvim_session.PLUGIN}]==])
+require('fastedit').options.cmd = {{ [==[{program}]==] }}
+vim.fn.execute('checkhealth fastedit')
+io.stdout:write(table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n'))
+"""
+    (tmp_path / "health.lua").write_text(script)
+    done = subprocess.run(
+        [
+            nvim_path,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-l",
+            str(tmp_path / "health.lua"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_checkhealth_gives_the_install_advice_or_the_folder_fastedit_lsp_editors_prints(
+    nvim_path: str, tmp_path: Path
+) -> None:
+    missing = _checkhealth(nvim_path, tmp_path, "no-such-fastedit-lsp")
+    assert "server command not found: no-such-fastedit-lsp" in missing, missing
+    assert "pip install . in a clone of the fastedit-lsp repository" in missing, missing
+    assert "setup({ cmd = { '/path/to/fastedit-lsp' } })" in missing, missing
+    program = shutil.which("fastedit-lsp")
+    if program is None:
+        pytest.skip("fastedit-lsp is not on PATH")
+    folder = subprocess.run(
+        [program, "editors", "--nvim"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()
+    found = _checkhealth(nvim_path, tmp_path, program)
+    assert f"server command: {program}" in found, found
+    assert f"the plugin shipped with the server: {folder} (fastedit-lsp editors)" in found, found
+    assert "pip install" not in found, found
 
 
 ANSWER_LINE = "a + b  # ${sum} \\n"

@@ -8,6 +8,7 @@ user has typed past is never shown; ``ghost_text = { enable = false }`` switches
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -342,5 +343,54 @@ def test_a_next_edit_at_the_cursor_is_ghost_text_only_when_next_edits_are_not_sh
             lambda: session.command("fastedit.status")["nextEdit"]["accepted"] == 1,
             "the server told of the accept",
         )
+    finally:
+        nvim_session.stop(session)
+
+
+REPO = Path(__file__).resolve().parents[2]
+#: The README as one line of text (its sentences wrap anywhere).
+README = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+SAMPLE = REPO / "examples" / "python" / "validators.py"
+
+
+def test_offline_ghost_text_answers_the_readmes_complete_the_rest_example(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = re.search(
+        r"`(return \w+\.fullmatch\()` becomes `(return \w+\.fullmatch\([^`]*)`", README
+    )
+    assert found is not None, "the README's complete-the-rest example moved"
+    typed, becomes = found.groups()
+    lines = SAMPLE.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    assert "fullmatch(" in lines[-1]
+    # The sample the README points at, its last line typed up to the README's last character.
+    text = "\n".join([*lines[:-1], "    " + typed[:-1]]) + "\n"
+    for name in list(os.environ):
+        if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    for name in ("STATE", "DATA", "CONFIG"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / name.lower()))
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+        "settings": SETTINGS,
+        "next_edit": False,
+    }
+    session = nvim_session.start(nvim_path, workdir, setup)
+    try:
+        _open(session, "validators.py", text)
+        row = len(lines)
+        session.nvim.current.window.cursor = (row, 0)
+        session.press("A" + typed[-1])
+        session.wait(lambda: session.lines()[row - 1] == "    " + typed, "the typing")
+        shown = session.wait(lambda: _ghost(session), "the offline ghost text")
+        assert shown["row"] == row - 1 and shown["col"] == len("    " + typed), shown
+        assert typed + shown["inline"] == becomes and shown["lines"] == [], shown
+        assert session.lines()[row - 1] == "    " + typed  # shown, not inserted
+        session.press(_keys(session)["all"])
+        session.wait(lambda: session.lines()[row - 1] == "    " + becomes, "the accepted text")
+        session.check_no_prompt()
     finally:
         nvim_session.stop(session)

@@ -3,6 +3,7 @@ every value taken, and the fast profile reaching its provider (with a key where 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,12 @@ MODELS = ["codex", "openai-fast-tier"]
 
 def test_there_is_a_ready_configuration_per_provider() -> None:
     assert sorted(p.stem for p in CONFIGS.glob("*.toml")) == sorted(PROVIDERS + MODELS)
+
+
+def test_every_example_configuration_is_listed_in_the_examples_readme() -> None:
+    readme = (CONFIGS.parent / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| \[[^]]+\]\(configs/([^)]+\.toml)\) \|", readme, re.MULTILINE))
+    assert listed == {p.name for p in CONFIGS.glob("*.toml")}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

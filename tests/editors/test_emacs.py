@@ -813,3 +813,30 @@ def test_point_moved_while_a_completion_streams_stays_where_the_user_put_it(
     assert seen["record"]["state"] == "done", seen["record"]
     assert seen["text"] == ORIGINAL + answer
     assert seen["point"] == 1  # not pulled after the text the job went on writing
+
+
+def test_a_job_with_no_suggestion_says_so_and_why_in_the_echo_area(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=""))  # the model answers nothing
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "echo" (current-message))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "text" (buffer-string))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
+    ends = [m for m in seen["messages"].splitlines() if m.startswith("fastedit: Complete the rest")]
+    assert ends, seen["messages"]
+    end = ends[-1]
+    assert end.startswith("fastedit: Complete the rest done (no suggestion) · "), end
+    # The reason's last step, without its "no suggestion: " prefix.
+    why = record["reason"].split("; ")[-1].removeprefix("no suggestion: ")
+    assert why and end.endswith(" · " + why), (end, record["reason"])
+    assert seen["text"] == ORIGINAL

@@ -840,3 +840,37 @@ def test_a_job_with_no_suggestion_says_so_and_why_in_the_echo_area(
     why = record["reason"].split("; ")[-1].removeprefix("no suggestion: ")
     assert why and end.endswith(" · " + why), (end, record["reason"])
     assert seen["text"] == ORIGINAL
+
+
+def test_a_failed_job_is_said_in_one_line_with_its_reason_and_the_lighter_marks_it(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # The model server fails every try; edit selection has no offline engine: the job fails.
+    stub.script(*[Answer(status=500, error_message="the model broke")] * 6)
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fastedit-set-mode "standard")
+(transient-mark-mode 1)
+(goto-char (point-min))
+(set-mark (point))
+(end-of-line)
+(fe-key "C-c / e u s e SPC s y s RET")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "lighter" (fe-lighter))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "last-error" (and (jsonrpc-last-error (eglot-current-server)) t))
+(fe-observe "text" (buffer-string))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "failed" and record["error"], record
+    messages = seen["messages"]
+    said = [line for line in messages.splitlines() if "fastedit: " + record["error"] in line]
+    assert len(said) == 1, messages  # said once, on one line, with the reason
+    assert "jsonrpc-error" not in messages and "-32" not in messages, messages
+    assert seen["last-error"] is None
+    assert seen["lighter"].endswith(" failed]"), seen["lighter"]
+    assert seen["text"] == ORIGINAL
+    assert seen["prompts"] == []

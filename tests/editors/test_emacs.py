@@ -874,3 +874,33 @@ def test_a_failed_job_is_said_in_one_line_with_its_reason_and_the_lighter_marks_
     assert seen["lighter"].endswith(" failed]"), seen["lighter"]
     assert seen["text"] == ORIGINAL
     assert seen["prompts"] == []
+
+
+def test_a_missing_fastedit_lsp_is_said_with_the_install_advice_and_a_key_never_falls_through(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    scenario = f"""
+(setq fastedit-server-command '("no-such-fastedit-lsp"))
+(fastedit-eglot-setup 'python-mode nil)
+(with-temp-file "work.py" (insert {lisp(ORIGINAL)}))
+(find-file "work.py")
+(goto-char (point-max))
+(fe-observe "connect"
+            (condition-case err (progn (apply #'eglot (eglot--guess-contact)) "connected")
+              (error (error-message-string err))))
+(fe-observe "fastedit-mode" (and fastedit-mode t))
+(fe-observe "key" (condition-case err (progn (execute-kbd-macro (kbd "C-c / c")) "ran")
+                    (error (error-message-string err))))
+(fe-observe "text" (buffer-string))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-finish)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    advice = "fastedit: no-such-fastedit-lsp not found: install it with `pip install .'"
+    assert seen["connect"] != "connected" and seen["fastedit-mode"] is None, seen
+    # The setup says what to install when eglot connects.
+    assert advice in seen["messages"], seen["messages"]
+    # The key says it again, and neither "C-c / is undefined" nor a "c" typed into the buffer.
+    assert seen["key"].startswith(advice), seen["key"]
+    assert "is undefined" not in seen["messages"], seen["messages"]
+    assert seen["text"] == ORIGINAL

@@ -188,6 +188,19 @@ Turn it off otherwise.  For `eglot-managed-mode-hook'."
                      (eglot-current-server))))
     (fastedit-mode (if (and server (fastedit--server-p server)) 1 -1))))
 
+(defvar fastedit-keys-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map fastedit-mode-map)
+    map)
+  "Keymap of `fastedit-keys-mode': `fastedit-mode-map's keys.")
+
+(define-minor-mode fastedit-keys-mode
+  "Keys of fastedit in the buffers of the modes given `fastedit-eglot-setup'.
+Before eglot connects, or when fastedit-lsp is not running, a key says
+why instead of falling through to another command (`C-c /' undefined,
+then `c' typed into the buffer)."
+  :keymap fastedit-keys-mode-map)
+
 ;;;; Composing the server command
 
 (defvar fastedit--said nil
@@ -312,6 +325,10 @@ OTHER-SERVER (or rass) rather than fail.  Returns the contact."
                 other-server))))))
     (push contact fastedit--contacts)
     (setf (alist-get modes eglot-server-programs nil nil #'equal) contact)
+    (dolist (m (if (consp modes) modes (list modes)))
+      (let ((m (if (consp m) (car m) m)))
+        (when (and (symbolp m) (not (keywordp m)))
+          (add-hook (intern (format "%s-hook" m)) #'fastedit-keys-mode))))
     (add-hook 'eglot-managed-mode-hook #'fastedit-maybe-enable)
     contact))
 
@@ -319,9 +336,12 @@ OTHER-SERVER (or rass) rather than fail.  Returns the contact."
 
 (defun fastedit--server ()
   "Return this buffer's eglot server if it talks to fastedit-lsp."
-  (let ((server (eglot--current-server-or-lose)))
-    (unless (fastedit--server-p server)
-      (user-error "No fastedit-lsp server here (see `fastedit-eglot-setup')"))
+  (let ((server (eglot-current-server)))
+    (unless (and server (fastedit--server-p server))
+      (if (fastedit--missing fastedit-server-command)
+          (user-error "fastedit: %s not found: %s" (car fastedit-server-command)
+                      fastedit--install-advice)
+        (user-error "No fastedit-lsp server here (see `fastedit-eglot-setup')")))
     server))
 
 (defun fastedit--flush ()

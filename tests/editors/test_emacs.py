@@ -969,3 +969,94 @@ def test_fix_syntax_on_a_javascript_file_leaves_valid_code_and_no_duplicated_lin
             check=False,
         )
         assert checked.returncode == 0, checked.stderr
+
+
+def test_a_job_with_no_suggestion_says_so_and_why_in_the_echo_area(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    stub.script(Answer(text=""))  # the model answers nothing
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "echo" (current-message))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "text" (buffer-string))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
+    ends = [m for m in seen["messages"].splitlines() if m.startswith("fastedit: Complete the rest")]
+    assert ends, seen["messages"]
+    end = ends[-1]
+    assert end.startswith("fastedit: Complete the rest done (no suggestion) · "), end
+    # The reason's last step, without its "no suggestion: " prefix.
+    why = record["reason"].split("; ")[-1].removeprefix("no suggestion: ")
+    assert why and end.endswith(" · " + why), (end, record["reason"])
+    assert seen["text"] == ORIGINAL
+
+
+def test_a_failed_job_is_said_in_one_line_with_its_reason_and_the_lighter_marks_it(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # The model server fails every try; edit selection has no offline engine: the job fails.
+    stub.script(*[Answer(status=500, error_message="the model broke")] * 6)
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fastedit-set-mode "standard")
+(transient-mark-mode 1)
+(goto-char (point-min))
+(set-mark (point))
+(end-of-line)
+(fe-key "C-c / e u s e SPC s y s RET")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "lighter" (fe-lighter))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-observe "last-error" (and (jsonrpc-last-error (eglot-current-server)) t))
+(fe-observe "text" (buffer-string))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "failed" and record["error"], record
+    messages = seen["messages"]
+    said = [line for line in messages.splitlines() if "fastedit: " + record["error"] in line]
+    assert len(said) == 1, messages  # said once, on one line, with the reason
+    assert "jsonrpc-error" not in messages and "-32" not in messages, messages
+    assert seen["last-error"] is None
+    assert seen["lighter"].endswith(" failed]"), seen["lighter"]
+    assert seen["text"] == ORIGINAL
+    assert seen["prompts"] == []
+
+
+def test_a_missing_fastedit_lsp_is_said_with_the_install_advice_and_a_key_never_falls_through(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    scenario = f"""
+(setq fastedit-server-command '("no-such-fastedit-lsp"))
+(fastedit-eglot-setup 'python-mode nil)
+(with-temp-file "work.py" (insert {lisp(ORIGINAL)}))
+(find-file "work.py")
+(goto-char (point-max))
+(fe-observe "connect"
+            (condition-case err (progn (apply #'eglot (eglot--guess-contact)) "connected")
+              (error (error-message-string err))))
+(fe-observe "fastedit-mode" (and fastedit-mode t))
+(fe-observe "key" (condition-case err (progn (execute-kbd-macro (kbd "C-c / c")) "ran")
+                    (error (error-message-string err))))
+(fe-observe "text" (buffer-string))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-finish)
+"""
+    seen = run_scenario(tmp_path, scenario, env)
+    advice = "fastedit: no-such-fastedit-lsp not found: install it with `pip install .'"
+    assert seen["connect"] != "connected" and seen["fastedit-mode"] is None, seen
+    # The setup says what to install when eglot connects.
+    assert advice in seen["messages"], seen["messages"]
+    # The key says it again, and neither "C-c / is undefined" nor a "c" typed into the buffer.
+    assert seen["key"].startswith(advice), seen["key"]
+    assert "is undefined" not in seen["messages"], seen["messages"]
+    assert seen["text"] == ORIGINAL

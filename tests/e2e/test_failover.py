@@ -76,3 +76,35 @@ async def test_when_every_model_fails_the_offline_engine_answers_last(
     assert record["state"] == "done", record
     assert record["route"] == "local"
     assert [a["route"] for a in record["attempts"]] == ["fast", "standard", "local"]
+
+
+TEXT = "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_failed_model_on_an_action_with_no_offline_engine_is_the_jobs_reason(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    # The model fails over to the offline engine, which cannot edit a selection: the job said
+    # "needs a model: set FASTEDIT_FAST_BASE_URL…" although a model is configured and had just
+    # answered HTTP 500.
+    editor.open(URI, TEXT)
+    good = stub.default
+    stub.default = Answer(status=500, error_message="the model broke")
+    try:
+        await editor.command("fastedit.setMode", {"mode": "standard"})
+        end = TEXT.index("\n") + 1
+        record = await editor.run(
+            "fastedit.editSelection",
+            {
+                "uri": URI,
+                "range": {"start": editor.pos(URI, 0), "end": editor.pos(URI, end)},
+                "instruction": "rename it",
+            },
+        )
+    finally:
+        stub.default = good
+    assert record["state"] == "failed", record
+    assert "HTTP 500" in record["error"] and "the model broke" in record["error"], record
+    assert "needs a model" not in record["error"], record
+    assert "offline engine cannot" in record["error"], record
+    assert editor.text(URI) == TEXT

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.jobs import Job
 
 MODEL = "offline"
 #: About one token of code.
@@ -19,6 +23,16 @@ NEEDS_MODEL = (
     "FASTEDIT_FAST_PROVIDER, e.g. cerebras with CEREBRAS_API_KEY) and restart the server; "
     "`fastedit-lsp doctor` shows what is configured"
 )
+
+
+def needs_model(job: Job, title: str) -> str:
+    """Why a job the offline engine cannot do failed: the model's own failure when one was
+    asked (a model is configured: "set FASTEDIT_FAST_BASE_URL" would send the user the wrong
+    way), else how to configure one."""
+    failed = [attempt.error for attempt in job.attempts if attempt.error]
+    if failed:
+        return f"{title}: {failed[-1]}; the offline engine cannot do it"
+    return f"{title} {NEEDS_MODEL}"
 
 
 async def pieces(text: str, size: int = PIECE) -> AsyncIterator[str]:

@@ -14,7 +14,7 @@ from ..backends.base import Backend, BackendError, ChatRequest, StreamInfo
 from ..core.document import Document
 from ..core.jobs import Attempt, Job
 from .drafts import JobFailedError
-from .offline import NEEDS_MODEL, PIECE, pieces
+from .offline import PIECE, needs_model, pieces
 from .region import retarget
 from .stream import filtered
 
@@ -60,7 +60,7 @@ async def offline_source(
 ) -> AsyncIterator[str] | None:
     """The offline engine's answer as a stream, after moving the region if it chose one."""
     if draft.offline is None:
-        raise JobFailedError(f"{title} {NEEDS_MODEL}")
+        raise JobFailedError(needs_model(job, title))
     job.metrics.first_token_at = None
     answer = await draft.offline()
     if answer is not None and answer.note:

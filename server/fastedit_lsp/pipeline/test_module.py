@@ -21,7 +21,7 @@ from ..settings import ResolvedProfile
 from .drafts import JobFailedError
 from .edits import EditSession
 from .job_run import JobRun
-from .offline import MODEL, NEEDS_MODEL
+from .offline import MODEL, needs_model
 from .passing_tests import keep_passing, passing_only
 from .ports import TestModuleHost
 from .region import move_to_module
@@ -94,7 +94,7 @@ async def _offline_text(
     """The offline engine's tests as the module on disk grows by them, and its answer (None:
     no tests)."""
     if draft.offline is None:
-        raise JobFailedError(NEEDS_MODEL)
+        raise JobFailedError(needs_model(job, "Write tests"))
     answer = await draft.offline()
     if answer is not None and answer.note:
         job.step(answer.note)

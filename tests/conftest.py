@@ -41,8 +41,9 @@ settings.load_profile("deterministic")
 # unit tier); the README's command and CI run every tier.
 _TESTS = Path(__file__).resolve().parent
 _FOLDER_MARKS = {"e2e": ("e2e", "slow"), "editors": ("editors", "slow")}
-# Unit-level files that measure quality on corpora (figures with floors, held-out parts).
-_QUALITY = ("_corpus.py", "test_test_stubs_mutation.py", "test_test_stubs_recorded.py")
+# Unit-level files that measure quality on corpora (figures with floors, held-out parts):
+# ``*_corpus.py`` and ``*_corpus_<language>.py``, and these two.
+_QUALITY = ("test_test_stubs_mutation.py", "test_test_stubs_recorded.py")
 
 
 def tier_marks(path: Path) -> tuple[str, ...]:
@@ -50,7 +51,7 @@ def tier_marks(path: Path) -> tuple[str, ...]:
     parts = path.resolve().relative_to(_TESTS).parts
     if parts[0] in _FOLDER_MARKS:
         return _FOLDER_MARKS[parts[0]]
-    if path.name.endswith(_QUALITY):
+    if "_corpus" in path.stem or path.name in _QUALITY:
         return ("quality", "slow")
     return ()
 
@@ -95,6 +96,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(WorkerFigures(config), "fastedit-figures-from-workers")
 
 
+# The long tests first, so that under pytest-xdist the workers end together instead of one of
+# them running the last corpus alone: the corpora (each minutes of CPU), then the editors (long
+# waits), the end-to-end tests, the unit tests last. The sort is stable: a module's tests keep
+# their order.
+_FIRST = ("quality", "editors", "e2e")
+
+
+def _rank(item: pytest.Item) -> int:
+    marks = tier_marks(Path(item.path))
+    return next((i for i, mark in enumerate(_FIRST) if mark in marks), len(_FIRST))
+
+
 # First, so pytest-xdist's own hook (which reads the groups) sees them.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -103,3 +116,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(mark)
         if (group := xdist_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_rank)

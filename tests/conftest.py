@@ -96,18 +96,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(WorkerFigures(config), "fastedit-figures-from-workers")
 
 
-# The long tests first, so that under pytest-xdist the workers end together instead of one of
-# them running the last corpus alone: the corpora (each minutes of CPU), then the editors (long
-# waits), the end-to-end tests, the unit tests last. The sort is stable: a module's tests keep
-# their order.
-_FIRST = ("quality", "editors", "e2e")
-
-
-def _rank(item: pytest.Item) -> int:
-    marks = tier_marks(Path(item.path))
-    return next((i for i, mark in enumerate(_FIRST) if mark in marks), len(_FIRST))
-
-
 # First, so pytest-xdist's own hook (which reads the groups) sees them.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -116,4 +104,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(mark)
         if (group := xdist_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=_rank)

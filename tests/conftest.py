@@ -12,12 +12,16 @@ set their own ``max_examples``, and the example database in ``.hypothesis/`` rep
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support.summary_figures import WorkerFigures
+
+#: Variables that change the trusted certificates (SSL_CERT_FILE, SSL_CERT_DIR).
+CERT_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 
 _DEFAULTS = settings.get_profile("default")  # Hypothesis' own, whatever CI=true loaded
 
@@ -34,6 +38,19 @@ settings.register_profile(
     "random", _DEFAULTS, derandomize=False, max_examples=1000, deadline=None, print_blob=True
 )
 settings.load_profile("deterministic")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_machine_network_variables() -> Iterator[None]:
+    """Every server the tests start (and the tests' own clients) reach the loopback stubs
+    directly and trust the default CAs, whatever the machine's environment holds (a company
+    proxy, SSL_CERT_FILE): the network tests set these variables themselves."""
+    patch = pytest.MonkeyPatch()
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", *CERT_VARIABLES):
+        patch.delenv(name, raising=False)
+        patch.delenv(name.lower(), raising=False)
+    yield
+    patch.undo()
 
 
 # The tiers (CONTRIBUTING.md): each test gets its tier's markers from where it lives, so a new test

@@ -190,6 +190,15 @@ Turn it off otherwise.  For `eglot-managed-mode-hook'."
 
 ;;;; Composing the server command
 
+(defvar fastedit--said nil
+  "The last messages fastedit said, whole, newest first (at most 10).
+`fastedit-status' lists them in the *fastedit* buffer.")
+
+(defun fastedit--say (text)
+  "Show TEXT in the echo area and keep it for the *fastedit* buffer."
+  (setq fastedit--said (seq-take (cons text fastedit--said) 10))
+  (message "%s" text))
+
 (defvar fastedit--contacts nil
   "The contacts `fastedit-eglot-setup' installed (skipped when guessing).")
 
@@ -364,7 +373,7 @@ is shown as a sentence."
            (when (buffer-live-p buffer)
              (with-current-buffer buffer
                (setq fastedit--follow nil)))
-           (message "%s" (fastedit--error-sentence command error)))
+           (fastedit--say (fastedit--error-sentence command error)))
          :timeout-fn
          (lambda ()
            (settle)
@@ -601,12 +610,63 @@ a syntax fix, a user action); the other changes stay."
 
 ;;;###autoload
 (defun fastedit-status ()
-  "Show fastedit's mode, profiles and this buffer's last job."
+  "Show fastedit's mode, profiles and this buffer's last job.
+The *fastedit* buffer shows every job's whole reason and the last
+messages whole."
   (interactive)
   (fastedit--execute "fastedit.status" nil #'fastedit--show-status))
 
+(defun fastedit--status-lines (status)
+  "The *fastedit* buffer's lines for STATUS, the reply to fastedit.status.
+The mode and models, every job newest first with its whole reason and
+failed attempts, then fastedit's last messages whole."
+  (let ((profiles (plist-get status :profiles))
+        (lines nil))
+    (push (format "fastedit-lsp %s: %s mode" (plist-get status :version)
+                  (plist-get status :mode))
+          lines)
+    (dolist (name '(:fast :standard))
+      (let ((p (plist-get profiles name)))
+        (when p
+          (push (format "  %s: %s %s%s" (substring (symbol-name name) 1)
+                        (plist-get p :provider) (plist-get p :model)
+                        (if (stringp (plist-get p :note))
+                            (format " (%s)" (plist-get p :note))
+                          ""))
+                lines))))
+    (push "" lines)
+    (push "Jobs, newest first:" lines)
+    (let ((jobs (reverse (append (plist-get status :jobs) nil))))
+      (unless jobs (push "  (none yet)" lines))
+      (dolist (job jobs)
+        (push (format "  %s %s" (plist-get job :jobId) (fastedit--describe job)) lines)
+        (when (and (stringp (plist-get job :reason))
+                   (not (string-empty-p (plist-get job :reason))))
+          (push (format "      why: %s" (plist-get job :reason)) lines))
+        (dolist (attempt (append (plist-get job :attempts) nil))
+          (when (stringp (plist-get attempt :error))
+            (push (format "      %s (%s) failed: %s" (plist-get attempt :route)
+                          (plist-get attempt :model) (plist-get attempt :error))
+                  lines)))))
+    (when fastedit--said
+      (push "" lines)
+      (push "fastedit's last messages, newest last:" lines)
+      (dolist (text (reverse fastedit--said))
+        (push (concat "  " text) lines)))
+    (nreverse lines)))
+
 (defun fastedit--show-status (status)
-  "Show STATUS, the server's reply to fastedit.status."
+  "Show STATUS, the server's reply to fastedit.status.
+One line in the echo area; all of it, each job's whole reason too, in
+the *fastedit* buffer."
+  (let ((lines (fastedit--status-lines status)))
+    (with-current-buffer (get-buffer-create "*fastedit*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (string-join lines "\n") "\n"))
+      (goto-char (point-min))
+      (special-mode))
+    (display-buffer "*fastedit*"))
   (let* ((profiles (plist-get status :profiles))
          (profile (lambda (name)
                     (let ((p (plist-get profiles name)))
@@ -652,8 +712,20 @@ For example \"fastedit: Complete the rest done · offline · 3 ms\", or
           ((and nothing (stringp reason))
            (push (string-remove-prefix "no suggestion: "
                                        (car (last (split-string reason "; "))))
-                 parts)))
+                 parts))
+          ;; Why the figures are another route's, or why it took long.
+          ((fastedit--the-way job) (push (fastedit--the-way job) parts)))
     (string-join (nreverse parts) " · ")))
+
+(defun fastedit--the-way (job)
+  "What happened on JOB's way after routing chose its route, or nil.
+A failover, a draft asked again, an escalation, a note: the steps of
+its reason after the first (routing's own)."
+  (let ((reason (plist-get job :reason)))
+    (when (stringp reason)
+      (let ((steps (split-string reason "; ")))
+        (when (cdr steps)
+          (string-join (cdr steps) "; "))))))
 
 (defun fastedit--describe (job)
   "A one-line description of JOB's record."
@@ -686,7 +758,11 @@ offline engine, which has no speed."
   (let ((metrics (plist-get job :metrics))
         (running (equal (plist-get job :state) "running")))
     (if (equal (plist-get job :route) "local")
-        (let ((elapsed (plist-get metrics :elapsedMs)))
+        ;; The time to the text in the buffer, not the job's wait for eglot's
+        ;; report of it (sent after 0.5 s of idle time).
+        (let ((elapsed (if (numberp (plist-get metrics :landedMs))
+                           (plist-get metrics :landedMs)
+                         (plist-get metrics :elapsedMs))))
           (cond (running "offline · …")
                 ((numberp elapsed)
                  (format "offline · %s ms" (fastedit--thousands elapsed)))))
@@ -784,7 +860,7 @@ range to go to."
       (fastedit--put :running (if running (cons id ids) ids) server)
       ;; Every job's end says something (a failure the server says itself).
       (when (and first-end (not (equal (plist-get job :state) "failed")))
-        (message "%s" (fastedit--summary job)))
+        (fastedit--say (fastedit--summary job)))
       (unless running
         (fastedit--put :finished
                        (seq-take (cons id (fastedit--get :finished server)) 50)

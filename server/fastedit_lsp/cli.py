@@ -224,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         # objects are frozen uncollected; the warm-up frees their garbage once the session is
         # quiet (lsp/warmup.py).
         gc.disable()
-        from .lsp.features import register_all
-        from .lsp.server import FasteditServer
+        from .lsp.server import FasteditServer, register_all
 
         server = FasteditServer()
         register_all(server)

@@ -3,7 +3,8 @@
 Pure apart from reading the TOML file named by ``FASTEDIT_CONFIG``: the environment is passed in.
 Precedence, lowest first: defaults < the ``FASTEDIT_CONFIG`` file < environment variables <
 ``initializationOptions`` < ``workspace/configuration`` / ``didChangeConfiguration``. The
-key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``) are taken only from the first four:
+key-routing settings (``provider``, ``baseUrl``, ``apiKeyEnv``, ``network.proxy``,
+``network.caFile``) are taken only from the first four:
 a repository can set the last source (eglot reads ``.dir-locals.el``, VS Code merges workspace
 settings), and must not be able to send the user's key elsewhere.
 
@@ -44,6 +45,11 @@ FimStyle = Literal["chat", "completions", "infill", "mistral", "inception"]
 GIT_IGNORED = "<git-ignored>"
 #: Settings a repository must not control (see the module docstring).
 KEY_ROUTING = ("provider", "baseUrl", "apiKeyEnv")
+#: Settings that let the repository's own code run (``verify.*``): like key routing, never taken
+#: from ``workspace/configuration`` (a repository's .vscode/settings.json could set them).
+CODE_ROUTING = ("trustWorkspaceTools", "checkers")
+#: The ``network`` settings a repository must not control (a proxy sees the key).
+NETWORK_KEY_ROUTING = ("proxy", "caFile")
 
 
 class _Model(BaseModel):
@@ -246,6 +252,27 @@ class TestsSettings(_Model):
     run: bool = Field(False, description="Run generated tests (executes your code).")
 
 
+class VerifySettings(_Model):
+    timeout_ms: int = Field(
+        2000,
+        ge=0,
+        le=60000,
+        description="How long the project's checkers (ruff, mypy, pyright, go vet, tsc) may run "
+        "before a job ends; a later result is recorded as timed out and can still flag the region.",
+    )
+    trust_workspace_tools: bool = Field(
+        False,
+        description="Run checkers found inside the workspace (.venv/bin, node_modules/.bin): "
+        "they are the repository's code. Not read from workspace/configuration.",
+    )
+    checkers: tuple[str, ...] | None = Field(
+        None,
+        description="The checkers to run (ruff, mypy, pyright, go vet, tsc); those listed may come "
+        "from the workspace. Unset: every checker found on PATH outside the workspace; []: "
+        "none. Not read from workspace/configuration.",
+    )
+
+
 class ContextSettings(_Model):
     exclude: tuple[str, ...] = Field(
         (*DEFAULT_EXCLUDE, GIT_IGNORED),
@@ -270,6 +297,23 @@ class NextEditSettings(_Model):
     )
     languages: tuple[str, ...] = Field(
         (), description="Language ids to suggest next edits in (empty: every language)."
+    )
+
+
+class NetworkSettings(_Model):
+    """How the model servers are reached (``docs/network.md``). Key-routing settings: not read
+    from ``workspace/configuration`` (a repository's settings could route the key elsewhere)."""
+
+    proxy: str | None = Field(
+        None,
+        description="The proxy of every model request (http:// or https://, user:password@ "
+        "allowed), instead of HTTP_PROXY / HTTPS_PROXY / ALL_PROXY; NO_PROXY still exempts its "
+        "hosts. Unset: the environment's proxies.",
+    )
+    ca_file: str | None = Field(
+        None,
+        description="A PEM file of CA certificates trusted in addition to the default ones "
+        "(certifi's, or SSL_CERT_FILE / SSL_CERT_DIR): a private CA, a TLS-inspecting proxy.",
     )
 
 
@@ -325,6 +369,7 @@ class Settings(_Model):
         ("fast", "standard", "local"), description="Fallback chain when a profile fails."
     )
     tests: TestsSettings = TestsSettings()
+    verify: VerifySettings = VerifySettings()
     context: ContextSettings = ContextSettings()
     actions: tuple[ActionSettings, ...] = Field(
         (),
@@ -339,6 +384,7 @@ class Settings(_Model):
         "or Revert all.",
     )
     next_edit: NextEditSettings = NextEditSettings()
+    network: NetworkSettings = NetworkSettings()
 
 
 # -- sources -------------------------------------------------------------------------------------
@@ -450,6 +496,13 @@ def _strip_key_routing(data: Any) -> tuple[dict[str, Any], list[str]]:
                     if key in profile:
                         del profile[key]
                         dropped.append(f"fastedit.profiles.{name}.{key}")
+    for section, keys in (("verify", CODE_ROUTING), ("network", NETWORK_KEY_ROUTING)):
+        values = clean.get(section)
+        if isinstance(values, dict):
+            for key in keys:
+                if key in values:
+                    del values[key]
+                    dropped.append(f"fastedit.{section}.{key}")
     return clean, dropped
 
 
@@ -481,8 +534,8 @@ def resolve(layers: list[tuple[Layer, Any]]) -> Resolved:
             data, dropped = _strip_key_routing(data)
             warnings.extend(
                 f"{key} is ignored from workspace settings (a repository could set it to send "
-                "your key elsewhere); set it in initializationOptions, FASTEDIT_CONFIG or the "
-                "environment"
+                "your key elsewhere or run its own code); set it in initializationOptions, "
+                "FASTEDIT_CONFIG or the environment"
                 for key in dropped
             )
         else:

@@ -294,7 +294,7 @@ JOB_FIELDS = {
     "verification",
     "metrics",
 }
-METRICS = {"ttftMs", "tokens", "tokensPerSecond", "edits", "elapsedMs"}
+METRICS = {"ttftMs", "tokens", "tokensPerSecond", "edits", "elapsedMs", "landedMs"}
 
 
 def assert_job_record(record: dict[str, Any]) -> None:

@@ -228,7 +228,7 @@ def test_bench_reports_every_figure_with_percentiles(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "| cold start to initialize reply: fastedit-lsp |" in out.stdout
-    assert "| goal (issue 16) | measured | met |" in out.stdout
+    assert "| goal | measured | met |" in out.stdout
     assert "load average" in out.stdout
     assert "| parse check, in process (ms: p50 / p90 / p99) |" in out.stdout
     data = json.loads(figures.read_text())

@@ -442,6 +442,69 @@ async def test_an_editor_that_never_answers_apply_edit_fails_the_job_which_stops
     )
 
 
+#: A function whose every line a rewrite changes: one edit per line, so the rewrite is still
+#: streaming when the editor stops answering.
+STALL_URI = "file:///tmp/fastedit-e2e/stall.py"
+STALL_TEXT = (
+    "def compute(n, fast=False):\n    return n\n\n\ndef table():\n"
+    + "".join(f"    value_{i} = compute({i})\n" for i in range(12))
+    + "    return locals()\n"
+)
+
+
+async def test_an_editor_that_stops_answering_mid_rewrite_gets_the_job_stopped_and_revert_restores(
+    make_editor: MakeEditor, stub: StubModelServer
+) -> None:
+    # Emacs 28's jsonrpc left messages unparsed until more output came (issue 30): the edits
+    # after the first ones went unanswered, then landed late. The job stops and says so; the
+    # late edit lands in the editor; one revert restores what was there before the job.
+    editor = await make_editor(env={"FASTEDIT_APPLY_TIMEOUT_MS": "300"})
+    editor.open(STALL_URI, STALL_TEXT)
+    start = STALL_TEXT.index("    value_0")
+    end = STALL_TEXT.index("    return locals()")
+    body = STALL_TEXT[start:end]
+    rewrite = body.replace(")\n", ", fast=True)\n")
+    features: dict[str, Any] = editor.client.protocol.fm.features
+    answer = features[types.WORKSPACE_APPLY_EDIT]
+    release = asyncio.Event()
+    held: list[types.ApplyWorkspaceEditParams] = []
+    answered = 0
+
+    async def stalls(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        nonlocal answered
+        if answered >= 2:
+            held.append(params)
+            await release.wait()
+        answered += 1
+        result: types.ApplyWorkspaceEditResult = answer(params)
+        return result
+
+    features[types.WORKSPACE_APPLY_EDIT] = stalls
+    stub.script(Answer(text=rewrite, tps=200))
+    record = await editor.run(
+        "fastedit.editSelection",
+        {
+            "uri": STALL_URI,
+            "range": {"start": editor.pos(STALL_URI, start), "end": editor.pos(STALL_URI, end)},
+            "instruction": "pass fast=True",
+        },
+    )
+    assert record["state"] == "failed", record
+    assert "did not answer" in record["error"] and "stopped sending" in record["error"], record
+    assert len(held) == 1  # nothing more was sent after the unanswered edit
+    half = editor.text(STALL_URI)
+    assert half != STALL_TEXT  # the first edits landed: half a rewrite is on screen
+
+    # The editor wakes up: the held edit lands late, then the user reverts the job.
+    landed = len(editor.applied)
+    release.set()
+    await editor.wait_applied(landed + 1)
+    features[types.WORKSPACE_APPLY_EDIT] = answer
+    result = await editor.command("fastedit.revert", {"jobId": record["jobId"]})
+    assert result == {"reverted": True}, (result, editor.text(STALL_URI))
+    assert editor.text(STALL_URI) == STALL_TEXT
+
+
 async def test_an_editor_answering_applied_false_fails_the_job_and_nothing_leaks(
     editor: Editor, stub: StubModelServer, reliability: Recorder
 ) -> None:

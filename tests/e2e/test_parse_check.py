@@ -48,6 +48,14 @@ CASES = {
         "return a + b",
         "if a > 0 {\n\t\treturn a + b",
     ),
+    "c": Case(
+        "c",
+        "file:///tmp/fastedit-e2e/parse/add.c",
+        "#include <stdio.h>\n\nint add(int a, int b) {\n    @\n}\n\nint sub(int a, int b) {\n"
+        "    return a - b;\n}\n",
+        "return a + b;",
+        "if (a) {\n        return a + b;",
+    ),
     "rust": Case(
         "rust",
         "file:///tmp/fastedit-e2e/parse/lib.rs",

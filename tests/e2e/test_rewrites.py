@@ -336,6 +336,39 @@ async def test_the_docstring_preset_rewrites_the_function_at_the_cursor(
     assert record["hunks"][0]["original"] == ""
 
 
+async def test_the_docstring_preset_works_on_a_function_while_a_line_below_is_unfinished(
+    editor: Editor, stub: StubModelServer
+) -> None:
+    # A person half-way through the next function (found in Emacs' terminal soak, issue 30):
+    # was "no function at the cursor", and the whole file's parse check failed every rewrite.
+    function = "def is_email(text: str) -> bool:\n    return EMAIL.fullmatch(text) is not None\n"
+    unfinished = "def is_version(text: str) -> bool:\n    return V.match(\n"
+    source = f"import re\n\n\n{function}\n\n{unfinished}"
+    editor.open(URI, source)
+    inside = source.index("return")
+    titles = [a.title for a in await _code_actions(editor, inside, inside)]
+    assert "Add a docstring (fastedit)" in titles, titles
+    documented = function.replace(":\n", ':\n    """Whether text is an email address."""\n', 1)
+    stub.script(Answer(text=f"```python\n{documented}```\n", tps=2000))
+    record = await editor.run(
+        "fastedit.run", {"action": "docstring", "uri": URI, "position": editor.pos(URI, inside)}
+    )
+    assert record["state"] == "done", record
+    assert record["verification"] == {
+        "ok": True,
+        "details": "the rewrite parses (line 9 does not parse, as before)",
+    }, record
+    assert editor.text(URI) == source.replace(function, documented)
+    # A rewrite that breaks the function itself is still flagged.
+    broken = documented.replace("-> bool:", "-> bool")
+    stub.script(*[Answer(text=f"```python\n{broken}```\n", tps=2000)] * 3)
+    record = await editor.run(
+        "fastedit.run", {"action": "docstring", "uri": URI, "position": editor.pos(URI, inside)}
+    )
+    checked = record["attempts"][0]["verification"]
+    assert checked["ok"] is False and "the file does not parse" in checked["details"], record
+
+
 async def test_an_unknown_action_is_refused_naming_it(editor: Editor) -> None:
     editor.open(URI, SOURCE)
     with pytest.raises(Exception, match="no action 'nope'"):

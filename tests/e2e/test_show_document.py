@@ -103,3 +103,21 @@ async def test_an_existing_test_module_the_editor_declines_to_show_is_left_as_it
     assert error.startswith("no tests written") and "removed" not in error, error
     assert test_file.read_text() == "import pytest\n"
     assert editor.applied == []
+
+
+async def test_tests_written_into_a_module_already_open_are_shown_where_they_land(
+    make_editor: MakeEditor, tmp_path: Path
+) -> None:
+    # The module's buffer may be open in no window (Emacs after C-x o / switching buffers): the
+    # tests landed there unseen while the editor said "Write tests done".
+    editor = await make_editor(model=False)
+    module = tmp_path / "geometry.py"
+    module.write_text(SOURCE)
+    test_file = tmp_path / "test_geometry.py"
+    test_file.write_text("import pytest\n")
+    editor.open(_uri(test_file), "import pytest\n")
+    record = await _write_tests(editor, module)
+    assert record["state"] == "done", record
+    assert "def test_clamp" in editor.text(_uri(test_file))
+    shown = [p.uri for p in editor.client.shown_documents]
+    assert _uri(test_file) in shown, shown

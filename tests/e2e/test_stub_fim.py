@@ -13,9 +13,9 @@ import pytest
 
 from fastedit_lsp.backends.base import BackendError, StreamInfo
 from fastedit_lsp.backends.fim import FIM_KINDS, FimKind, FimRequest, fim_endpoint
+from fastedit_lsp.backends.network import new_client
 from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.ratelimit import RateLimits
-from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.tools.stub import (
     CHAT_PATH,
     COMPLETIONS_PATH,
@@ -44,11 +44,10 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def wire() -> AsyncIterator[Wire]:
-    """The backend's own client (backends/wire.py)."""
-    opened = Wire()
-    yield opened
-    await opened.aclose()
+async def wire() -> AsyncIterator[httpx.AsyncClient]:
+    """The server's model client (backends/network.py)."""
+    async with new_client() as opened:
+        yield opened
 
 
 def url(stub: StubModelServer, path: str) -> str:
@@ -397,7 +396,7 @@ REQUEST = FimRequest(
 )
 
 
-def backend(wire: Wire, stub: StubModelServer) -> OpenAICompatibleBackend:
+def backend(wire: httpx.AsyncClient, stub: StubModelServer) -> OpenAICompatibleBackend:
     return OpenAICompatibleBackend(
         wire,
         provider="llamacpp",
@@ -413,7 +412,7 @@ def backend(wire: Wire, stub: StubModelServer) -> OpenAICompatibleBackend:
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_fim_stream_reads_each_stub_endpoint(
-    stub: StubModelServer, wire: Wire, kind: FimKind
+    stub: StubModelServer, wire: httpx.AsyncClient, kind: FimKind
 ) -> None:
     text = "PI * r ** 2  # é👩‍💻"
     dialect = "inception" if kind == "inception" else "mistral"
@@ -438,7 +437,7 @@ async def test_fim_stream_reads_each_stub_endpoint(
 
 
 async def test_fim_stream_gets_a_length_finish_when_the_limit_cuts_it(
-    stub: StubModelServer, wire: Wire
+    stub: StubModelServer, wire: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["a"] * 10))
     info = StreamInfo()
@@ -453,7 +452,7 @@ async def test_fim_stream_gets_a_length_finish_when_the_limit_cuts_it(
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_a_404_from_a_fim_endpoint_names_the_setting_to_change(
-    stub: StubModelServer, wire: Wire, kind: FimKind
+    stub: StubModelServer, wire: httpx.AsyncClient, kind: FimKind
 ) -> None:
     stub.script(Answer(status=404, error_message="Not Found"))
 
@@ -468,7 +467,7 @@ async def test_a_404_from_a_fim_endpoint_names_the_setting_to_change(
 
 @pytest.mark.parametrize("kind", FIM_KINDS)
 async def test_closing_fim_stream_closes_the_connection_to_the_stub(
-    stub: StubModelServer, wire: Wire, kind: FimKind
+    stub: StubModelServer, wire: httpx.AsyncClient, kind: FimKind
 ) -> None:
     stub.script(Answer(tokens=["first", "second"], stall_after=1))
     stream = backend(wire, stub).fim_stream(REQUEST, kind, StreamInfo())

@@ -707,6 +707,8 @@ def test_the_lighter_shows_no_empty_route_and_marks_a_failed_job() -> None:
         '\'(:jobId "job-1" :kind "generateTests" :state "done" :route "" :metrics (:edits 3))',
         '\'(:jobId "job-2" :kind "completeRest" :state "failed" :route "local"'
         ' :error "the editor did not answer" :metrics (:edits 1 :elapsedMs 30004))',
+        '\'(:jobId "job-3" :kind "generateRegex" :state "done" :route "local"'
+        " :metrics (:edits 2 :elapsedMs 612.3 :landedMs 7.4))",
     )
     lighters = " ".join(
         f"(let ((fastedit--job {job}) (fastedit--running nil)) (fastedit--lighter))" for job in jobs
@@ -728,9 +730,11 @@ def test_the_lighter_shows_no_empty_route_and_marks_a_failed_job() -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    empty_route, failed = out.stdout.split("|")
+    empty_route, failed, landed = out.stdout.split("|")
     assert empty_route == " FE[auto]", empty_route  # was " FE[auto>]"
     assert failed == " FE[auto>local offline · 30,004 ms failed]", failed
+    # The time to the text, not the job's wait for eglot's report of it (0.5 s idle).
+    assert landed == " FE[auto>local offline · 7 ms]", landed
 
 
 def test_a_refused_command_is_said_as_a_sentence_and_eglot_shows_no_error(
@@ -757,3 +761,55 @@ def test_a_refused_command_is_said_as_a_sentence_and_eglot_shows_no_error(
     assert said and "still running on this region" in said[-1], messages
     assert "jsonrpc-error" not in messages and "-32803" not in messages, messages
     assert seen["last-error"] is None  # eglot's mode line shows no [eglot:…/error]
+
+
+def test_a_failover_is_said_at_the_jobs_end_and_the_fastedit_buffer_has_the_whole_reason(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # The fast model is rate-limited: the job moves on to the standard one, which answers.
+    stub.script(Answer(status=429, headers={"retry-after": "2"}), Answer(text=ANSWER))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fastedit-set-mode "fast")
+(fe-key "C-c / c")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-key "C-c / ?")
+(fe-wait "the *fastedit* buffer" (lambda () (get-buffer "*fastedit*")))
+(fe-observe "status" (with-current-buffer "*fastedit*" (buffer-string)))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+""",
+    )
+    record = seen["record"]
+    assert record["state"] == "done" and record["route"] == "standard", record
+    assert "fast rate limit → failover to standard" in record["reason"], record["reason"]
+    ends = [m for m in seen["messages"].splitlines() if m.startswith("fastedit: Complete the rest")]
+    assert ends and ends[-1].endswith("fast rate limit → failover to standard"), ends
+    status = seen["status"].splitlines()
+    assert "      why: " + record["reason"] in status, status
+    assert any(line.startswith("      fast (stub-fast) failed: ") for line in status), status
+    # The job's end message is there whole too.
+    assert "  " + ends[-1] in status, status
+
+
+def test_point_moved_while_a_completion_streams_stays_where_the_user_put_it(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    answer = "max(1, 2, 3)  # " + "the largest " * 6
+    stub.script(Answer(text=answer, token_size=2, tps=30))
+    seen = session(
+        tmp_path,
+        env,
+        """
+(fe-key "C-c / c")
+(fe-wait "some streamed text" (lambda () (string-match-p "max" (buffer-string))))
+(goto-char (point-min))
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "text" (buffer-string))
+(fe-observe "point" (point))
+""",
+    )
+    assert seen["record"]["state"] == "done", seen["record"]
+    assert seen["text"] == ORIGINAL + answer
+    assert seen["point"] == 1  # not pulled after the text the job went on writing

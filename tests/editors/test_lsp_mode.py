@@ -13,7 +13,6 @@ import functools
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from tests.support.editors.emacs_driver import (
     SESSION_TIMEOUT,
     _tail,
     hermetic_env,
+    scenario_env,
     skip_or_fail,
 )
 
@@ -60,6 +60,11 @@ INIT = r"""
                      (list (getenv "FASTEDIT_TEST_PY") "-m" "fastedit_lsp"))
     :activation-fn (lsp-activate-on "python")
     :add-on? t
+    ;; Not the README's: the harness's verify.checkers (none), as the other editors get it.
+    :initialization-options
+    (lambda ()
+      (list :verify (list :checkers (json-parse-string (getenv "FASTEDIT_TEST_CHECKERS")
+                                                       :array-type 'array))))
     :server-id 'fastedit)))
 
 (defvar fe-observations nil)
@@ -178,7 +183,7 @@ def run(tmp_path: Path, env: dict[str, str], body: str, original: str = ORIGINAL
     out = tmp_path / "observations.json"
     emacs = shutil.which("emacs")
     assert emacs is not None
-    full_env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
+    full_env = scenario_env(env, out)
     try:
         done = subprocess.run(
             [emacs, "--batch", "-l", str(script)],

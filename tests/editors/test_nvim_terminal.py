@@ -26,6 +26,7 @@ from tests.support.editors import nvim_session
 from tests.support.editors.availability import require_editor
 from tests.support.editors.polling import poll
 from tests.support.editors.written_tests import run_written_tests
+from tests.support.harness import checkers_config
 
 WIDTH, HEIGHT = 120, 36
 #: A first start loads the server and Neovim's Python ftplugin on a loaded 2-core machine.
@@ -160,7 +161,7 @@ def _terminal(
 ) -> Iterator[tuple[Terminal, Path]]:
     """A new user's Neovim in tmux on ``files`` (the first one shown): fresh XDG directories,
     the README's init.lua, ``fastedit-lsp`` on PATH; the stub model, or no model at all;
-    ``config_file``: the text of a ``FASTEDIT_CONFIG`` file."""
+    ``config_file``: the text of a ``FASTEDIT_CONFIG`` file, its settings in ``[fastedit]``."""
     config = tmp_path / "config"
     (config / "nvim").mkdir(parents=True)
     (config / "nvim" / "init.lua").write_text(INIT % nvim_session.PLUGIN)
@@ -188,9 +189,8 @@ def _terminal(
             FASTEDIT_STANDARD_BASE_URL=stub.base_url,
             FASTEDIT_STANDARD_MODEL="stub-strong",
         )
-    if config_file is not None:
-        (tmp_path / "fastedit.toml").write_text(config_file)
-        env.update(FASTEDIT_CONFIG=str(tmp_path / "fastedit.toml"))
+    # The harness's checkers (none) go where the README's setup leaves room: FASTEDIT_CONFIG.
+    env.update(FASTEDIT_CONFIG=checkers_config(tmp_path / "fastedit.toml", config_file or ""))
     terminal = Terminal(tmp_path / "tmux.sock", env)
     terminal.start(project, nvim_path, files[0][0])
     try:

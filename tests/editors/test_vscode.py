@@ -195,6 +195,38 @@ def test_complete_rest_leaves_the_cursor_after_the_completed_text(
     workbench.wait_status(rf"Ln 2, Col {len('    return a + b') + 1}\b")
 
 
+def test_a_cursor_the_user_moves_while_the_text_streams_stays_where_the_user_put_it(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "moved.py", SOURCE)
+    stub_model.script(_stream(ANSWER, tps=20))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)  # after "return "
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, "/moved.py", seen)
+    workbench.wait_text(contains="    return a + b")  # streaming: the first tokens are in
+    workbench.go_to(5, 3)  # the user moves on while the rest arrives
+    assert _finished(workbench, job_id)["state"] == "done"
+    workbench.wait_text(equals=SOURCE.replace("    return \n", f"    return {ANSWER}\n"))
+    workbench.wait_status(r"Ln 5, Col 3\b")
+
+
+def test_a_job_with_no_suggestion_says_so_and_why_in_the_status_bar(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    stub_model.reset()
+    _open(workbench, "nothing.py", SOURCE)
+    stub_model.script(Answer(text=""))  # the model answers nothing
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)
+    workbench.run_command("Fast Edit: Complete the Rest")
+    record = _finished(workbench, _new_job(workbench, "/nothing.py", seen))
+    assert record["state"] == "done" and record["metrics"]["edits"] == 0, record
+    workbench.wait_status(r"Fast Edit: Complete the rest: no suggestion")
+    assert workbench.text() == SOURCE
+
+
 def test_ghost_text_is_shown_and_tab_accepts_it(
     workbench: Workbench, stub_model: StubModelServer
 ) -> None:
@@ -550,6 +582,12 @@ def test_a_next_edit_suggestion_is_shown_after_a_rename_and_tab_applies_it_in_on
     assert edit["range"]["start"] == {"line": 3, "character": 8}
     # The suggestion is shown beside the text it replaces, and applied only by the key.
     workbench.call("waitSelector", selector=".part.editor .view-line [class*='ced-']")
+    # The key that accepts it is shown with it, not only in its hover.
+    shown = wait(
+        lambda: [t for t in workbench.call("decorationTexts") if "[Tab accepts]" in t],
+        "the suggestion's key hint",
+    )
+    assert "acc" in shown[0], shown
     assert workbench.text() == renamed
     workbench.press("Tab")
     accepted = renamed.replace("count += item", "acc += item")

@@ -120,6 +120,8 @@ def test_the_status_bar_figures_are_decode_speed_and_first_token_or_offline_time
         text.figuresText({state: 'done', route: 'local',
                           metrics: {tokensPerSecond: null, ttftMs: null, elapsedMs: 1234}}),
         text.figuresText({state: 'running', route: 'local', metrics: {}}),
+        text.figuresText({state: 'done', route: 'local',
+                          metrics: {elapsedMs: 160.3, landedMs: 7.4}}),
         ]""",
     )
     assert shown == [
@@ -128,4 +130,27 @@ def test_the_status_bar_figures_are_decode_speed_and_first_token_or_offline_time
         None,
         "offline · 1,234 ms",
         "offline · …",
+        "offline · 7 ms",  # the time to the text, not the job's wait for the editor's report
+    ]
+
+
+def test_a_job_with_no_suggestion_says_why_and_any_other_end_says_nothing_here(
+    vsix: Path, tmp_path: Path
+) -> None:
+    said = _text_module(
+        tmp_path,
+        """[
+        text.noSuggestionText({state: 'done', kind: 'completeRest', metrics: {edits: 0},
+          reason: 'fast: completion → offline engine (no model); no suggestion: nothing earlier'}),
+        text.noSuggestionText({state: 'done', kind: 'fixSyntax', metrics: {edits: 0},
+          reason: 'fast: fix; no suggestion'}),
+        text.noSuggestionText({state: 'done', kind: 'completeRest', metrics: {edits: 2}}),
+        text.noSuggestionText({state: 'failed', kind: 'completeRest', metrics: {edits: 0}}),
+        ]""",
+    )
+    assert said == [
+        "Fast Edit: Complete the rest: no suggestion: nothing earlier",
+        "Fast Edit: Fix syntax: no suggestion",
+        None,
+        None,
     ]

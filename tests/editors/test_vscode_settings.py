@@ -67,6 +67,8 @@ def test_key_routing_and_code_running_settings_are_machine_scoped() -> None:
     assert machine == routing | {
         "fastedit.tests.verifyCollect",
         "fastedit.tests.run",
+        "fastedit.verify.trustWorkspaceTools",
+        "fastedit.verify.checkers",
         "fastedit.server.command",
     }
     assert declared["fastedit.server.command"]["default"] == ["fastedit-lsp"]

@@ -12,15 +12,20 @@ overwrites, to an editor that advertises it), only documents the editor opened.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.support.network_servers import without_network_variables
 
 Sync = Literal["prompt", "batched"]
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -33,14 +38,51 @@ HANG_GUARD = 120.0
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:
-    """The test process' environment without any real key or FASTEDIT_* setting."""
+    """The test process' environment without any real key or FASTEDIT_* setting, and without
+    proxy or certificate variables (the server reaches the loopback stub directly; the network
+    tests pass theirs in ``extra``)."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_network_variables(dict(os.environ)).items()
         if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
     }
     env.update(extra)
     return env
+
+
+#: ``verify.checkers`` of every server a test starts, unless the test names its own: none. The
+#: server's default runs each project checker (ruff, mypy, go vet, pyright, tsc) found on PATH, so
+#: without this the tools installed on the machine would change what a test sees (a finding
+#: escalates in auto mode, and the escalation takes the stub model's next answer). A test about
+#: the checkers opts in: ``checkers=["ruff"]`` to ``start_editor`` / ``make_editor``, or
+#: ``checkers=None`` for the server's own default; ``verify.checkers`` in its
+#: initializationOptions is explicit too and is kept.
+TEST_CHECKERS: tuple[str, ...] = ()
+
+
+def with_checkers(options: Any, checkers: Sequence[str] | None = TEST_CHECKERS) -> Any:
+    """initializationOptions ``options`` (or an editor's settings, sent as them) with
+    ``verify.checkers`` set to ``checkers``, unless they set it themselves or ``checkers`` is None.
+    Options that are not an object (a test of bad input) are returned unchanged."""
+    if checkers is None or not (options is None or isinstance(options, dict)):
+        return options
+    options = dict(options or {})
+    section = options
+    if isinstance(options.get("fastedit"), dict):  # the server reads this section alone
+        section = options["fastedit"] = dict(options["fastedit"])
+    verify = section.get("verify", {})
+    if isinstance(verify, dict) and "checkers" not in verify:
+        section["verify"] = {**verify, "checkers": list(checkers)}
+    return options
+
+
+def checkers_config(path: Path, settings: str = "") -> str:
+    """Write a ``FASTEDIT_CONFIG`` file at ``path``: ``settings`` (TOML, in a ``[fastedit]``
+    table) and :data:`TEST_CHECKERS`, for an editor set up as a new user's (whose init file is
+    the README's, with no room for them); its path, the variable's value."""
+    checkers = f"[fastedit.verify]\ncheckers = {json.dumps(list(TEST_CHECKERS))}\n"
+    path.write_text(f"{settings}\n{checkers}", encoding="utf-8")
+    return str(path)
 
 
 def _units(text: str, encoding: str) -> int:
@@ -379,8 +421,10 @@ async def start_editor(
     status_notifications: bool = True,
     opens_missing: bool = True,
     creates_files: bool = False,
+    checkers: Sequence[str] | None = TEST_CHECKERS,
 ) -> Editor:
-    """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it."""
+    """Start the real server (``python -m fastedit_lsp [server_args]``) and initialize it;
+    ``checkers``: its ``verify.checkers`` (see :data:`TEST_CHECKERS`)."""
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "fastedit_lsp", *server_args], server_env=env
     )
@@ -456,7 +500,9 @@ async def start_editor(
     )
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=caps, initialization_options=init_options, root_uri=root_uri
+            capabilities=caps,
+            initialization_options=with_checkers(init_options, checkers),
+            root_uri=root_uri,
         )
     )
     return editor

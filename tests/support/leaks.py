@@ -7,11 +7,13 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from fastedit_lsp.backends.network import MAX_CONNECTIONS
 from tests.support.harness import Editor, _plain
 
 DEBUG_STATS = "fastedit/debugStats"
-#: The server's keep-alive pool size (httpx max_keepalive_connections).
-KEEP_ALIVE = 10
+#: Idle connections the server's pool may keep: aiohttp keeps each released connection until its
+#: keep-alive time (4 s), bounded by the pool's limit (a burst of 20 streams leaves 20).
+KEEP_ALIVE = MAX_CONNECTIONS
 #: What must be zero at rest, whatever happened before.
 ZERO_AT_REST = (
     "backgroundTasks",

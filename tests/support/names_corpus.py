@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -133,6 +134,22 @@ class Cut:
 
     def replaced(self, at: tuple[str, int, int], new: str) -> str:
         return self.body[: at[1]] + new + self.body[at[2] :]
+
+    def renamed(
+        self,
+        kind: str,
+        candidates: Sequence[tuple[str, int, int]],
+        rename: Callable[[str], str],
+        every: Collection[str],
+        rng: random.Random,
+    ) -> Iterator[Sample]:
+        """One of the candidates renamed (a synonym, a misspelling), unless the new name is one
+        the file already has."""
+        if candidates:
+            at = rng.choice(candidates)
+            new = rename(at[0])
+            if new not in every:
+                yield self.sample(kind, self.replaced(at, new))
 
     def is_call(self, at: tuple[str, int, int]) -> bool:
         body = self.body

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fastedit_lsp.tools.lsp_client import frame, read_message
+from tests.support.harness import with_checkers
 
 #: Client capabilities of a plain editor (edits, progress, configuration).
 CAPABILITIES = {
@@ -99,7 +100,7 @@ class Wire:
                 "processId": None,
                 "rootUri": None,
                 "capabilities": CAPABILITIES if capabilities is None else capabilities,
-                "initializationOptions": init_options,
+                "initializationOptions": with_checkers(init_options),
             },
         )
         assert "result" in reply, reply

@@ -1,8 +1,8 @@
 """The Responses and Messages API backends: request mapping, events, stop reasons, tiers, errors.
 
-Pure mapping tests, then the backends over the server's wire (the one the chat backend streams
-over, :func:`~fastedit_lsp.backends.openai.open_stream`) against the loopback stub (its
-``/v1/responses`` and ``/v1/messages``) and scripted answers (:mod:`tests.support.loopback_http`).
+Pure mapping tests, then the backends over the server's client (the one the chat backend streams
+over, :func:`~fastedit_lsp.backends.post.open_stream`) against the loopback stub (its
+``/v1/responses`` and ``/v1/messages``) and scripted answers (``httpx.MockTransport``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from fastedit_lsp.backends.base import (
     stop_reason,
 )
 from fastedit_lsp.backends.formats import StopScanner, build_messages_body, build_responses_body
+from fastedit_lsp.backends.network import new_client
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.streams import ApiBackend, ResponsesFallback
 from fastedit_lsp.backends.tiers import (
@@ -33,9 +34,7 @@ from fastedit_lsp.backends.tiers import (
     served_tier,
     tier_fields,
 )
-from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.tools.stub import MESSAGES_PATH, RESPONSES_PATH, Answer, StubModelServer
-from tests.support.loopback_http import LoopbackHTTP
 
 KEY = "sk-test-key-0123456789"
 REQUEST = ChatRequest(
@@ -47,7 +46,7 @@ REQUEST = ChatRequest(
 
 
 def _backend(
-    client: Wire,
+    client: httpx.AsyncClient,
     api: str,
     base_url: str,
     *,
@@ -82,23 +81,18 @@ async def stub() -> AsyncIterator[StubModelServer]:
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[Wire]:
-    wire = Wire()
-    try:
-        yield wire
-    finally:
-        await wire.aclose()
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with new_client() as http:
+        yield http
 
 
 @asynccontextmanager
-async def _scripted(handler: Callable[[httpx.Request], httpx.Response]) -> AsyncIterator[Wire]:
-    """A wire whose every request reaches ``handler`` (over a loopback socket)."""
-    async with LoopbackHTTP(handler) as server:
-        wire = Wire(opener=server.opener)
-        try:
-            yield wire
-        finally:
-            await wire.aclose()
+async def _scripted(
+    handler: Callable[[httpx.Request], httpx.Response],
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client whose every request reaches ``handler``."""
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        yield http
 
 
 # -- the mapping -------------------------------------------------------------------------------
@@ -200,7 +194,7 @@ def test_a_stop_sequence_split_across_deltas_cuts_the_text_before_it() -> None:
 
 
 async def test_responses_tokens_stream_one_by_one_with_usage_and_the_stop_reason(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["def", " add", "(a, b)"], reasoning="thinking it over"))
     info = StreamInfo()
@@ -216,7 +210,7 @@ async def test_responses_tokens_stream_one_by_one_with_usage_and_the_stop_reason
 
 
 async def test_a_responses_answer_cut_by_max_output_tokens_says_max_tokens(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["x"] * 100))
     info = StreamInfo()
@@ -226,7 +220,7 @@ async def test_a_responses_answer_cut_by_max_output_tokens_says_max_tokens(
 
 
 async def test_messages_stream_skips_thinking_and_pings_and_reports_max_tokens(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["x"] * 70, reasoning="hmm"))
     info = StreamInfo()
@@ -242,7 +236,7 @@ async def test_messages_stream_skips_thinking_and_pings_and_reports_max_tokens(
 
 
 async def test_a_messages_refusal_is_reported_as_refusal(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(text="I can't", finish_reason="refusal"))
     info = StreamInfo()
@@ -251,7 +245,7 @@ async def test_a_messages_refusal_is_reported_as_refusal(
 
 
 async def test_an_overloaded_error_event_carries_anthropics_message(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["a", "b"], malformed="error_event", malformed_after=1))
     with pytest.raises(BackendError) as caught:
@@ -261,7 +255,7 @@ async def test_an_overloaded_error_event_carries_anthropics_message(
 
 
 async def test_a_529_with_retry_after_is_retried_and_then_answers(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(status=529, headers={"retry-after": "0"}), Answer(text="ok"))
     info = StreamInfo()
@@ -271,7 +265,7 @@ async def test_a_529_with_retry_after_is_retried_and_then_answers(
 
 
 async def test_a_responses_error_status_says_the_providers_message(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(status=400, error_message="Unknown parameter: 'foo'."))
     with pytest.raises(BackendError) as caught:
@@ -282,7 +276,7 @@ async def test_a_responses_error_status_says_the_providers_message(
 
 @pytest.mark.parametrize("api", ["responses", "messages"])
 async def test_the_tier_asked_and_the_tier_served_are_recorded(
-    api: str, stub: StubModelServer, client: Wire
+    api: str, stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(text="ok"), Answer(text="ok", tier_served="standard"))
     backend = _backend(client, api, stub.base_url, tier="fast")
@@ -302,7 +296,7 @@ async def test_the_tier_asked_and_the_tier_served_are_recorded(
 
 @pytest.mark.parametrize("api", ["responses", "messages"])
 async def test_a_refused_tier_is_sent_again_without_it_once_and_remembered(
-    api: str, stub: StubModelServer, client: Wire
+    api: str, stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(refuse_tier=True))
     memory = SessionMemory()
@@ -322,7 +316,7 @@ async def test_a_refused_tier_is_sent_again_without_it_once_and_remembered(
 
 
 async def test_a_stop_sequence_the_responses_api_cannot_carry_is_cut_by_the_backend(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     stub.script(Answer(tokens=["a", "\n\n", "\nb"]))
     info = StreamInfo()
@@ -390,7 +384,7 @@ class _ResponsesOnlyChat:
 
 
 async def test_a_model_only_served_by_the_responses_api_switches_once_and_says_so(
-    stub: StubModelServer, client: Wire
+    stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:
     memory = SessionMemory()
     chat = _ResponsesOnlyChat()
@@ -434,11 +428,10 @@ async def test_chat_completions_report_the_normalised_stop_reason(
     stub: StubModelServer,
 ) -> None:
     from fastedit_lsp.backends.openai import OpenAICompatibleBackend
-    from fastedit_lsp.backends.wire import Wire
 
-    wire = Wire()
+    http = new_client()
     backend = OpenAICompatibleBackend(
-        wire,
+        http,
         provider="openai-compatible",
         base_url=stub.base_url,
         model="stub-fast",
@@ -457,7 +450,7 @@ async def test_chat_completions_report_the_normalised_stop_reason(
         await _collect(backend.stream(REQUEST, info))
         assert (info.stop_reason, info.stop_detail) == ("length", "length")
     finally:
-        await wire.aclose()
+        await http.aclose()
 
 
 @pytest.mark.parametrize(

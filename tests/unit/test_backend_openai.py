@@ -1,15 +1,15 @@
 """The OpenAI-compatible backend against a scripted server: bytes on the wire, streamed deltas,
 every failure kind and its message, rate limits, retries and closing.
 
-The streams go over a real socket to a loopback server (:mod:`.loopback_http`) through the
-backend's own client; the model list, over httpx, through ``httpx.MockTransport``. Both answer
-with the same scripted handlers.
+The scripted server answers through ``httpx.MockTransport``; what only a socket shows (a refused
+or never-completing connection) goes to loopback ports through the server's own client
+(:func:`fastedit_lsp.backends.network.new_client`). Real servers misbehaving on the wire (a
+reset, TLS, proxies) are in ``test_network.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import socket
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -27,6 +27,7 @@ from fastedit_lsp.backends.base import (
     StreamInfo,
     stop_reason,
 )
+from fastedit_lsp.backends.network import new_client
 from fastedit_lsp.backends.openai import (
     OpenAICompatibleBackend,
     build_chat_body,
@@ -36,8 +37,6 @@ from fastedit_lsp.backends.openai import (
 )
 from fastedit_lsp.backends.presets import PRESETS, Preset, Provider
 from fastedit_lsp.backends.ratelimit import RateLimits
-from fastedit_lsp.backends.wire import Wire, open_connection
-from tests.support.loopback_http import LoopbackHTTP
 
 FAKE_KEY = "sk-FAKE-do-not-leak-7f3a9c"
 BASE = "https://api.example.test/v1"
@@ -116,9 +115,7 @@ class Server:
 @dataclass
 class Harness:
     server: Server
-    client: httpx.AsyncClient  # the model list's
-    http: LoopbackHTTP  # the streams'
-    wire: Wire
+    client: httpx.AsyncClient
     limits: RateLimits
     clock: FakeClock
     backoffs: list[int]
@@ -137,7 +134,7 @@ class Harness:
             "wall_clock": lambda: 1_704_067_200.0,
         }
         options.update(overrides)
-        return OpenAICompatibleBackend(options.pop("wire", self.wire), **options)
+        return OpenAICompatibleBackend(options.pop("client", self.client), **options)
 
     def _backoff(self, attempt: int) -> float:
         self.backoffs.append(attempt)
@@ -147,23 +144,16 @@ class Harness:
 @pytest.fixture
 async def make() -> AsyncIterator[Callable[..., Harness]]:
     clients: list[httpx.AsyncClient] = []
-    wires: list[Wire] = []
 
-    async with LoopbackHTTP(lambda request: httpx.Response(500)) as http:
+    def factory(*handlers: Handler | httpx.Response) -> Harness:
+        server = Server([h if callable(h) else _constant(h) for h in handlers])
+        client = httpx.AsyncClient(transport=httpx.MockTransport(server))
+        clients.append(client)
+        return Harness(server, client, RateLimits(), FakeClock(), [])
 
-        def factory(*handlers: Handler | httpx.Response) -> Harness:
-            server = Server([h if callable(h) else _constant(h) for h in handlers])
-            http.handler = server
-            client = httpx.AsyncClient(transport=httpx.MockTransport(server))
-            clients.append(client)
-            wires.append(Wire(opener=http.opener))
-            return Harness(server, client, http, wires[-1], RateLimits(), FakeClock(), [])
-
-        yield factory
-        for client in clients:
-            await client.aclose()
-        for wire in wires:
-            await wire.aclose()
+    yield factory
+    for client in clients:
+        await client.aclose()
 
 
 def _constant(response: httpx.Response) -> Handler:
@@ -510,7 +500,7 @@ async def test_error_bodies_are_read_only_up_to_a_few_kb(make: Callable[..., Har
     error = await failure(h.backend())
     assert error.kind == "bad_request"
     assert len(error.message) < 600
-    await h.http.wait_hung_up()  # the client stopped reading and closed the connection
+    assert sum(served) <= 8 * 1024  # the client stopped reading
 
 
 # --- rate limits ----------------------------------------------------------------------------------
@@ -621,13 +611,13 @@ async def test_a_request_that_never_went_out_is_never_heard_of(
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    wire = Wire(opener=functools.partial(open_connection, address=("127.0.0.1", port)))
     heard: list[bool] = []
-    with pytest.raises(BackendError):
-        async for _ in h.backend(wire=wire).stream(
-            REQUEST, StreamInfo(sent=lambda: heard.append(True))
-        ):
-            pass
+    async with new_client() as client:
+        with pytest.raises(BackendError):
+            async for _ in h.backend(client=client, base_url=f"http://127.0.0.1:{port}/v1").stream(
+                REQUEST, StreamInfo(sent=lambda: heard.append(True))
+            ):
+                pass
     assert heard == []
 
 
@@ -680,8 +670,8 @@ async def test_a_refused_connection_is_a_connect_error(make: Callable[..., Harne
     with socket.socket() as closed:  # a port nobody listens on
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    wire = Wire(opener=functools.partial(open_connection, address=("127.0.0.1", port)))
-    error = await failure(h.backend(wire=wire))
+    async with new_client() as client:
+        error = await failure(h.backend(client=client, base_url=f"http://127.0.0.1:{port}/v1"))
     assert error.kind == "connect"
     assert "Cannot connect to" in error.message
     assert h.server.requests == []
@@ -710,9 +700,10 @@ async def test_a_connection_that_never_completes_is_a_connect_timeout(
         full.listen(0)
         address = full.getsockname()
         fillers = fill_the_queue(address)
-        wire = Wire(opener=functools.partial(open_connection, address=address))
+        base_url = f"http://{address[0]}:{address[1]}/v1"
         try:
-            error = await failure(h.backend(wire=wire, timeout_ms=300))
+            async with new_client() as client:
+                error = await failure(h.backend(client=client, base_url=base_url, timeout_ms=300))
         finally:
             for filler in fillers:
                 filler.close()
@@ -819,25 +810,106 @@ async def test_a_200_with_no_events_is_a_protocol_error(make: Callable[..., Harn
     assert error.kind == "protocol"
 
 
+async def test_a_bare_json_error_on_a_200_event_stream_gives_the_providers_message(
+    make: Callable[..., Harness],
+) -> None:
+    """Some gateways answer 200 ``text/event-stream`` with a JSON error and no ``data:`` line."""
+    body = {"error": {"message": "Model gpt-x is overloaded", "type": "server_error"}}
+    h = make(httpx.Response(200, headers=SSE, content=json.dumps(body).encode()))
+    error = await failure(h.backend())
+    assert error.kind == "protocol"
+    assert "Model gpt-x is overloaded" in error.message
+    assert "instead of an event stream" in error.message
+
+
+async def test_a_pretty_printed_json_error_on_a_200_event_stream_is_read_too(
+    make: Callable[..., Harness],
+) -> None:
+    body = json.dumps(
+        {"error": {"message": "No credit left", "code": "insufficient_quota"}}, indent=2
+    )
+    h = make(httpx.Response(200, headers=SSE, content=body.encode()))
+    error = await failure(h.backend())
+    assert error.kind == "quota"
+    assert "No credit left" in error.message
+
+
+async def test_a_surrogate_pair_split_over_two_events_arrives_joined(
+    make: Callable[..., Harness],
+) -> None:
+    """An emoji streamed as its two UTF-16 halves in two events (JSON escapes): the edit session
+    gets the whole character, never half of one."""
+    halves = [event('{"choices":[{"index":0,"delta":{"content":"a \\ud83c"}}]}'),
+              event('{"choices":[{"index":0,"delta":{"content":"\\udf89 b"}}]}')]  # fmt: skip
+    h = make(sse_response([*halves, delta(finish="stop"), DONE]))
+    texts, _ = await collect(h.backend())
+    assert "".join(texts) == "a 🎉 b"
+    for text in texts:
+        text.encode("utf-8")  # no lone surrogate in any delta
+
+
+async def test_a_high_surrogate_that_ends_the_stream_becomes_a_replacement_character(
+    make: Callable[..., Harness],
+) -> None:
+    half = event('{"choices":[{"index":0,"delta":{"content":"x\\ud83c"}}]}')
+    h = make(sse_response([half, delta(finish="stop"), DONE]))
+    texts, _ = await collect(h.backend())
+    assert "".join(texts) == "x\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("finish", "reason"),
+    [
+        ("stop", "stop"),
+        ("length", "length"),
+        ("content_filter", "content_filter"),
+        ("tool_calls", "stop"),
+        ("eos", "stop"),
+        ("something_new", "stop"),
+    ],
+)
+async def test_the_finish_reason_is_normalised_and_kept(
+    make: Callable[..., Harness], finish: str, reason: str
+) -> None:
+    h = make(sse_response([delta("x"), delta(finish=finish), DONE]))
+    _, info = await collect(h.backend())
+    assert info.stop_reason == reason
+    assert info.stop_detail == finish
+    assert info.finish_reason == finish
+
+
 # --- closing --------------------------------------------------------------------------------------
 
 
 class TrackedStream(httpx.AsyncByteStream):
-    """A response body that sends ``parts`` and then stalls (the model is thinking), recording
-    whether the server stopped producing it (the client closed the connection)."""
+    """A response body that sends ``parts`` and then stalls, recording how it was closed."""
 
     def __init__(self, parts: list[bytes]) -> None:
         self._parts = parts
+        self._gen = self._produce()
+        self.closed = False
+        self.generator_exit = False
         self.cancelled = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._gen
+
+    async def _produce(self) -> AsyncIterator[bytes]:
         try:
             for part in self._parts:
                 yield part
             await asyncio.Event().wait()  # the model stalls
+        except GeneratorExit:
+            self.generator_exit = True
+            raise
         except asyncio.CancelledError:
             self.cancelled = True
             raise
+
+    async def aclose(self) -> None:
+        # What a real transport does: closing the response closes the connection.
+        self.closed = True
+        await self._gen.aclose()  # type: ignore[attr-defined]
 
 
 async def test_aclose_on_the_stream_closes_the_http_response_at_once(
@@ -848,8 +920,8 @@ async def test_aclose_on_the_stream_closes_the_http_response_at_once(
     stream = h.backend().stream(REQUEST, StreamInfo())
     assert await anext(stream) == "first"
     await stream.aclose()
-    await h.http.wait_hung_up()  # the connection closed: the server stopped sending
-    assert body.cancelled
+    assert body.closed
+    assert body.generator_exit
 
 
 async def test_cancelling_the_consumer_closes_the_http_response(
@@ -871,8 +943,8 @@ async def test_cancelling_the_consumer_closes_the_http_response(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert received == ["first"]
-    await h.http.wait_hung_up()
     assert body.cancelled
+    assert body.closed
 
 
 # --- list_models ----------------------------------------------------------------------------------

@@ -14,8 +14,7 @@ from typing import Any
 from lsprotocol import types
 
 from fastedit_lsp.lsp import warm_messages
-from fastedit_lsp.lsp.features import register_all
-from fastedit_lsp.lsp.server import FasteditServer
+from fastedit_lsp.lsp.server import FasteditServer, register_all
 
 
 def _server() -> FasteditServer:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from fastedit_lsp.core.document import Change, Document, Point
+from fastedit_lsp.core.rewrite_tracking import RewriteTracker
 from fastedit_lsp.core.tracking import RegionTracker, SentEdit, apply_change
 from fastedit_lsp.pipeline.edits import (
     ConflictError,
@@ -15,6 +16,8 @@ from fastedit_lsp.pipeline.edits import (
     EditSession,
     coalescing_gap,
 )
+from fastedit_lsp.pipeline.rewrite import RewriteSession
+from tests.support.harness import HANG_GUARD
 
 
 class FakeEditor:
@@ -167,7 +170,7 @@ async def test_pace_holds_the_source_while_an_edit_is_on_the_wire_and_releases_i
 
     async def paced_source() -> AsyncIterator[str]:
         # What the model backend does before each read once text has arrived.
-        for item in ["a", "b", "c"]:
+        for item in ["a\n", "b", "c"]:
             if paced:
                 await asyncio.sleep(0)  # the next read waits for the socket
                 await session.pace()
@@ -176,11 +179,66 @@ async def test_pace_holds_the_source_while_an_edit_is_on_the_wire_and_releases_i
 
     run = asyncio.ensure_future(session.run(paced_source()))
     await editor.arrived.wait()
-    # The first edit ("a") is on the wire: the source is held, not read token by token.
-    assert paced == ["a"] and not _finishes_without_waiting(session)
+    # The first line ("a\n") is on the wire: the source is held, not read token by token.
+    assert paced == ["a\n"] and not _finishes_without_waiting(session)
     editor.gate.set()
     await asyncio.wait_for(run, 5)
-    assert "".join(editor.edits) == "abc" and document.text == "x = abc\n"
+    assert "".join(editor.edits) == "a\nbc" and document.text == "x = a\nbc\n"
+
+
+async def _edits_reach(editor: FakeEditor, count: int) -> None:
+    while len(editor.edits) < count:
+        await editor.applied.wait()
+        editor.applied.clear()
+
+
+async def test_the_end_of_the_first_line_goes_out_as_it_arrives_the_rest_coalesced() -> None:
+    accounted = asyncio.Event()
+    session, editor, document = _session(
+        "x = \n", 4, max_edits_per_second=60, on_edit=lambda count: accounted.set()
+    )
+    session._interval = 3600.0  # a coalesced edit would wait an hour
+
+    async def source() -> AsyncIterator[str]:
+        yield "a"
+        await accounted.wait()  # the session is done with "a"
+        yield "b"  # coalesced...
+        await asyncio.sleep(0)  # one turn of the loop: the session takes "b", waits to coalesce
+        assert session._line_break is not None
+        yield "c\nd"  # ...until the first line's end arrives: then at once, not an hour later
+        await _edits_reach(editor, 2)
+        yield "e"  # coalesced until the stream ends, then at once
+        yield "f"
+
+    await asyncio.wait_for(session.run(source()), HANG_GUARD)
+    assert editor.edits == ["a", "bc\nd", "ef"]
+    assert document.text == "x = abc\ndef\n"
+
+
+async def test_before_the_first_line_is_whole_reads_are_never_paced() -> None:
+    session, editor, _ = _session("x = \n", 4, max_edits_per_second=60)
+    editor.gate = asyncio.Event()
+    run = asyncio.ensure_future(session.run(_tokens(["a", "b"])))
+    await editor.arrived.wait()
+    # An edit is on the wire, but the answer's first line is not in the buffer yet.
+    assert _finishes_without_waiting(session)
+    editor.gate.set()
+    await asyncio.wait_for(run, HANG_GUARD)
+
+
+async def test_a_paced_read_watches_for_the_streams_end_and_stops_watching_after() -> None:
+    session, _, _ = _session("x = \n", 4, max_edits_per_second=60)
+    session._interval = 3600.0
+    await session.run(_tokens(["a\n"]))
+    calls: list[str] = []
+
+    def watch(wake: Callable[[], None]) -> Callable[[], None]:
+        calls.append("watch")
+        wake()  # the end of the answer has arrived: the wait ends at once
+        return lambda: calls.append("stop")
+
+    await asyncio.wait_for(session.pace(watch), HANG_GUARD)
+    assert calls == ["watch", "stop"]
 
 
 async def test_pace_never_holds_final_streaming_or_a_stream_that_fills_every_read() -> None:
@@ -214,3 +272,25 @@ async def test_the_session_measures_the_editors_acknowledgement_time() -> None:
     await session.run(tokens())
     assert editor.edits[0] == "1"
     assert session.ack_seconds >= 0.02 * 0.3  # the average moved towards the slow answer
+
+
+async def test_a_rewrites_last_text_and_the_original_lines_it_left_out_go_in_one_edit() -> None:
+    original = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    document = Document("file:///t.py", original, encoding="utf-16")
+    tracker = RewriteTracker(Point(0, 0), Point(4, 0), original)
+    editor = FakeEditor(document, tracker)
+
+    async def reported(tracker: RegionTracker, seconds: float) -> bool:
+        return True
+
+    session = RewriteSession(document, tracker, editor.apply, wait_reported=reported)
+
+    async def source() -> AsyncIterator[str]:
+        yield "a = 10\n"
+        await _edits_reach(editor, 1)
+        yield "b = 20\n"  # the stream ends: "c = 3" and "d = 4" are left out
+
+    await asyncio.wait_for(session.run(source()), HANG_GUARD)
+    assert document.text == "a = 10\nb = 20\n"
+    # One edit after the stream's end, not the text's and then the deletion's.
+    assert len(editor.edits) == 2 and editor.edits[-1].startswith("b = 20")

@@ -1,5 +1,5 @@
 """Fill-in-the-middle on the wire: bodies (golden), URLs, chunks, and ``fim_stream`` through
-a scripted server over a socket (``loopback_http``) for each dialect, plus the chat FIM prompt
+a scripted server (``httpx.MockTransport``) for each dialect, plus the chat FIM prompt
 (golden).
 
 Regenerate the goldens after an intended change with
@@ -34,9 +34,7 @@ from fastedit_lsp.backends.openai import OpenAICompatibleBackend
 from fastedit_lsp.backends.presets import PRESETS, Preset
 from fastedit_lsp.backends.ratelimit import RateLimits
 from fastedit_lsp.backends.sse import ChatChunk
-from fastedit_lsp.backends.wire import Wire
 from fastedit_lsp.prompting import prompts
-from tests.support.loopback_http import LoopbackHTTP
 
 from .test_backend_openai import TrackedStream
 
@@ -273,7 +271,7 @@ def test_the_chat_fim_prompt_without_snippets_shows_only_the_file() -> None:
     )
 
 
-# --- fim_stream over a socket to a scripted server (loopback_http) -------------------------------
+# --- fim_stream to a scripted server (httpx.MockTransport) ---------------------------------------
 
 
 def event(payload: dict[str, Any] | str) -> bytes:
@@ -331,8 +329,7 @@ class Endpoint:
 @dataclass
 class Harness:
     endpoint: Endpoint
-    http: LoopbackHTTP
-    wire: Wire
+    client: httpx.AsyncClient
     limits: RateLimits = field(default_factory=RateLimits)
     clock: FakeClock = field(default_factory=FakeClock)
     backoffs: list[int] = field(default_factory=list)
@@ -351,7 +348,7 @@ class Harness:
             "profile": "fast",
         }
         options.update(overrides)
-        return OpenAICompatibleBackend(self.wire, **options)
+        return OpenAICompatibleBackend(self.client, **options)
 
     def _backoff(self, attempt: int) -> float:
         self.backoffs.append(attempt)
@@ -369,19 +366,16 @@ def status(code: int, body: Any = None) -> Callable[[], httpx.Response]:
 
 @pytest.fixture
 async def make() -> AsyncIterator[Callable[..., Harness]]:
-    wires: list[Wire] = []
+    clients: list[httpx.AsyncClient] = []
 
-    async with LoopbackHTTP(lambda request: httpx.Response(500)) as http:
+    def factory(*responses: Callable[[], httpx.Response]) -> Harness:
+        endpoint = Endpoint(list(responses))
+        clients.append(httpx.AsyncClient(transport=httpx.MockTransport(endpoint)))
+        return Harness(endpoint, clients[-1])
 
-        def factory(*responses: Callable[[], httpx.Response]) -> Harness:
-            endpoint = Endpoint(list(responses))
-            http.handler = endpoint
-            wires.append(Wire(opener=http.opener))
-            return Harness(endpoint, http, wires[-1])
-
-        yield factory
-        for wire in wires:
-            await wire.aclose()
+    yield factory
+    for client in clients:
+        await client.aclose()
 
 
 async def collect(
@@ -580,8 +574,8 @@ async def test_closing_the_fim_stream_closes_the_http_response_at_once(
     stream = h.backend().fim_stream(REQUEST, kind, StreamInfo())
     assert await anext(stream) == "first"
     await stream.aclose()
-    await h.http.wait_hung_up()  # the connection closed: the server stopped sending
-    assert body.cancelled
+    assert body.closed  # the response closed: the server stops sending
+    assert body.generator_exit
 
 
 async def test_cancelling_the_fim_consumer_closes_the_http_response(
@@ -600,5 +594,5 @@ async def test_cancelling_the_fim_consumer_closes_the_http_response(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await h.http.wait_hung_up()
+    assert body.closed
     assert body.cancelled

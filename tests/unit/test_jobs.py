@@ -45,7 +45,9 @@ def test_a_new_job_record_has_every_field_of_the_contract_in_camel_case() -> Non
     assert record["escalated"] is False
     assert record["attempts"] == []
     assert record["verification"] == {"ok": None, "details": "nothing to verify"}
-    assert set(record["metrics"]) == {"ttftMs", "tokens", "tokensPerSecond", "edits", "elapsedMs"}
+    assert set(record["metrics"]) == {
+        "ttftMs", "tokens", "tokensPerSecond", "edits", "elapsedMs", "landedMs"
+    }  # fmt: skip
     assert record["metrics"]["ttftMs"] is None
     assert record["metrics"]["tokensPerSecond"] is None
 
@@ -85,6 +87,7 @@ def test_a_finished_job_record_carries_route_attempts_verification_error_and_met
         "tokensPerSecond": 100.0,
         "edits": 7,
         "elapsedMs": 1500.0,
+        "landedMs": None,
     }
 
 
@@ -151,8 +154,14 @@ def test_the_offline_engine_reports_its_elapsed_time_and_no_speed() -> None:
         "tokensPerSecond": None,
         "edits": 1,
         "elapsedMs": 12.4,
+        "landedMs": None,
     }
     assert speed_line(job) == "○ local · offline · 12 ms"
+    # Once the editor acknowledged the last edit: the time to the text, not the job's wait for
+    # the editor's report of it.
+    job.metrics.landed_at = 0.0071
+    assert job.record()["metrics"]["landedMs"] == 7.1
+    assert speed_line(job) == "○ local · offline · 7 ms"
 
 
 def test_the_speed_line_shows_the_decode_speed_and_the_first_token_apart() -> None:
@@ -173,6 +182,7 @@ def test_figures_text_is_what_the_editors_show() -> None:
     )
     offline = {"ttftMs": None, "tokens": 0, "tokensPerSecond": None, "elapsedMs": 1234.0}
     assert figures_text(offline, offline=True) == "offline · 1,234 ms"
+    assert figures_text({**offline, "landedMs": 7.4}, offline=True) == "offline · 7 ms"
 
 
 # -- registry ------------------------------------------------------------------------------------

@@ -189,11 +189,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
         yield sample("control", body)
         ids = [(n, s - function.start, e - function.start) for n, s, e in function.names]
         calls = [i for i in ids if i[0] in defined and is_call(i)]
-        if calls:
-            at = rng.choice(calls)
-            new = synonym(at[0])
-            if new not in every:
-                yield sample("synonym", replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         locals_ = [
             i
             for i in ids
@@ -305,11 +301,7 @@ def _js_samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]
         body = cut.body
         yield cut.sample("control", body)
         calls = [i for i in ids if i[0] in declared and body[i[2] : i[2] + 1] == "("]
-        if calls:
-            at = rng.choice(calls)
-            new = synonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         reads = [
             i
             for i in ids
@@ -319,11 +311,7 @@ def _js_samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]
             and not body[i[2] :].lstrip(" ").startswith(("=", ":", "(", ","))
             and not body[: i[1]].rstrip(" ").endswith(("const", "let", "var", "function"))
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
         members_ = [i for i in ids if i[0] in _JS_INVENTED and body[i[2] : i[2] + 1] == "."]
         if members_:
             at = rng.choice(members_)

@@ -126,11 +126,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and body[i[1] - 1 : i[1]] != "."
             and not re.search(r"\w\s+$", body[: i[1]])
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = _pascalsynonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, _pascalsynonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -141,11 +137,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?:=[^=>]|[,:)])", body[i[2] :])
             and not re.search(r"(?:[\w>\]]\s+|\(|,\s*)$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
 
 
 @functools.cache

@@ -135,11 +135,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             for i in ids
             if i[0] in declared and body[i[2] : i[2] + 1] == "(" and body[i[1] - 1 : i[1]] != "."
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = _gosynonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, _gosynonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -150,11 +146,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?::=|,|=[^=])", body[i[2] :])
             and not re.search(r"(?:var|,)\s*$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
         table = stdlib()
         uses = [
             i

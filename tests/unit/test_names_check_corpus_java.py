@@ -156,11 +156,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             for i in ids
             if i[0] in declared and body[i[2] : i[2] + 1] == "(" and body[i[1] - 1 : i[1]] != "."
         ]
-        if calls:
-            at = rng.choice(calls)
-            new = synonym(at[0])
-            if new not in every:
-                yield cut.sample("synonym", cut.replaced(at, new))
+        yield from cut.renamed("synonym", calls, synonym, every, rng)
         bound = _locals(node)
         reads = [
             i
@@ -171,11 +167,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
             and not re.match(r"\s*(?:=[^=]|[,;)])", body[i[2] :])
             and not re.search(r"[\w>\]]\s+$", body[: i[1]])
         ]
-        if reads:
-            at = rng.choice(reads)
-            new = misspell(at[0])
-            if new not in every:
-                yield cut.sample("misspelled", cut.replaced(at, new))
+        yield from cut.renamed("misspelled", reads, misspell, every, rng)
 
         def qualified(name: str) -> str | None:
             if name in imports and imports[name][1] in stdlib():

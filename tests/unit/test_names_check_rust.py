@@ -86,3 +86,14 @@ def test_the_crates_come_from_the_nearest_manifest(tmp_path: Path) -> None:
     assert crates is not None and {"serde_json", "libc", "my_tool", "std"} <= crates
     (tmp_path / "Cargo.toml").write_text('[package]\nname = "old"\n')  # edition 2015
     assert RustCrates().crates(str(tmp_path / "src" / "lib.rs")) is None
+
+
+def test_a_use_binds_its_last_segment_not_the_path_before_it() -> None:
+    text = FILE.replace(
+        "use std::collections::HashMap;",
+        "use std::collections::HashMap;\nuse std::iter::FromIterator;",
+    )
+    assert _check("let _v: Vec<u8> = iter::empty().collect()", text=text)[0] is False
+    assert _check("let _v = Vec::<u8>::from_iter(None)", text=text)[0] is True
+    # `self` in a list binds the path's last segment
+    assert _check("let _a: Option<ast::Ast> = None")[0] is True

@@ -16,8 +16,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol.json_rpc import JsonRPCProtocol
 
 from fastedit_lsp.lsp import pygls_internals
-from fastedit_lsp.lsp.features import register_all
-from fastedit_lsp.lsp.server import FasteditServer
+from fastedit_lsp.lsp.server import FasteditServer, register_all
 from fastedit_lsp.tools import doctor
 
 

@@ -24,7 +24,12 @@ from fastedit_lsp.settings import KEY_ROUTING, Settings
 
 PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
 #: Settings that let the server run the user's code: a repository must not be able to opt in.
-RUNS_CODE = ("fastedit.tests.verifyCollect", "fastedit.tests.run")
+RUNS_CODE = (
+    "fastedit.tests.verifyCollect",
+    "fastedit.tests.run",
+    "fastedit.verify.trustWorkspaceTools",
+    "fastedit.verify.checkers",
+)
 
 #: Settings of the extension itself; never sent to the server.
 CLIENT_SETTINGS: dict[str, dict[str, Any]] = {

@@ -35,6 +35,7 @@ export interface JobRecord {
     tokensPerSecond?: number | null;
     edits?: number;
     elapsedMs?: number;
+    landedMs?: number | null;
   };
   verification?: { ok: boolean | null; details?: string };
 }

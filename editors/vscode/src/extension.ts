@@ -19,7 +19,7 @@ import { JobEdits } from './edits';
 import { NextEdits } from './nextEdit';
 import { needsRestart, serverCommand, userSettings } from './settings';
 import { Profiles, StatusItem, StatusParams } from './status';
-import { COMMAND_SETTING, startFailure } from './text';
+import { COMMAND_SETTING, noSuggestionText, startFailure } from './text';
 
 let client: LanguageClient | undefined;
 
@@ -28,6 +28,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const trace = tracer(process.env.FASTEDIT_VSCODE_LOG);
   const status = new StatusItem('fastedit-vscode.toggleFastMode');
   const edits = new JobEdits(() => client, trace);
+  /** The jobs whose end was said already (a job's last status may come twice). */
+  const ended = new Set<string>();
   context.subscriptions.push(status, edits);
 
   const execute = async (command: string, args: unknown[] = []): Promise<any> => {
@@ -99,6 +101,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       trace('status', params);
       if (params.job !== undefined) {
         edits.jobChanged(params.job);
+        // Every job's end says something: one with no suggestion says why (once).
+        const said = noSuggestionText(params.job);
+        if (said !== undefined && !ended.has(params.job.jobId)) {
+          ended.add(params.job.jobId);
+          vscode.window.setStatusBarMessage(said, 8000);
+        }
       }
       status.update(params);
     });
@@ -109,6 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
     client = next;
     edits.reset();
+    ended.clear(); // job ids start again with each server
     try {
       await next.start();
     } catch (error) {
@@ -254,6 +263,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const reply = (await execute('fastedit.revert', argument)) as { reverted: boolean; reason?: string };
     if (!reply.reverted) {
       void vscode.window.showInformationMessage(`Fast Edit: nothing reverted: ${reply.reason ?? 'no job'}`);
+    } else {
+      vscode.window.setStatusBarMessage('Fast Edit: reverted', 5000);
     }
   });
   register('fastedit-vscode.showStatus', async () => {

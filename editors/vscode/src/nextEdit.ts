@@ -24,6 +24,8 @@ interface Shown {
 }
 
 const CONTEXT = 'fastedit.nextEditVisible';
+/** Shown after the suggestion: the key bound to accepting it (package.json) while it shows. */
+export const ACCEPT_HINT = '[Tab accepts]';
 
 export class NextEdits implements vscode.Disposable {
   private readonly struck = vscode.window.createTextEditorDecorationType({
@@ -114,7 +116,8 @@ export class NextEdits implements vscode.Disposable {
       {
         range: new vscode.Range(shown.range.end, shown.range.end),
         hoverMessage: hover,
-        renderOptions: { after: { contentText: shownText } },
+        // The key that accepts it, shown with it (as in Emacs and Neovim), not only in the hover.
+        renderOptions: { after: { contentText: `${shownText}  ${ACCEPT_HINT}` } },
       },
     ]);
     void vscode.commands.executeCommand('setContext', CONTEXT, true);

@@ -5,7 +5,38 @@
 export interface FigureSource {
   state: string;
   route?: string | null;
-  metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; elapsedMs?: number };
+  metrics?: { ttftMs?: number | null; tokens?: number; tokensPerSecond?: number | null; elapsedMs?: number; landedMs?: number | null };
+}
+
+/** The parts of a job record its end message comes from. */
+export interface EndSource extends FigureSource {
+  kind?: string;
+  reason?: string | null;
+  metrics?: FigureSource['metrics'] & { edits?: number };
+}
+
+const TITLES: Record<string, string> = {
+  completeRest: 'Complete the rest',
+  generateRegex: 'Generate regex',
+  generateTests: 'Write tests',
+  fixSyntax: 'Fix syntax',
+  editSelection: 'Edit selection',
+  run: 'Action',
+};
+
+/**
+ * What a job that ended with no edit says (the status bar's figures alone said nothing):
+ * `Fast Edit: Complete the rest: no suggestion: why`, the why the reason's last step. Undefined
+ * for any other job (a failure the server says itself, an edit is seen in the buffer).
+ */
+export function noSuggestionText(job: EndSource): string | undefined {
+  if (job.state !== 'done' || (job.metrics?.edits ?? 0) !== 0) {
+    return undefined;
+  }
+  const steps = (job.reason ?? '').split('; ');
+  const why = steps[steps.length - 1].replace(/^no suggestion:?\s*/, '');
+  const title = TITLES[job.kind ?? ''] ?? job.kind ?? 'job';
+  return `Fast Edit: ${title}: no suggestion${why ? `: ${why}` : ''}`;
 }
 
 /** 1234.5 -> "1,235". */
@@ -25,7 +56,9 @@ export function figuresText(job: FigureSource): string | undefined {
     if (running) {
       return 'offline · …';
     }
-    return typeof m.elapsedMs === 'number' ? `offline · ${thousands(m.elapsedMs)} ms` : undefined;
+    // The time to the text in the buffer, not the job's wait for the editor's report of it.
+    const shown = typeof m.landedMs === 'number' ? m.landedMs : m.elapsedMs;
+    return typeof shown === 'number' ? `offline · ${thousands(shown)} ms` : undefined;
   }
   const parts: string[] = [];
   if (typeof m.tokensPerSecond === 'number' && m.tokensPerSecond > 0) {

@@ -22,6 +22,7 @@ from ..prompting.context import CursorContext
 from ..prompting.filters import Pipeline
 
 if TYPE_CHECKING:
+    from ..engines.checkers import Shadow
     from ..engines.names.findings import PackageNames
     from ..engines.parse_trees import ParseTrees
     from ..engines.test_stubs import Recording, RecordPlan
@@ -168,6 +169,9 @@ class Draft:
     #: With ``tests.run``: what a model's whole (transformed) answer becomes before its tests
     #: run (the recorder's tests added to a model's), and what the job's reason says of it.
     supplement: Callable[[str], Awaitable[tuple[str, str]]] | None = None
+    #: The document before the job and with a final text in the region, for the project's own
+    #: checkers (ruff, mypy); None: none applies to the document.
+    shadow: Callable[[str], Shadow] | None = None
 
 
 class ActionError(ValueError):

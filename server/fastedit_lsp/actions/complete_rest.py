@@ -78,5 +78,6 @@ def prepare(data: ActionInput) -> Draft:
         offline=offline,
         verify=verify,
         correct=parse_check.correction(chat) if verify is not None else None,
+        shadow=parse_check.shadower(data),
         no_suggestion="no suggestion: nothing earlier in the open documents continues this text",
     )

@@ -72,4 +72,5 @@ def prepare(data: ActionInput) -> Draft:
         pipeline=filters(data),
         verify=verify,
         correct=parse_check.correction(chat) if verify is not None else None,
+        shadow=parse_check.shadower(data),
     )

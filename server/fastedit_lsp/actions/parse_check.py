@@ -21,6 +21,7 @@ from ..engines import names
 from .base import ActionInput, Verification
 
 if TYPE_CHECKING:
+    from ..engines.checkers import Shadow
     from ..engines.parse import Parsed
 
 #: Documents longer than this (characters) are not parse-checked: tree-sitter holds the GIL while
@@ -63,8 +64,8 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
     #: Whether CPython accepts the statements around the region before (Python; found on the
     #: first check).
     compiled: list[bool] = []
-    #: What the package's other files declare (Go, Java; Rust: its crates; read on the
-    #: first check).
+    #: What the package's other files declare (Go, Java; Rust: its crates; C, C++: its
+    #: headers; read on the first check).
     package: list[names.PackageNames] = []
 
     trees = data.trees
@@ -90,13 +91,35 @@ def verifier(data: ActionInput) -> Callable[[str], Verification] | None:
                 ok, details = False, rejected
         checks = [_check("parse", ok, details, clock)]
         clock = time.perf_counter()
-        if name in ("go", "java", "rust") and not package:
+        if name in ("go", "java", "rust", "c", "cpp") and not package:
             package.append(data.package())
         known = package[0] if package else None
         checks.append(_names(name, first, after, start, text, clock, known))
         return combine(checks)
 
     return verify
+
+
+def shadower(data: ActionInput) -> Callable[[str], Shadow] | None:
+    """The draft's shadow for the project's checkers (``engines.checkers``): the document before
+    the job (read now, as the verifier does) and with the draft in the region; None when no
+    checker applies to the document's language."""
+    from ..engines.checkers import FOR_LANGUAGE, shadow
+
+    name = language(data)
+    if name not in FOR_LANGUAGE or not data.path:
+        return None
+    document = data.document
+    start = document.offset_of(data.start)
+    if data.original is None:
+        before = document.text
+        end = start + len(document.get_text(data.start, data.end))
+    else:
+        head = document.get_text(Point(0, 0), data.start)
+        before = head + data.original + document.get_text(data.end, document.end)
+        end = start + len(data.original)
+    path = data.path
+    return lambda text: shadow(path, name, before, start, end, text)
 
 
 def _after(before: Parsed, start: int, end: int, text: str) -> Parsed:
@@ -197,7 +220,13 @@ def correction(
     def follow_up(draft: str, result: Verification) -> ChatRequest | None:
         details = result.get("details") or "a syntax error"
         failed = [c for c in result.get("checks", ()) if c.get("ok") is False]
-        if failed and failed[0].get("name") == "names":
+        checker = failed[0].get("name") if failed else "parse"
+        if checker not in ("parse", "names"):
+            ask = (
+                f"The project's checker {checker} reports an error the draft introduced: "
+                f"{failed[0].get('details')}. Reply again with the corrected code only."
+            )
+        elif checker == "names":
             ask = (
                 f"That uses a name that is not defined: {failed[0].get('details')}. Reply again "
                 "with the corrected code only (use only names the code defines or imports)."

@@ -10,13 +10,15 @@ verified by a parse check when ``verify: parse`` (Python).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Literal
 
 from ..core.document import Document, Point
 from ..core.jobs import RunInputs
-from ..core.outline import outline
+from ..core.outline import Function, Outline, outline
 from . import edit_selection
 from .base import (
     ActionError,
@@ -79,9 +81,22 @@ def spec(action: UserAction) -> ActionSpec:
     )
 
 
+def _function_at(
+    text: str, version: int, line: int, parsed: Outline | None = None
+) -> Function | None:
+    """The innermost Python function around ``line``, also while a line elsewhere does not
+    parse (the next function half written): then found in the blocks that parse."""
+    parsed = parsed if parsed is not None else outline(text, version)
+    if parsed.error is None:
+        return parsed.function_at(line)
+    from ..engines.test_stubs import parsable
+
+    return outline(parsable(text)[0], version).function_at(line)
+
+
 def _function_lines(document: Document, line: int) -> tuple[Point, Point] | None:
     """The whole lines of the innermost Python function around ``line``."""
-    found = outline(document.text, document.version).function_at(line)
+    found = _function_at(document.text, document.version, line)
     if found is None:
         return None
     end = (
@@ -130,7 +145,10 @@ class UserActionImpl:
         elif action.target == "function":
             if (view.document.language_id or "python") != "python":
                 return ()
-            if view.outline().function_at(view.start.line) is None:
+            found = _function_at(
+                view.document.text, view.document.version, view.start.line, view.outline()
+            )
+            if found is None:
                 return ()
             argument["position"] = view.wire_range["start"]
         elif action.target == "cursor":
@@ -146,18 +164,58 @@ class UserActionImpl:
         )
         draft = Draft(request=request, pipeline=edit_selection.filters(data))
         if self.action.verify == "parse" and (data.document.language_id or "python") == "python":
-            before = data.document.get_text(Point(0, 0), data.start)
-            after = data.document.get_text(data.end, data.document.end)
+            before, after, elsewhere = _around(data)
 
             def verify(text: str) -> Verification:
                 try:
                     compile(before + text + after, "<fastedit>", "exec", dont_inherit=True)
                 except (SyntaxError, ValueError) as exc:
                     return {"ok": False, "details": f"the file does not parse: {exc}"}
+                if elsewhere is not None:
+                    return {"ok": True, "details": f"the rewrite parses ({elsewhere})"}
                 return {"ok": True, "details": "the file parses"}
 
             draft.verify = verify
         return draft
+
+
+def _around(data: ActionInput) -> tuple[str, str, str | None]:
+    """The file's text before and after the target, to parse a rewrite in, and what is left out.
+
+    When the file does not parse outside the target (the next function half written), the
+    top-level blocks that do not parse are left out (as blank lines: positions stay) and the
+    third item names the line; when the target's own lines are among them, the file as it is
+    (the check then fails, as it should).
+    """
+    document = data.document
+    before = document.get_text(Point(0, 0), data.start)
+    after = document.get_text(data.end, document.end)
+    original = document.get_text(data.start, data.end) if data.original is None else data.original
+    from ..engines.test_stubs import parsable
+
+    whole = before + original + after
+    kept, error = parsable(whole)
+    if error is None:
+        return before, after, None
+    lines, kept_lines = whole.splitlines(keepends=True), kept.splitlines(keepends=True)
+    kept_lines += [""] * (len(lines) - len(kept_lines))  # a last line left out has no "\n"
+    starts = list(accumulate(map(len, lines), initial=0))
+    kept_starts = list(accumulate(map(len, kept_lines), initial=0))
+
+    def line_of(at: int) -> int:
+        return bisect_right(starts, at) - 1
+
+    region = range(line_of(len(before)), line_of(len(before) + max(len(original) - 1, 0)) + 1)
+    if any(i < len(lines) and kept_lines[i] != lines[i] for i in region):
+        return before, after, None  # the target itself does not parse
+
+    def offset(at: int) -> int:
+        """``whole``'s offset ``at`` in ``kept`` (in the target's lines, or a line's start)."""
+        line = line_of(at)
+        return kept_starts[line] + at - starts[line]
+
+    start, end = offset(len(before)), offset(len(before) + len(original))
+    return kept[:start], kept[end:], f"line {error} does not parse, as before"
 
 
 def by_id(actions: Sequence[UserAction], action_id: str) -> UserAction | None:

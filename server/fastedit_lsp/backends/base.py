@@ -82,6 +82,15 @@ class ChatRequest:
     prediction: str | None = None
 
 
+#: A backend's watch for the end of the answer it streams: called with a wake-up, it calls it
+#: once when the end arrives (at once if it already has) and returns the function that stops
+#: watching.
+EndWatch = Callable[[Callable[[], None]], Callable[[], None]]
+#: The httpx response extension in which a transport offers its body's :data:`EndWatch`
+#: (:mod:`.aio_transport` does; read by :class:`.post.PacedReads`).
+END_WATCH = "fastedit.end_watch"
+
+
 @dataclass
 class StreamInfo:
     """Filled in by a backend while it streams; read by the job once the stream ends.
@@ -90,6 +99,8 @@ class StreamInfo:
     has arrived. Every read is an event-loop wake-up, so a consumer that sends coalesced edits
     (60 a second) paces the reads to its sends: a 1,000 tok/s stream is then read about 60
     times a second instead of 1,000, and each read takes everything that arrived meanwhile.
+    The backend passes it an :data:`EndWatch`, with which a consumer that waits has its wait
+    cut short when the answer's end arrives: the last text is read as it arrives.
     """
 
     model: str = ""
@@ -119,7 +130,8 @@ class StreamInfo:
     #: Monotonic time of the latest content delta, for the decode speed.
     last_delta_at: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
-    pace: Callable[[], Awaitable[None]] | None = None
+    #: Called with a backend's :data:`EndWatch` (or None) before each paced read.
+    pace: Callable[[EndWatch | None], Awaitable[None]] | None = None
     #: Seconds the backend may keep reading when the consumer closes the stream before its end
     #: without being cancelled (a completion that has its line): an answer that ends within
     #: them leaves its connection open for the next call (a new one cost 5–10 ms on loopback in

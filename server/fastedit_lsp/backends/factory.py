@@ -1,18 +1,22 @@
-"""The server's model backends: one wire, the rate limits, the breakers, the model list.
+"""The server's model backends: one HTTP client, the rate limits, the breakers, the model list.
 
-The only owner of connections: the model streams' (:class:`~.wire.Wire`: chat completions, FIM,
-the Responses and Messages APIs, each opened through :func:`.openai.open_stream`) and httpx's,
-which lists models (made at its first use). Both are imported on first use (after the ``initialize``
-reply); a backend is made per job or completion around the one shared wire, so connections are
-kept alive between calls.
+The only owner of connections: one ``httpx.AsyncClient`` (:func:`.network.new_client`: the
+environment's proxies and trusted certificates, the ``network`` settings, timeouts, keep-alive),
+made at its first use or in the warm-up, off the event loop. Every wire format (chat
+completions, FIM, the Responses and Messages APIs, each opened through :func:`.post.open_stream`)
+streams through it (:attr:`Backends.client`), the model list too; a backend is made per job or
+completion around it, so connections are kept alive between calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
+from .network import Network
 from .tiers import SessionMemory
 
 if TYPE_CHECKING:
@@ -24,26 +28,9 @@ if TYPE_CHECKING:
     from .ratelimit import RateLimits
     from .streams import ApiBackend, ResponsesFallback
     from .tiers import Api
-    from .wire import Wire
 
     #: What :meth:`Backends.backend` makes: chat completions, or the Responses / Messages APIs.
     ModelBackend = OpenAICompatibleBackend | ApiBackend | ResponsesFallback
-
-
-def new_http_client() -> httpx.AsyncClient:
-    """The HTTP client of everything but the model streams (the model list). Its TLS context
-    is the wire's, reading its trusted certificates at the first https handshake
-    (:mod:`.trust`)."""
-    import httpx
-
-    from .trust import shared
-
-    return httpx.AsyncClient(
-        timeout=httpx.Timeout(30.0, connect=5.0),
-        limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
-        trust_env=False,
-        verify=shared(),
-    )
 
 
 #: Providers whose chat model may turn out to be served by the Responses API only (OpenAI's own
@@ -55,11 +42,21 @@ RESPONSES_CAPABLE = frozenset({"openai"})
 class Backends:
     """Makes model backends; keeps what outlives one call (connections, limits, breakers)."""
 
-    def __init__(self, log: Callable[[str], None] = lambda _message: None) -> None:
+    def __init__(
+        self,
+        log: Callable[[str], None] = lambda _message: None,
+        network: Callable[[], Network] = Network,
+    ) -> None:
         #: Where "using model X (first listed)" goes (the client's log).
         self._log = log
-        self._http: httpx.AsyncClient | None = None
-        self._wire: Wire | None = None
+        #: The ``network`` settings now (read at each use: a change makes a new client).
+        self._network = network
+        self._client: httpx.AsyncClient | None = None
+        self._client_network: Network | None = None
+        #: Clients made for settings since changed: closed with the rest (streams may still run).
+        self._retired: list[httpx.AsyncClient] = []
+        #: The warm-up makes the client in a thread while the loop may ask for it.
+        self._lock = threading.Lock()
         self._rate_limits: RateLimits | None = None
         self._breakers: CircuitBreakers | None = None
         #: Model ids discovered from /v1/models, per ``profile:baseUrl`` and per profile.
@@ -68,20 +65,35 @@ class Backends:
         self.memory = SessionMemory()
 
     @property
-    def http(self) -> httpx.AsyncClient:
-        """The HTTP client of the model list (created on first use)."""
-        if self._http is None:
-            self._http = new_http_client()
-        return self._http
+    def client(self) -> httpx.AsyncClient:
+        """The one HTTP client of every model request, made on first use (or by the warm-up,
+        :meth:`prepare`) from the ``network`` settings; raises :class:`~.base.BackendError` for
+        a proxy or CA file it cannot use."""
+        network = self._network()
+        client = self._client
+        if client is not None and network == self._client_network:
+            return client
+        with self._lock:
+            if self._client is not None and network == self._client_network:
+                return self._client
+            from .network import new_client
 
-    @property
-    def wire(self) -> Wire:
-        """The model streams' connections (created on first use)."""
-        if self._wire is None:
-            from .wire import Wire
+            made = new_client(network)
+            if self._client is not None:
+                self._retired.append(self._client)
+            self._client, self._client_network = made, network
+            return made
 
-            self._wire = Wire()
-        return self._wire
+    #: The model list's client: the same one.
+    http = client
+
+    def prepare(self) -> None:
+        """Make the client now (its trusted certificates read): the warm-up calls it in a
+        thread; a proxy or CA file it cannot use is reported by the first request instead."""
+        from .base import BackendError
+
+        with contextlib.suppress(BackendError):
+            _ = self.client
 
     @property
     def breakers(self) -> CircuitBreakers:
@@ -117,6 +129,7 @@ class Backends:
                 profile.api_key,
                 provider=profile.provider,
                 key_hint=profile.key_hint,
+                network=self._client_network,
             )
             if not models:
                 raise NoModelError(
@@ -127,8 +140,10 @@ class Backends:
             self.discovered[f"{profile.name}:{profile.base_url}"] = model
             self.discovered[profile.name] = model
             self._log(f"profiles.{profile.name}: using model {model} (first listed)")
+        client = self.client
+        network = self._client_network or Network()
         chat = OpenAICompatibleBackend(
-            self.wire,
+            client,
             provider=profile.provider,
             base_url=profile.base_url,
             model=model,
@@ -138,6 +153,7 @@ class Backends:
             reasoning_effort=profile.settings.reasoning_effort,
             key_hint=profile.key_hint,
             profile=profile.name,
+            network=network,
             speed_tier=profile.settings.speed_tier,
             memory=self.memory,
         )
@@ -152,7 +168,7 @@ class Backends:
 
             assert profile.base_url is not None
             return ApiBackend(
-                self.wire,
+                client,
                 api=api,
                 provider=profile.provider,
                 base_url=profile.base_url,
@@ -166,6 +182,7 @@ class Backends:
                 key_hint=profile.key_hint,
                 profile=profile.name,
                 fim=chat,
+                network=network,
             )
 
         if api != "chat":
@@ -193,21 +210,16 @@ class Backends:
         return self._breakers.snapshot(now) if self._breakers is not None else []
 
     def connections(self) -> dict[str, int]:
-        """The model streams' connections: open, and of those, idle (kept for the next job)."""
-        return self._wire.connections() if self._wire is not None else {"open": 0, "idle": 0}
+        """The model servers' connections: open, and of those, idle (kept for the next job)."""
+        if self._client is None:
+            return {"open": 0, "idle": 0}
+        from .network import pool_counts
+
+        return pool_counts(self._client)
 
     async def close(self) -> None:
         """Close every connection (a later call opens new ones)."""
-        if self._wire is not None:
-            await self._wire.aclose()
-            self._wire = None
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
-
-    async def open_ahead(self, profiles: Iterable[ResolvedProfile]) -> None:
-        """Open a connection to each profile's model server ahead of its first request (the
-        warm-up's; see :meth:`.wire.Wire.open_ahead`)."""
-        for profile in profiles:
-            if not profile.is_local and profile.base_url:
-                await self.wire.open_ahead(profile.base_url)
+        clients = [*self._retired, *([self._client] if self._client is not None else [])]
+        self._retired, self._client, self._client_network = [], None, None
+        for client in clients:
+            await client.aclose()

@@ -1,9 +1,9 @@
 """OpenAI-compatible chat completions: one streamed POST per job, every failure a clear message.
 
 Speaks the SSE wire shared by Cerebras, Groq, OpenAI, OpenRouter, Ollama, llama.cpp and vLLM over
-the server's one :class:`~.wire.Wire` (its own HTTP/1.1 path; never a client per call; every
-model stream, the Responses and Messages APIs' too, opens through :func:`open_stream`; the model
-list, :func:`list_models`, over the shared ``httpx.AsyncClient``). The same streaming loop
+the server's one ``httpx.AsyncClient`` (:mod:`.network`: proxies, trusted certificates; never a
+client per call; every model stream, the Responses and Messages APIs' too, opens through
+:func:`.post.open_stream`), the model list (:func:`list_models`) too. The same streaming loop
 serves the fill-in-the-middle dialects (:meth:`OpenAICompatibleBackend.fim_stream`; bodies, URLs
 and chunks in the pure :mod:`.fim`), so chat and FIM share every guarantee: rate limits, retries,
 error messages, closing. Building the body and turning a status or exception into a
@@ -17,16 +17,18 @@ provider's own message is scrubbed of it too, in case a server echoes it back).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import math
+import os
 import random
 import re
+import socket
+import ssl
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, aclosing
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,14 +45,24 @@ from .fim import (
     fim_endpoint,
     parse_fim_chunk,
 )
+from .network import Network, Proxy, is_loopback, proxy_for
+from .post import PacedReads, closed_by_cancel, drain, open_stream
 from .presets import PRESETS, Preset, Provider
 from .ratelimit import RateLimits, format_seconds, rate_key, reset_after
-from .sse import ChatChunk, SSEEvent, SSEParser, error_text, parse_chat_chunk
+from .sse import (
+    ChatChunk,
+    SSEEvent,
+    SSEParser,
+    SurrogateJoiner,
+    error_text,
+    parse_chat_chunk,
+)
 from .tiers import SessionMemory, TierFields, refuses_field, served_tier, tier_fields
-from .wire import Response, Wire
 
 #: Error bodies can be whole HTML pages; a few KB hold any useful message.
 ERROR_BODY_LIMIT = 4096
+#: A 200 event stream that delivers no event: its first bytes are read for a provider's error.
+SNIFF_BYTES = 1024
 #: OpenRouter lists hundreds of models with long descriptions.
 MODELS_BODY_LIMIT = 8 << 20
 #: Reasoning models spend a tight ``max_tokens`` budget on thinking unless told to think little.
@@ -149,6 +161,8 @@ class _Target:
     model: str | None
     api_key: SecretStr | None
     key_hint: str | None
+    #: The proxy requests to ``base_url`` go through (None: directly), for messages.
+    proxy: Proxy | None = None
 
     @property
     def who(self) -> str:
@@ -202,8 +216,20 @@ def http_error(
 ) -> BackendError:
     """A user-facing error for an HTTP status; ``message`` is the provider's (may be empty)."""
     detail = f"HTTP {status}: {target.scrub(message)}" if message else f"HTTP {status}"
-    text = _status_text(target, kind, detail, retry_after, attempts)
+    text = _status_text(target, kind, detail, retry_after, attempts) + _proxy_hint(target)
     return BackendError(kind, text, status=status, retry_after=retry_after)
+
+
+def _proxy_hint(target: _Target) -> str:
+    """For a server on this machine reached through a proxy: the proxy can seldom reach it."""
+    if target.proxy is None or not is_loopback(target.base_url):
+        return ""
+    host = urlsplit(target.base_url).hostname or "localhost"
+    return (
+        f" The request went through the proxy {target.proxy.shown} ({target.proxy.source}), "
+        f"which cannot reach {host} on this machine: add {host} to NO_PROXY "
+        "(e.g. NO_PROXY=localhost,127.0.0.1,::1) so that it is reached directly."
+    )
 
 
 def _status_text(
@@ -252,14 +278,54 @@ def transport_error(
 ) -> BackendError:
     """A user-facing error for an httpx exception, after ``deltas`` text deltas arrived."""
     kind, text = _transport_text(exc, target, timeout_s, deltas)
-    return BackendError(kind, text)
+    return BackendError(kind, text + _proxy_hint(target))
+
+
+def system_reason(exc: BaseException) -> str | None:
+    """The system's words for a failed connection, found under the library's wrappers (anyio
+    says "All connection attempts failed" around "[Errno 111] Connection refused")."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            return str(current)
+        errno = current.errno if isinstance(current, OSError) else None
+        if errno is not None and errno > 0 and not isinstance(current, ssl.SSLError):
+            return f"[Errno {errno}] {os.strerror(errno)}"
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def certificate_problem(exc: BaseException) -> str | None:
+    """The certificate error behind a failed connection (``ssl``'s words), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return getattr(current, "verify_message", None) or str(current)
+        current = current.__cause__ or current.__context__
+    text = str(exc)
+    return text if "CERTIFICATE_VERIFY_FAILED" in text else None
+
+
+def _certificate_text(problem: str, target: _Target) -> str:
+    host = urlsplit(target.base_url).hostname or target.base_url
+    through = f" (through the proxy {target.proxy.shown})" if target.proxy is not None else ""
+    return (
+        f"The TLS certificate of {host}{through} is not trusted: {problem}. If the server uses "
+        "a private CA, or your network inspects TLS, trust its CA: set network.caFile to the "
+        "CA certificate's PEM file (added to the default trust), or SSL_CERT_FILE / "
+        "SSL_CERT_DIR (they replace the default trust) in the server's environment."
+    )
 
 
 def _transport_text(
     exc: Exception, target: _Target, timeout_s: float, deltas: int
 ) -> tuple[ErrorKind, str]:
     who, base = target.who, target.base_url
-    reason = target.scrub(str(exc) or type(exc).__name__)
+    reason = target.scrub(system_reason(exc) or str(exc) or type(exc).__name__)
     if isinstance(exc, httpx.ConnectTimeout):
         connect_s = min(timeout_s, 5.0)
         return "timeout", f"Could not connect to {base} within {connect_s:g} s. Check the network."
@@ -267,6 +333,20 @@ def _transport_text(
         return "timeout", f"{who} sent no data for {timeout_s:g} s (timeoutMs){_after(deltas)}."
     if isinstance(exc, httpx.TimeoutException):
         return "timeout", f"{who} timed out ({type(exc).__name__}){_after(deltas)}."
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.ProxyError) and (
+        problem := certificate_problem(exc)
+    ):
+        return "connect", _certificate_text(target.scrub(problem), target)
+    if isinstance(exc, httpx.ProxyError) and target.proxy is not None:
+        return "connect", (
+            f"The proxy {target.proxy.shown} ({target.proxy.source}) refused to reach {base} "
+            f"({reason}). Check the proxy, or exempt the host in NO_PROXY."
+        )
+    if isinstance(exc, httpx.ConnectError) and target.proxy is not None:
+        return "connect", (
+            f"Cannot connect to {base} through the proxy {target.proxy.shown} "
+            f"({target.proxy.source}): {reason}. Is the proxy up?"
+        )
     if isinstance(exc, httpx.ConnectError):
         return "connect", f"Cannot connect to {base} ({reason}). Is the server up, baseUrl right?"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
@@ -308,7 +388,7 @@ def error_details(body: bytes, content_type: str) -> tuple[str, str]:
     return error_text(text), ""
 
 
-async def read_capped(response: httpx.Response | Response, limit: int) -> bytes:
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body; a body that fails to arrive counts as empty."""
     buf = bytearray()
     try:
@@ -321,74 +401,15 @@ async def read_capped(response: httpx.Response | Response, limit: int) -> bytes:
     return bytes(buf[:limit])
 
 
-#: After ``[DONE]`` the body's end (the last chunk marker) is read, so that the connection goes
-#: back to the pool instead of being closed (a new TCP and TLS handshake for every job) — within
-#: these bounds: a server that sends more, or lingers, gets its connection closed as before.
-DRAIN_BYTES = 64 * 1024
-DRAIN_SECONDS = 0.5
-
-
-async def drain(chunks: AsyncIterator[bytes], seconds: float = DRAIN_SECONDS) -> None:
-    async def read() -> None:
-        size = 0
-        async for chunk in chunks:
-            size += len(chunk)
-            if size > DRAIN_BYTES:
-                return
-
-    # Failing here loses only the connection's reuse: the answer is complete.
-    with contextlib.suppress(TimeoutError, httpx.HTTPError):
-        await asyncio.wait_for(read(), seconds)
-
-
-def open_stream(
-    wire: Wire,
-    target: _Target,
-    url: str,
-    body: dict[str, Any],
-    *,
-    headers: dict[str, str],
-    timeout_s: float,
-    info: StreamInfo,
-) -> AbstractAsyncContextManager[Response]:
-    """``async with open_stream(...) as response``: the one place a model stream's request goes
-    out, over the server's one wire: chat completions and FIM (:class:`OpenAICompatibleBackend`)
-    and the Responses and Messages APIs (:class:`.streams.ApiBackend`) all POST here, so the
-    transport (connections, proxies, TLS) is chosen in one place.
-
-    ``body`` is sent as JSON; the read timeout is the longest silence between two reads (what a
-    stalled model is), the connect timeout at most 5 s; ``info.sent`` is called once the request
-    is written (a retried request does not call it again).
-    """
-    target.check_base_url()
-    return wire.stream(
-        "POST",
-        url,
-        headers=list(headers.items()),
-        body=json_body(body),
-        connect_timeout=min(timeout_s, 5.0),
-        read_timeout=timeout_s,
-        sent=_once(info),
-    )
-
-
-def _once(info: StreamInfo) -> Callable[[], None] | None:
-    """``info.sent``, taken: a retried request does not call it again."""
-    sent, info.sent = info.sent, None
-    return sent
-
-
-def _closed_by_cancel() -> bool:
-    """Whether the task closing a stream is being cancelled (a job cancel, a superseded
-    completion): then the connection is closed at once, whatever it costs to open another."""
-    task = asyncio.current_task()
-    return task is None or task.cancelling() > 0
-
-
 @dataclass
 class _StreamState:
     events: int = 0
     done: bool = False
+    #: The body's first bytes, kept until an event arrives: a body that is not an event stream
+    #: (a bare JSON error on a 200) is read for the provider's message.
+    head: bytes = b""
+    #: Holds a high surrogate that ended a delta until its low half arrives in the next.
+    surrogates: SurrogateJoiner = field(default_factory=SurrogateJoiner)
 
 
 @dataclass(frozen=True)
@@ -412,7 +433,7 @@ class OpenAICompatibleBackend:
 
     def __init__(
         self,
-        wire: Wire,
+        client: httpx.AsyncClient,
         *,
         provider: Provider,
         base_url: str,
@@ -427,15 +448,23 @@ class OpenAICompatibleBackend:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         profile: str | None = None,
+        network: Network | None = None,
         speed_tier: str | None = None,
         memory: SessionMemory | None = None,
     ) -> None:
         self.provider: str = provider
         self.model: str = model
         self.base_url = base_url.rstrip("/")
-        self._wire = wire
+        self._client = client
         self._preset = PRESETS[provider]
-        self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
+        self._target = _Target(
+            provider,
+            self.base_url,
+            model,
+            _usable_key(api_key),
+            key_hint,
+            proxy_for(self.base_url, network or Network()),
+        )
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
         self._rate_limits = rate_limits
@@ -530,45 +559,56 @@ class OpenAICompatibleBackend:
     ) -> AsyncGenerator[str, None]:
         headers = self._target.headers("text/event-stream")
         headers["Content-Type"] = "application/json"
+        self._target.check_base_url()
         try:
             async with open_stream(
-                self._wire,
-                self._target,
+                self._client,
                 call.url,
-                call.body,
+                json_body(call.body),
                 headers=headers,
                 timeout_s=self._timeout_s,
                 info=info,
             ) as response:
                 await self._check_response(response, call, attempt)
-                parser, state = SSEParser(), _StreamState()
-                chunks = response.aiter_bytes()
-                while not state.done:
-                    if info.pace is not None and info.deltas:
-                        await info.pace()
-                    raw = await anext(chunks, None)
-                    for event in self._parse(parser, raw, info):
-                        text = self._on_event(event, call, info, state)
-                        if text:
-                            try:
-                                yield text
-                            except GeneratorExit:
-                                if info.linger and not state.done and not _closed_by_cancel():
-                                    await drain(chunks, info.linger)
-                                raise
-                        if state.done:
-                            break
-                    if raw is None:
-                        break
-                self._check_complete(state, info)
-                if state.done:
-                    await drain(chunks)
+                async with aclosing(self._read(response, call, info)) as texts:
+                    async for text in texts:
+                        yield text
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise transport_error(
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
             ) from exc
 
-    async def _check_response(self, response: Response, call: _Call, attempt: int) -> None:
+    async def _read(
+        self, response: httpx.Response, call: _Call, info: StreamInfo
+    ) -> AsyncGenerator[str, None]:
+        """The answer's text deltas, read at the consumer's pace (:class:`.post.PacedReads`)."""
+        parser, state = SSEParser(), _StreamState()
+        reads = PacedReads(response, info)
+        while not state.done:
+            raw = await reads.read()
+            if raw is not None and not state.events and len(state.head) < SNIFF_BYTES:
+                state.head += raw[: SNIFF_BYTES - len(state.head)]
+            for event in self._parse(parser, raw, info, state):
+                text = self._on_event(event, call, info, state)
+                if text:
+                    try:
+                        yield text
+                    except GeneratorExit:
+                        if info.linger and not state.done and not closed_by_cancel():
+                            await drain(reads.chunks, info.linger)
+                        raise
+                if state.done:
+                    break
+            if raw is None:
+                break
+        tail = state.surrogates.flush()
+        if tail:
+            yield tail
+        self._check_complete(state, info)
+        if state.done:
+            await drain(reads.chunks)
+
+    async def _check_response(self, response: httpx.Response, call: _Call, attempt: int) -> None:
         # The status comes first: an error body is JSON or text, never an event stream.
         if not response.is_success:
             raise await self._status_error(response, call, attempt)
@@ -586,7 +626,9 @@ class OpenAICompatibleBackend:
         self._rate_limits.record_success(self._rate_key, self._clock())
         self._rate_limits.record_headroom(self._rate_key, response.headers)
 
-    async def _status_error(self, response: Response, call: _Call, attempt: int) -> BackendError:
+    async def _status_error(
+        self, response: httpx.Response, call: _Call, attempt: int
+    ) -> BackendError:
         body = await read_capped(response, ERROR_BODY_LIMIT)
         message, labels = error_details(body, response.headers.get("content-type", ""))
         kind = status_kind(response.status_code, labels)
@@ -605,11 +647,34 @@ class OpenAICompatibleBackend:
             attempts=attempt,
         )
 
-    def _parse(self, parser: SSEParser, raw: bytes | None, info: StreamInfo) -> list[SSEEvent]:
+    def _parse(
+        self, parser: SSEParser, raw: bytes | None, info: StreamInfo, state: _StreamState
+    ) -> list[SSEEvent]:
         try:
             return parser.finish() if raw is None else parser.feed(raw)
         except BackendError as error:
+            if not state.events and (said := self._said(state.head)):
+                raise said from None
             raise self._malformed(error.message, info) from None
+
+    def _said(self, head: bytes) -> BackendError | None:
+        """The provider's error in a 200 body that is not an event stream: a JSON object with
+        an ``error`` (or a top-level ``message`` / ``detail``), as gateways send them."""
+        try:
+            obj = json.loads(head.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or not any(k in obj for k in ("error", "message", "detail")):
+            return None
+        message, labels = error_details(head, "application/json")
+        if not message:
+            return None
+        kind: ErrorKind = "quota" if _is_quota(labels) else "protocol"
+        return BackendError(
+            kind,
+            f"{self._target.who} answered with an error instead of an event stream: "
+            f"{self._target.scrub(message)}" + _proxy_hint(self._target),
+        )
 
     def _fim_not_found(self, call: _Call, status: int, message: str) -> BackendError:
         # Most providers have no FIM endpoint at all (Groq has no /completions, only Mistral has
@@ -651,17 +716,22 @@ class OpenAICompatibleBackend:
             accepted, rejected = chunk.prediction_tokens
             info.accepted_prediction_tokens = accepted
             info.rejected_prediction_tokens = rejected
-        if chunk.text:
+        text = chunk.text
+        if text:
             info.deltas += 1
             info.last_delta_at = self._clock()
             if info.first_delta_at is None:
                 info.first_delta_at = info.last_delta_at
-        return chunk.text
+            if state.surrogates.held or "\ud800" <= text[-1] <= "\udbff":
+                text = state.surrogates.join(text)
+        return text
 
     def _check_complete(self, state: _StreamState, info: StreamInfo) -> None:
         if state.done or info.finish_reason is not None:
             return
         who = self._target.who
+        if state.events == 0 and (said := self._said(state.head)):
+            raise said
         if state.events == 0:
             raise BackendError(
                 "protocol",
@@ -699,9 +769,12 @@ async def list_models(
     provider: str = "openai-compatible",
     key_hint: str | None = None,
     timeout_ms: int = 10_000,
+    network: Network | None = None,
 ) -> list[str]:
     """The model ids served at ``base_url`` (``GET /models``), in the server's order."""
-    target = _Target(provider, base_url.rstrip("/"), None, _usable_key(api_key), key_hint)
+    base = base_url.rstrip("/")
+    proxy = proxy_for(base, network or Network())
+    target = _Target(provider, base, None, _usable_key(api_key), key_hint, proxy)
     timeout_s = timeout_ms / 1000
     try:
         async with client.stream(

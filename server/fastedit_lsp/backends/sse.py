@@ -211,6 +211,35 @@ class ChatChunk:
     service_tier: str | None = None
 
 
+class SurrogateJoiner:
+    """Joins a UTF-16 surrogate pair split over two deltas (``"\\ud83c"`` then ``"\\udf89"``,
+    as some servers stream an emoji): a delta ending in a high surrogate keeps it back until the
+    next delta, so that the edit session never receives half a character."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = ""
+
+    def join(self, text: str) -> str:
+        """``text`` with the held half before it and a trailing high surrogate held back."""
+        if self.held:
+            text, self.held = self.held + text, ""
+            if text[1:2] and "\udc00" <= text[1] <= "\udfff":
+                pair = text[:2].encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+                text = pair + text[2:]
+            else:  # the low half never came: the high one alone cannot be written
+                text = "\ufffd" + text[1:]
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self.held = text[:-1], text[-1]
+        return text
+
+    def flush(self) -> str:
+        """At the stream's end: a high surrogate still held, as U+FFFD (its pair never came)."""
+        held, self.held = self.held, ""
+        return "\ufffd" if held else ""
+
+
 def parse_chat_chunk(data: str) -> ChatChunk:
     """Parse one event's data; raise a protocol :class:`BackendError` when it is not a chunk."""
     if data.strip() == "[DONE]":

@@ -2,8 +2,9 @@
 
 :class:`ApiBackend` speaks OpenAI's Responses API (``POST {baseUrl}/responses``) or Anthropic's
 Messages API (``POST {baseUrl}/messages``) behind the pipeline's one stream interface
-(:class:`~.base.Backend`), over the server's one wire, opened where the chat backend opens its
-streams (:func:`.openai.open_stream`: the transport is chosen in one place), and the pure SSE
+(:class:`~.base.Backend`), over the server's one HTTP client, opened and read where the chat
+backend opens and reads its streams (:mod:`.post`: the transport is chosen in one place), and the
+pure SSE
 parser (:mod:`.sse`); bodies and events are the pure :mod:`.formats`. It gives the guarantees of
 the chat backend (rate limits, a 5xx retried before any text, errors that carry the provider's
 message as a sentence, the key never shown) and adds:
@@ -42,25 +43,25 @@ from .formats import (
     messages_step,
     responses_step,
 )
+from .network import Network, proxy_for
 from .openai import (
     ERROR_BODY_LIMIT,
     OpenAICompatibleBackend,
     _after,
     _Target,
     _usable_key,
-    drain,
     error_details,
     http_error,
     jittered_backoff,
-    open_stream,
+    json_body,
     read_capped,
     status_kind,
     transport_error,
 )
+from .post import PacedReads, drain, open_stream
 from .ratelimit import RateLimits, rate_key, reset_after
 from .sse import SSEParser
 from .tiers import Api, SessionMemory, TierFields, refuses_field, served_tier, tier_fields
-from .wire import Response, Wire
 
 #: A 5xx's ``retry-after`` longer than this is not waited for: the error says it instead.
 MAX_RETRY_WAIT_S = 5.0
@@ -81,7 +82,7 @@ class ApiBackend:
 
     def __init__(
         self,
-        wire: Wire,
+        client: httpx.AsyncClient,
         *,
         api: Api,
         provider: str,
@@ -100,6 +101,7 @@ class ApiBackend:
         backoff: Callable[[int], float] = jittered_backoff,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        network: Network | None = None,
     ) -> None:
         if api == "chat":
             raise ValueError("ApiBackend speaks the Responses and Messages APIs, not chat")
@@ -107,8 +109,15 @@ class ApiBackend:
         self.provider = provider
         self.model = model
         self.base_url = base_url.rstrip("/")
-        self._wire = wire
-        self._target = _Target(provider, self.base_url, model, _usable_key(api_key), key_hint)
+        self._client = client
+        self._target = _Target(
+            provider,
+            self.base_url,
+            model,
+            _usable_key(api_key),
+            key_hint,
+            proxy_for(self.base_url, network or Network()),
+        )
         self._timeout_s = timeout_ms / 1000
         self._rate_limits = rate_limits
         self._rate_key = rate_key(base_url, model)
@@ -226,24 +235,22 @@ class ApiBackend:
     ) -> AsyncGenerator[str, None]:
         url = f"{self.base_url}{self.path}"
         step_of = responses_step if self.api == "responses" else messages_step
+        self._target.check_base_url()
         try:
             async with open_stream(
-                self._wire,
-                self._target,
+                self._client,
                 url,
-                self.body(request, tier),
+                json_body(self.body(request, tier)),
                 headers=self.headers(tier),
                 timeout_s=self._timeout_s,
                 info=info,
             ) as response:
                 await self._check_response(response)
                 parser = SSEParser()
-                chunks = response.aiter_bytes()
+                reads = PacedReads(response, info)
                 events, done = 0, False
                 while not done:
-                    if info.pace is not None and info.deltas:
-                        await info.pace()
-                    raw = await anext(chunks, None)
+                    raw = await reads.read()
                     try:
                         parsed = parser.finish() if raw is None else parser.feed(raw)
                     except BackendError as error:
@@ -272,7 +279,7 @@ class ApiBackend:
                 if tail := scanner.finish():
                     yield tail
                 if not scanner.stopped:  # the model's last event: read the body's end, so the
-                    await drain(chunks)  # connection is kept for the next job
+                    await drain(reads.chunks)  # connection is kept for the next job
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise transport_error(
                 exc, self._target, timeout_s=self._timeout_s, deltas=info.deltas
@@ -303,7 +310,7 @@ class ApiBackend:
                 info.first_delta_at = info.last_delta_at
         return step.text
 
-    async def _check_response(self, response: Response) -> None:
+    async def _check_response(self, response: httpx.Response) -> None:
         if not response.is_success:
             body = await read_capped(response, ERROR_BODY_LIMIT)
             message, labels = error_details(body, response.headers.get("content-type", ""))

@@ -45,7 +45,8 @@ class Config:
         self._resolved: Resolved | None = None
         self._mode: Mode | None = None
         self._last_non_fast: Mode | None = None
-        #: Profiles whose fallback to the offline engine was already announced.
+        #: Profiles whose fallback to the offline engine was already announced, and what else
+        #: was told once (:meth:`tell_once`).
         self._announced: set[str] = set()
 
     @property
@@ -97,6 +98,12 @@ class Config:
     def toggle_fast(self) -> None:
         """Fast mode, or back to the last non-fast mode."""
         self.set_mode(self.last_non_fast if self.mode == "fast" else "fast")
+
+    def tell_once(self, key: str, message: str) -> None:
+        """Show ``message`` the first time ``key`` is told in this session."""
+        if key not in self._announced:
+            self._announced.add(key)
+            self._show(message, types.MessageType.Info)
 
     def profile(self, name: str, *, announce: bool = True) -> ResolvedProfile:
         """A profile resolved against the current settings and the environment."""

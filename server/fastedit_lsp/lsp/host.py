@@ -21,6 +21,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..core.document import Document
 from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
+from ..project.c_headers import CHeaders
 from ..project.go_package import GoPackages
 from ..project.java_package import JavaPackages
 from ..project.rust_crate import RustCrates
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..backends.factory import Backends
+    from ..engines.checkers import CheckerRun, Shadow
     from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
@@ -86,6 +88,10 @@ class ServerHost:
         self._java = JavaPackages()
         #: Rust packages' manifests (the crates a path may start with), kept per manifest.
         self._rust = RustCrates()
+        #: C and C++ headers on disk (the names check), kept per file.
+        self._c = CHeaders()
+        #: The project's checkers still running (a result may come after its job ended).
+        self._checking: set[asyncio.Future[list[CheckerRun]]] = set()
 
     @property
     def mode(self) -> Mode:
@@ -113,6 +119,8 @@ class ServerHost:
             return self._java.package(path)
         if path.endswith(".rs"):
             return self._rust.crates(path)
+        if not path.endswith(".go"):
+            return self._c.includes(path)
         return self._go.names(path)
 
     async def apply_edit(
@@ -189,6 +197,10 @@ class ServerHost:
                 delivery = "create" if not exists and creates else "edit"
         elif document is None and not exists and creates:
             delivery = "create"
+        elif document is not None and self._client.supports("window.show_document.support"):
+            # Open, but perhaps in no window: shown, so the tests land where the user sees them
+            # (the buffer gets them either way; a refusal changes nothing).
+            await self._show(uri)
         existing = (
             document.text if document is not None else await asyncio.to_thread(read_text, path)
         )
@@ -333,3 +345,33 @@ class ServerHost:
 
         source_path, root = self._code_paths(destination)
         return await run_tests(destination.path, source_path, root, module_text)
+
+    # -- the project's own checkers (CheckerHost) ---------------------------------------------
+
+    def start_checkers(
+        self, job: Job, shadow: Shadow
+    ) -> tuple[tuple[str, ...], asyncio.Future[list[CheckerRun]] | None]:
+        from ..engines.checkers import FOR_LANGUAGE
+        from ..project.checkers import run_checkers, wanted
+
+        verify = self.settings.verify
+        listed = verify.checkers
+        names = tuple(wanted(shadow.language, FOR_LANGUAGE.get(shadow.language, ()), listed))
+        if not names:
+            return (), None
+        root = self._workspace_root_for(shadow.path)
+        task = asyncio.ensure_future(
+            run_checkers(
+                shadow,
+                root,
+                names,
+                trust_workspace=verify.trust_workspace_tools,
+                listed=listed,
+            )
+        )
+        self._checking.add(task)
+        task.add_done_callback(self._checking.discard)
+        return names, task
+
+    def flag(self, job: Job) -> None:
+        self._reporter.verified_late(job)

@@ -86,6 +86,12 @@ class JobReporter:
         self.review.job_finished(job)
         self._refresh_flags(job.uri)
 
+    def verified_late(self, job: Job) -> None:
+        """A checker's result came after the job ended: the flags follow it, then the status
+        (after them: a client that sees the status has the flags)."""
+        self._refresh_flags(job.uri)
+        self._client.send_status(job)
+
     def reverted(self, job: Job) -> None:
         """The job's edits were undone (``fastedit.revert``): its review and flags go."""
         self.review.end_review(job)

@@ -1,15 +1,16 @@
 """The language server: the composition root of fastedit's state owners.
 
-Features live in ``features/`` and register themselves on a :class:`FasteditServer`; the job
-pipeline (``pipeline.runner``) sees the server only through its port (``host``). The state lives
-with its owner: settings and mode in ``config``, documents in ``documents``, everything sent to
+Features live in ``features/``; :func:`register_all` registers each, handing it the owners it
+uses (as Tabby's ``server.ts`` hands each feature its collaborators). The job pipeline
+(``pipeline.runner``) sees the server only through its port (``host``). The state lives with its
+owner: settings and mode in ``config``, documents in ``documents``, everything sent to
 the client in ``client``, what the editor sees of a job in ``reporter``, HTTP and breakers in
 ``backends``, jobs in ``jobs``, route health in ``route_stats``, completions in
 ``completions``. pygls' fixes are in ``protocol``, which reaches the server through one hooks
 object (``hooks``: the document events, fanned out by ``features.sync``).
 
-This is the one module of ``lsp/`` that names :class:`FasteditServer` outside ``features/``:
-every helper is handed the owners it uses here (the layer test checks it).
+This is the one module of ``lsp/`` that names :class:`FasteditServer`: every helper and every
+feature is handed the owners it uses here (the layer test checks it).
 """
 
 from __future__ import annotations
@@ -129,8 +130,13 @@ class FasteditServer(PatchedLanguageServer):
         """The model backends: one HTTP client, rate limits, breakers, discovered models."""
         if self._backends is None:
             from ..backends.factory import Backends
+            from ..backends.network import Network
 
-            self._backends = Backends(log=self.client.log_message)
+            def network() -> Network:
+                settings = self.config.resolved.settings.network
+                return Network(settings.proxy, settings.ca_file)
+
+            self._backends = Backends(log=self.client.log_message, network=network)
         return self._backends
 
     @property
@@ -182,8 +188,8 @@ class FasteditServer(PatchedLanguageServer):
                 backends=lambda: self.backends,
                 workspace_root_for=self.workspace_root_for,
             )
-            # Both ports: what every job needs, and test writing's.
-            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host)
+            # The ports: what every job needs, test writing's, the project's checkers'.
+            self._runner = JobRunner(host, self.actions, RouteStats(), tests=host, checkers=host)
         return self._runner
 
     @property
@@ -307,3 +313,88 @@ def _seconds(milliseconds: str | None, default: float) -> float:
         return max(0.001, int(milliseconds or "") / 1000)
     except ValueError:
         return default
+
+
+def register_all(server: FasteditServer) -> None:
+    """Register every feature on ``server``, handing each the owners it uses (order does not
+    matter)."""
+    from .features import code_actions, commands, completions, lifecycle, next_edit, review, run
+    from .features import debug_stats as debug
+    from .features import debug_timings as timings
+
+    lifecycle.register(
+        server,
+        config=server.config,
+        client=server.client,
+        reporter=server.reporter,
+        internals=server.internals,
+        spawn=server.spawn,
+        warm_up_owners=server.warm_up_owners,
+        close=server.close,
+    )
+    code_actions.register(
+        server,
+        documents=server.documents,
+        jobs=server.jobs,
+        review=server.reporter.review,
+        config=server.config,
+        actions=server.actions,
+        timings=server.timings,
+    )
+    commands.register(
+        server,
+        actions=server.actions,
+        jobs=server.jobs,
+        documents=server.documents,
+        config=server.config,
+        client=server.client,
+        reporter=server.reporter,
+        timings=server.timings,
+        cancellable=server.hooks.cancellable,
+        start_job=server.start_job,
+        status=server.status,
+    )
+    debug.register(
+        server,
+        held=debug.Holdings(
+            documents=server.documents,
+            jobs=server.jobs,
+            client=server.client,
+            imports=server.imports,
+            tasks=server.tasks,
+            cancellable=server.hooks.cancellable,
+            backends=lambda: server.backends,
+            parse_refresher=lambda: server.parse_refresher,
+        ),
+    )
+    completions.register(
+        server,
+        completions=lambda: server.completions,
+        next_edits=lambda: server.next_edits,
+        documents=server.documents,
+        jobs=server.jobs,
+        config=server.config,
+        client=server.client,
+        backends=lambda: server.backends,
+    )
+    timings.register(server, timings=server.timings)
+    review.register(server, jobs=server.jobs, reporter=server.reporter)
+    run.register(
+        server,
+        config=server.config,
+        actions=server.actions,
+        documents=server.documents,
+        jobs=server.jobs,
+        start_job=server.start_job,
+    )
+
+    def use_model() -> bool:
+        return server.config.resolved.settings.next_edit.use_model
+
+    next_edit.register(
+        server,
+        documents=server.documents,
+        next_edits=lambda: server.next_edits,
+        use_model=use_model,
+        spawn=server.spawn,
+    )

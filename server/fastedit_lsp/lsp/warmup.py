@@ -3,7 +3,7 @@ done in the background once the client has its ``initialize`` reply and ``initia
 handled.
 
 Start-up imports only what the ``initialize`` reply needs (cold start); without this the first
-job paid the rest (the pipeline, the action, httpx, httpcore and anyio, the TLS context): its
+job paid the rest (the pipeline, the action, httpx and aiohttp, the TLS context): its
 first edit came 200–400 ms after the command instead of a few milliseconds (bench: "first job of
 a session"). Imports run in a worker thread, one module at a time and only while the server is
 idle (:class:`ImportGate`), so the event loop keeps answering meanwhile (a message that arrives
@@ -82,10 +82,22 @@ JOB_MODULES = (
     "fastedit_lsp.engines.names.python_stdlib",
     "fastedit_lsp.engines.cpython",
     "tree_sitter",
+    # Which of the project's checkers run on the draft (asked by every Python, Go or TypeScript
+    # draft's check, whether or not one runs).
+    "fastedit_lsp.project.checkers",
     # What keeps the kept parses current after the job's edits come back as didChange.
     "fastedit_lsp.lsp.parse_trees",
 )
 #: What the first model completion imports, loaded last.
+#: The HTTP client: httpx, aiohttp (its wire) and the client's own modules; the first request
+#: imports nothing more.
+HTTP_MODULES = (
+    "httpx",
+    "aiohttp",
+    "certifi",
+    "fastedit_lsp.backends.aio_transport",
+    "fastedit_lsp.backends.network",
+)
 COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
@@ -261,14 +273,6 @@ def _model_profiles(server: WarmUpOwners) -> list[ResolvedProfile] | None:
     return [profile for profile in profiles if not profile.is_local]
 
 
-def _uses_https(profiles: list[ResolvedProfile] | None) -> bool:
-    """Whether a model is called over https (its TLS context then reads its trusted
-    certificates in the warm-up)."""
-    return profiles is None or any(
-        (profile.base_url or "https:").startswith("https:") for profile in profiles
-    )
-
-
 async def warm_up(server: WarmUpOwners) -> None:
     """Import what the first job and completion need and make the HTTP client, off the event
     loop, in the order a session needs them; never fails (``warmUp`` in the debug timings once
@@ -278,8 +282,11 @@ async def warm_up(server: WarmUpOwners) -> None:
         await _load(server, JOB_MODULES)
         models = _model_profiles(server)
         if models is None or models:  # the offline engine alone needs no HTTP
-            # The first job's connection, opened now (no byte sent): no TCP handshake then.
-            await server.backends.open_ahead(models or [])
+            # What the first request needs (httpx, aiohttp), then the HTTP client (its
+            # proxies, and its TLS context reading the trusted certificates, ~25 ms of CPU)
+            # made off the event loop: the first job finds both ready.
+            await _load(server, HTTP_MODULES)
+            await asyncio.to_thread(server.backends.prepare)
         await _load(server, ("fastedit_lsp.lsp.warm_messages",))
         from . import warm_messages
 
@@ -292,12 +299,6 @@ async def warm_up(server: WarmUpOwners) -> None:
         )
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server.config))
         await _load(server, COMPLETION_MODULES)
-        if _uses_https(models):
-            await _load(server, ("certifi",))
-            from ..backends import trust
-
-            # Off the gate: no import, and reading the bundle releases the GIL.
-            await asyncio.to_thread(trust.shared().load_trust)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return

@@ -19,7 +19,7 @@ from ..core.jobs import Attempt
 from ..core.rewrite_tracking import RewriteTracker
 from ..core.uris import to_fs_path
 from ..settings import ResolvedProfile
-from . import models, prediction, test_module, verify
+from . import checks, models, prediction, test_module, verify
 from .drafts import JobFailedError
 from .edits import EditSession
 from .job_run import JobRun
@@ -60,6 +60,7 @@ async def attempt(
         job.step(note)
     await verify.settle(run)
     verify.judge(job, draft, session, info, ran)
+    await checks.check(run, draft, session)
     if draft.refine is None or source.key is None:  # verified answers were recorded as they came
         job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
     await finish_attempt(run, document, profile, draft, source, session, ran)

@@ -3,9 +3,13 @@
 No pygls here: the session sends through an ``apply`` callable (the server wraps
 ``workspace/applyEdit``), so it tests without a client. What it guarantees:
 
-- the first text goes out at once; after that edits are coalesced to ``max_edits_per_second``,
-  and spaced by the editor's own acknowledgement time when that is longer (adaptive coalescing:
-  :func:`coalescing_gap`);
+- the first text goes out at once, and so does the end of the answer's first line (the piece
+  that brings its line break): the first line is what the user waits for; other edits are
+  coalesced to ``max_edits_per_second``, and spaced by the editor's own acknowledgement time
+  when that is longer (adaptive coalescing: :func:`coalescing_gap`). The rest of the first line
+  is coalesced too, so that no edit is on the wire when its end arrives;
+- the last text goes out as soon as the stream ends, not at the next edit's time (the backend
+  cuts its paced wait short when the answer's end arrives: ``StreamInfo.pace``);
 - edits are sequential: the next waits for the client's reply to the previous one, so a slow
   editor simply gets fewer, bigger edits;
 - before every edit the region is checked against the document and the tracker (a conflict stops
@@ -21,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
+from ..backends.base import EndWatch
 from ..core.document import Document
 from ..core.tracking import RegionTracker, SentEdit
 
@@ -67,6 +72,16 @@ def _safe_split(text: str) -> int:
     return len(text)
 
 
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _ended_well(producer: asyncio.Task[None]) -> bool:
+    """Whether the stream's producer ended without an error (its text is all there)."""
+    return producer.done() and not producer.cancelled() and producer.exception() is None
+
+
 class EditSession:
     """Stream text into one job's region of one document."""
 
@@ -98,25 +113,47 @@ class EditSession:
         self._pieces = 0
         self._first_piece_at = 0.0
         self._producer: asyncio.Task[None] | None = None
+        #: Whether a line break has gone out: until then reads are not paced, and a line break
+        #: arriving ends the coalescing wait (:attr:`_line_break`).
+        self._first_line_out = False
+        self._line_break: asyncio.Future[None] | None = None
         #: Running average of the editor's acknowledgement time (seconds).
         self.ack_seconds = 0.0
 
-    async def pace(self) -> None:
+    async def pace(self, ended: EndWatch | None = None) -> None:
         """Wait until the next edit may go out: the source's reads are paced by this (see
         ``StreamInfo.pace``), so text is read just before it can be sent, not token by token.
 
-        The end of the stream is then seen at the next paced read, at most a frame (1/60 s)
-        late. A stream fast enough to fill every read (:data:`PACE_BELOW`) is not paced.
+        Until the answer's first line is whole in the buffer, reads are not paced (each piece
+        goes out at once). The backend cuts this wait short when the end of the stream arrives
+        meanwhile. A stream fast enough to fill every read (:data:`PACE_BELOW`) is not paced.
         """
-        if self._streaming == "final" or self._arrival_rate() * self._interval >= PACE_BELOW:
+        if (
+            self._streaming == "final"
+            or not self._first_line_out
+            or self._arrival_rate() * self._interval >= PACE_BELOW
+        ):
             return
         while self._in_flight is not None and not self._in_flight.done():
             await asyncio.wait([self._in_flight])
         # A long interval (a low maxEditsPerSecond) still reads 60 times a second, so the end
         # of the stream is never seen more than a frame late.
         delay = min(self._last_sent + self._gap() - PACE_LEAD - time.monotonic(), 1 / 60)
-        if delay > 0:
+        if delay <= 0:
+            return
+        if ended is None:
             await asyncio.sleep(delay)
+            return
+        # Cut short by the backend when the answer's end arrives meanwhile.
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_later(delay, _wake, woken)
+        stop = ended(lambda: _wake(woken))
+        try:
+            await woken
+        finally:
+            timer.cancel()
+            stop()
 
     def _gap(self) -> float:
         return coalescing_gap(self._interval, self.ack_seconds)
@@ -131,7 +168,7 @@ class EditSession:
         if self._streaming == "final":
             parts = [text async for text in source]
             if text := "".join(parts):
-                await self._send(text)
+                await self._send(text, last=True)
             return
         buffer: list[str] = []
         arrived = asyncio.Event()
@@ -141,6 +178,8 @@ class EditSession:
                 self._first_piece_at = time.monotonic()
             self._pieces += 1
             buffer.append(text)
+            if self._line_break is not None and "\n" in text:
+                _wake(self._line_break)
             arrived.set()
 
         # The first piece is awaited in this task: the model's request goes out in this step
@@ -180,11 +219,24 @@ class EditSession:
         while True:
             await arrived.wait()
             arrived.clear()
-            if self.edits and not producer.done():
+            if not self.edits and not producer.done() and not self._first_line_ends(buffer):
+                # The first text goes with what of the first line came in the same read (the
+                # source's next pieces that need no waiting): one turn of the loop.
+                await asyncio.sleep(0)
+            elif self.edits and not producer.done() and not self._first_line_ends(buffer):
                 delay = self._last_sent + self._gap() - time.monotonic()
                 if delay > 0:
-                    # Coalesce; wake early if the stream ends meanwhile.
-                    await asyncio.wait([producer], timeout=delay)
+                    # Coalesce; wake early if the stream ends (or the first line) meanwhile.
+                    waits: list[asyncio.Future[None]] = [producer]
+                    if not self._first_line_out:
+                        self._line_break = asyncio.get_running_loop().create_future()
+                        waits.append(self._line_break)
+                    try:
+                        await asyncio.wait(
+                            waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED
+                        )
+                    finally:
+                        self._line_break = None
             text = "".join(buffer)
             buffer.clear()
             cut = len(text) if producer.done() else _safe_split(text)
@@ -192,7 +244,8 @@ class EditSession:
                 buffer.append(text[cut:])
                 text = text[:cut]
             if text:
-                await self._send(text)
+                self._first_line_out = self._first_line_out or "\n" in text
+                await self._send(text, last=not buffer and _ended_well(producer))
                 self._last_sent = time.monotonic()
             if producer.done() and not buffer:
                 return
@@ -202,7 +255,12 @@ class EditSession:
                 # returns at once when set), which starved the stream for good.
                 arrived.set()
 
-    async def _send(self, text: str) -> None:
+    def _first_line_ends(self, buffer: list[str]) -> bool:
+        """Whether ``buffer`` brings the end of the answer's first line (it goes out at once)."""
+        return not self._first_line_out and any("\n" in text for text in buffer)
+
+    async def _send(self, text: str, *, last: bool = False) -> None:
+        """Send ``text``; ``last``: the stream ended well and nothing follows it."""
         if reason := self.tracker.verify(self.document):
             raise ConflictError(reason)
         await self._deliver(self.tracker.next_edit(text))
@@ -227,7 +285,9 @@ class EditSession:
             self._account(edit, applied)
             raise
         except TimeoutError as exc:
-            self.tracker.rejected(edit)
+            # Not answered is not refused: an editor that stalled (Emacs 28's jsonrpc) applies
+            # the edit late. It stays in flight, so its late report is recognised as the job's
+            # own and a revert restores the original.
             raise EditRejectedError(
                 f"the editor did not answer ({exc}); the job stopped sending edits"
             ) from exc

@@ -6,6 +6,7 @@ Pure asyncio: the world is reached through the ports (:mod:`~fastedit_lsp.pipeli
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from .announce import Announcer
 from .drafts import Drafts
 from .edits import EditSession
 from .models import Key
-from .ports import JobHost, TestModuleHost
+from .ports import CheckerHost, JobHost, TestModuleHost
 from .rewrite import RewriteSession
 
 
@@ -36,6 +37,8 @@ class JobRun:
     #: (baseUrl, model)s that answered 400 to ``prediction`` (the runner's, shared by jobs).
     no_prediction: set[Key] = field(default_factory=set)
     tests: TestModuleHost | None = None
+    #: The project's own checkers (None: this host runs none).
+    checkers: CheckerHost | None = None
     #: Requests ask for the profile's whole ``maxTokens`` (auto mode asked a cut-off answer
     #: again); False: the action's own budget.
     raised: bool = False
@@ -75,6 +78,7 @@ class JobRun:
 
     def on_edit(self, edits: int) -> None:
         self.job.metrics.edits = edits
+        self.job.metrics.landed_at = time.monotonic()
         self.announcer.flush()
         self.host.status(self.job, streaming=True)
 

@@ -9,6 +9,7 @@ and cancellation are tested in milliseconds, without a process or a socket.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -18,6 +19,7 @@ from ..core.jobs import Job, TestModule
 from ..core.tracking import RegionTracker, SentEdit
 
 if TYPE_CHECKING:
+    from ..engines.checkers import CheckerRun, Shadow
     from ..engines.names.findings import PackageNames
     from ..engines.test_stubs import Recording, RecordPlan
     from ..settings import Mode, ResolvedProfile, Settings
@@ -150,4 +152,20 @@ class TestModuleHost(Protocol):
         """Run the function a test-writing job is for on the plan's calls, and its variants
         (opt-in: ``tests.run``; in a subprocess with time limits): what it observed.
         ``progress`` is told how many variants have run, as they do."""
+        ...
+
+
+class CheckerHost(Protocol):
+    """The project's own checkers (ruff, mypy, pyright, go vet, tsc) on a draft's shadows."""
+
+    def start_checkers(
+        self, job: Job, shadow: Shadow
+    ) -> tuple[tuple[str, ...], asyncio.Future[list[CheckerRun]] | None]:
+        """Start the checkers that apply (in the background, owned by the host): their names,
+        and what each found in the text before and after (a checker that cannot run says
+        why); None when none applies."""
+        ...
+
+    def flag(self, job: Job) -> None:
+        """The job's verification changed after it ended (a late checker): show its flag."""
         ...

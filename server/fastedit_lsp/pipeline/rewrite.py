@@ -47,24 +47,37 @@ class RewriteSession(EditSession):
     rewrite = ""
     #: How much of :attr:`rewrite` the diff was fed: up to its last complete line.
     _fed = 0
+    #: Whether the diff was told the rewrite ended (the original lines left out are deleted).
+    _finished = False
 
     async def run(self, source: AsyncIterator[str]) -> None:
         """Consume the rewrite; then delete the original lines it left out."""
         self.tracker.attach(self.document)
         await super().run(source)
-        last_line = self.rewrite[self._fed :]
-        self._fed = len(self.rewrite)
-        await self._send_ops(self.tracker.diff.feed(last_line) + self.tracker.diff.finish())
+        if not self._finished:
+            await self._send_ops(self._feed(end=True))
         self.tracker.finish()
         # What verifiers check: the region's new text, not the edits that made it.
         self.sent_text = self.rewrite
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str, *, last: bool = False) -> None:
         self.rewrite += text
-        whole = self.rewrite.rfind("\n") + 1
-        if whole > self._fed:
-            lines, self._fed = self.rewrite[self._fed : whole], whole
-            await self._send_ops(self.tracker.diff.feed(lines))
+        if ops := self._feed(end=last):
+            await self._send_ops(ops)
+
+    def _feed(self, *, end: bool) -> list[Op]:
+        """The diff's ops for what of the rewrite it was not fed: its whole lines; at the end
+        (``end``: the stream ended well, nothing follows) all of it, and the original lines it
+        left out, so they go in the same edit as the last text (one round trip after the
+        model's last byte, not two)."""
+        upto = len(self.rewrite) if end else self.rewrite.rfind("\n") + 1
+        ops: list[Op] = []
+        if upto > self._fed:
+            ops, self._fed = self.tracker.diff.feed(self.rewrite[self._fed : upto]), upto
+        if end and not self._finished:
+            self._finished = True
+            ops += self.tracker.diff.finish()
+        return ops
 
     async def _send_ops(self, ops: list[Op]) -> None:
         if reason := self.tracker.verify(self.document):

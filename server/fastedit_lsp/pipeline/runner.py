@@ -26,7 +26,7 @@ from .drafts import Drafts, JobFailedError
 from .edits import ConflictError, EditRejectedError
 from .job_run import JobRun
 from .models import Key
-from .ports import JobHost, TestModuleHost
+from .ports import CheckerHost, JobHost, TestModuleHost
 from .route_stats import RouteStats
 
 log = logging.getLogger(__name__)
@@ -41,12 +41,15 @@ class JobRunner:
         actions: Registry,
         stats: RouteStats,
         tests: TestModuleHost | None = None,
+        checkers: CheckerHost | None = None,
     ) -> None:
         self.host = host
         self.actions = actions
         self.stats = stats
         #: What test-writing jobs touch besides (None: this host writes no test module).
         self.tests = tests
+        #: The project's own checkers (None: this host runs none).
+        self.checkers = checkers
         #: (baseUrl, model)s that answered 400 to ``prediction``: never sent it again.
         self.no_prediction: set[Key] = set()
         #: Each document's last parse: the next job's check reparses only what changed.
@@ -91,7 +94,9 @@ class JobRunner:
             raise JobFailedError(f"{job.kind} is not available")
         region.for_action(job, rewrite=spec.rewrite)
         drafts = Drafts(self.host, spec.load(), self.trees, self.tests)
-        return JobRun(job, self.host, spec, drafts, announcer, self.no_prediction, self.tests)
+        return JobRun(
+            job, self.host, spec, drafts, announcer, self.no_prediction, self.tests, self.checkers
+        )
 
     async def _execute(self, job: Job, document: Document, announcer: Announcer) -> None:
         run = self.prepare(job, announcer)

@@ -13,6 +13,7 @@ from ..core.document import Document, Point
 from ..core.jobs import Attempt, Job
 from ..core.tracking import SentEdit
 from ..settings import ResolvedProfile
+from . import checks
 from .edits import ConflictError, EditSession
 from .job_run import JobRun
 from .stream import filtered
@@ -114,6 +115,7 @@ async def correct(
     await settle(run)
     if session.edits and draft.verify is not None:
         job.verification = draft.verify(session.sent_text)
+        await checks.check(run, draft, session)
     job.attempts.append(Attempt(job.route, job.model, dict(job.verification)))
 
 

@@ -17,10 +17,12 @@ import threading
 from collections.abc import Mapping, Sequence
 
 
-def user_code_env(paths: Sequence[str]) -> dict[str, str]:
+def user_code_env(paths: Sequence[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment the user's code runs in (the opt-in pytest run, the recorder): the
-    server's, without the ``*_API_KEY`` variables, ``paths`` first on ``PYTHONPATH``."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    server's (or ``environ``), without the ``*_API_KEY`` variables, ``paths`` first on
+    ``PYTHONPATH``."""
+    source = os.environ if environ is None else environ
+    env = {k: v for k, v in source.items() if not k.endswith("_API_KEY")}
     env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
     return env
 
@@ -32,10 +34,13 @@ async def run_process(
     seconds: float,
     env: Mapping[str, str] | None = None,
     capture: bool = False,
+    stdin: bytes | None = None,
+    stderr: bool = True,
 ) -> tuple[int | None, bytes]:
     """Run ``argv``: its exit code (None: killed after ``seconds``) and, with
-    ``capture``, its output (stdout and stderr together). Raises :class:`OSError` when the
-    program cannot be started; a cancel kills the process."""
+    ``capture``, its output (stdout and, unless ``stderr`` is False, stderr together);
+    ``stdin``: what it reads. Raises :class:`OSError` when the program cannot be started; a
+    cancel kills the process."""
     stop = threading.Event()
     started: list[subprocess.Popen[bytes]] = []
 
@@ -47,15 +52,15 @@ async def run_process(
             list(argv),
             cwd=cwd,
             env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=output,
-            stderr=subprocess.STDOUT if capture else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if capture and stderr else subprocess.DEVNULL,
         ) as proc:
             started.append(proc)
             if stop.is_set():  # cancelled while it started
                 proc.kill()
             try:
-                out, _ = proc.communicate(timeout=seconds)
+                out, _ = proc.communicate(stdin, timeout=seconds)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()

@@ -10,6 +10,9 @@ reports median, p90, p99, the number of runs and the load average of every figur
 - **first edit**: ``executeCommand`` → first ``workspace/applyEdit``, against its floor: a
   minimal raw-socket client's time to the stub's first event plus one trivial LSP round trip;
   and when the model request reached the stub;
+- **first line and last edit** (``bench_lines``): command → the edit after which the buffer
+  holds the answer's whole first line, beside command → the stub's write of that line's end, and
+  the model's last byte → the last edit, for complete-the-rest and edit selection;
 - **streams** at 1,000, 5,000 and 20,000 tok/s: edit span ÷ stub span, edits per second and per
   1,000 tokens, server CPU per 1,000 tokens (``/proc``), and at 1,000 tok/s a bare httpx
   reader's CPU on the same stream (its own process);

@@ -207,13 +207,23 @@ class Editor:
         self.edits: dict[str, list[tuple[float, int]]] = {}
         #: Per job id: when its ``fastedit/status`` first said it finished, and the state.
         self.finished: dict[str, tuple[float, str]] = {}
+        #: The buffer's text, for the documents opened with ``keep_text`` only (applying every
+        #: edit to a copy costs the bench's process time the other figures should not pay).
+        self.texts: dict[str, str] = {}
+        #: Per kept document, a line watched for (:meth:`watch_line`) and when the first applied
+        #: edit after which the buffer held it as a whole line arrived (None: not yet).
+        self.line_seen: dict[str, tuple[str, float | None]] = {}
         self._waiters: list[tuple[str, int, asyncio.Future[None]]] = []
         client.handlers["workspace/applyEdit"] = self.apply
         client.on_notification = self.notification
 
-    def open(self, uri: str, text: str, language_id: str = "python") -> None:
+    def open(
+        self, uri: str, text: str, language_id: str = "python", *, keep_text: bool = False
+    ) -> None:
         self.versions[uri] = 1
         self.edits[uri] = []
+        if keep_text:
+            self.texts[uri] = text
         self.client.notify(
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": language_id, "version": 1, "text": text}},
@@ -221,10 +231,20 @@ class Editor:
 
     def close(self, uri: str) -> None:
         self.versions.pop(uri, None)
+        self.texts.pop(uri, None)
+        self.line_seen.pop(uri, None)
         self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
-    def change(self, uri: str, changes: list[dict[str, Any]]) -> None:
+    def change(self, uri: str, changes: list[dict[str, Any]], *, echo: bool = False) -> None:
+        """Send ``didChange``; ``echo``: the report of an applied edit (already in the copy)."""
         self.versions[uri] += 1
+        if uri in self.texts and not echo:
+            for change in changes:
+                if "range" in change:
+                    edit = {"range": change["range"], "newText": change["text"]}
+                    self.texts[uri] = apply_text_edits(self.texts[uri], [edit])
+                else:
+                    self.texts[uri] = change["text"]
         self.client.notify(
             "textDocument/didChange",
             {
@@ -240,6 +260,8 @@ class Editor:
             changes[change["textDocument"]["uri"]] = change["edits"]
         for uri, edits in changes.items():
             self.edits.setdefault(uri, []).append((now, sum(len(e["newText"]) for e in edits)))
+            if uri in self.texts:
+                self._keep(uri, edits, now)
             count = len(self.edits[uri])
             for waiter in [w for w in self._waiters if w[0] == uri and count >= w[1]]:
                 self._waiters.remove(waiter)
@@ -249,8 +271,23 @@ class Editor:
             await asyncio.sleep(self.model.ack_ms / 1000)
         for uri, edits in changes.items():
             if self.model.echo and uri in self.versions:
-                self.change(uri, [{"range": e["range"], "text": e["newText"]} for e in edits])
+                changed = [{"range": e["range"], "text": e["newText"]} for e in edits]
+                self.change(uri, changed, echo=True)
         return {"applied": True}
+
+    def watch_line(self, uri: str, line: str) -> None:
+        """Note when the buffer of ``uri`` (opened with ``keep_text``) first holds ``line`` as a
+        whole line (in :attr:`line_seen`): whichever edits brought it there."""
+        if line in self.texts[uri].split("\n"):
+            raise ValueError(f"the buffer already holds {line!r}")
+        self.line_seen[uri] = (line, None)
+
+    def _keep(self, uri: str, edits: list[dict[str, Any]], now: float) -> None:
+        text = apply_text_edits(self.texts[uri], edits)
+        self.texts[uri] = text
+        watched = self.line_seen.get(uri)
+        if watched is not None and watched[1] is None and watched[0] in text.split("\n"):
+            self.line_seen[uri] = (watched[0], now)
 
     def notification(self, method: str, params: Any) -> None:
         job = params.get("job") if method == "fastedit/status" and params else None
@@ -264,6 +301,29 @@ class Editor:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((uri, count, waiter))
         await asyncio.wait_for(waiter, seconds)
+
+
+def apply_text_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
+    """``text`` after one ``WorkspaceEdit``'s edits of it (LSP ``TextEdit`` objects, positions in
+    the text before them, none overlapping; UTF-16 columns read as code points: the bench's
+    documents are ASCII)."""
+    starts = [0]
+    for line in text.split("\n")[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(position: Mapping[str, int]) -> int:
+        line = position["line"]
+        if line >= len(starts):
+            return len(text)
+        return min(starts[line] + position["character"], len(text))
+
+    spans = sorted(
+        ((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"]) for e in edits),
+        key=lambda span: (span[0], span[1]),
+    )
+    for start, end, new in reversed(spans):
+        text = text[:start] + new + text[end:]
+    return text
 
 
 def code_tokens(count: int) -> list[str]:

@@ -22,6 +22,7 @@ from .bench_core import (
     python_lines,
 )
 from .bench_floors import RawStreamClient, bare_reader_cpu
+from .bench_lines import first_lines
 from .lsp_client import LspClient, LspError
 from .stub import Answer, StubModelServer
 
@@ -316,6 +317,7 @@ SECTIONS = (
     "cold-start",
     "first-job",
     "first-edit",
+    "first-line",
     "streams",
     "cancel",
     "sync",
@@ -340,6 +342,8 @@ async def session_figures(
     few = max(3, runs // 10)
     if "first-edit" in only:
         await first_edit(client, editor, stub, runs, figures)
+    if "first-line" in only:
+        await first_lines(client, editor, stub, max(5, runs // 5), figures)
     if "streams" in only:
         await streams(client, editor, stub, few, figures, env)
     if "cancel" in only:

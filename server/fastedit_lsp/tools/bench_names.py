@@ -125,10 +125,30 @@ def _c_sharp_method(i: int) -> str:
     )
 
 
+def _cpp_function(i: int) -> str:
+    return (
+        f"std::map<std::string, std::vector<std::string>> step{i}(const std::string& path,\n"
+        "    const std::vector<std::string>& items, size_t limit) {\n"
+        "  std::map<std::string, std::vector<std::string>> found;\n"
+        "  for (size_t index = 0; index < items.size(); ++index) {\n"
+        '    std::string name = path + "/" + items[index];\n'
+        '    if (strncmp(name.c_str(), "x", 1) == 0 && index < limit)\n'
+        f'      found[name].push_back("{i}");\n'
+        "  }\n"
+        f"  return step{max(0, i - 1)}(path, items, std::max(limit, size_t{{1}}));\n}}\n\n"
+    )
+
+
 def other_document(language: str, lines: int = LINES) -> tuple[str, int, int]:
-    """A Go, Java, Rust or C# document of about ``lines`` lines, and a draft's region in its
-    middle."""
+    """A Go, Java, Rust, C# or C++ document of about ``lines`` lines, and a draft's region in
+    its middle."""
     count = max(2, (lines - 10) // 10)
+    if language == "cpp":
+        head = "#include <cstring>\n#include <map>\n#include <string>\n#include <vector>\n\n"
+        text = head + "".join(_cpp_function(i) for i in range(max(2, (lines - 5) // 10)))
+        at = text.index(f"step{count // 2}(const")
+        start = text.index("  for (size_t", at)
+        return text, start, text.index("  return", start)
     if language == "c_sharp":
         head = "using System;\nusing System.IO;\n\nnamespace Demo\n{\n    class Steps\n    {\n"
         text = head + "".join(_c_sharp_method(i) for i in range(count)) + "    }\n}\n"
@@ -161,6 +181,10 @@ def _package(language: str) -> Any:
         return frozenset()
     if language == "c_sharp":
         return None
+    if language == "cpp":
+        from ..project.c_headers import CHeaders  # (system headers only: read from the table)
+
+        return CHeaders().includes("/nonexistent/bench.cpp")
     if language == "rust":
         return frozenset({"std", "core", "alloc"})
     return JavaPackage("demo", frozenset(), lambda _q: None, lambda _p: None)
@@ -250,7 +274,7 @@ def measure(runs: int, lines: int = LINES) -> dict[str, Any]:
         verdicts.add((good.ok, wrong.ok))
     others = {
         language: measure_other(language, runs, lines)
-        for language in ("go", "java", "rust", "c_sharp")
+        for language in ("go", "java", "rust", "c_sharp", "cpp")
     }
     return {
         "others": others,

@@ -1,5 +1,5 @@
-"""What ``fastedit-lsp bench`` prints: the figures table, issue 16's goals, ``--compare``'s
-ratios, and the plot (``--plot``, needs matplotlib: the ``bench`` extra)."""
+"""What ``fastedit-lsp bench`` prints: the figures table, the goals (issues 16 and 27),
+``--compare``'s ratios, and the plot (``--plot``, needs matplotlib: the ``bench`` extra)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 
 from .bench_core import Figures
 from .bench_figures import RATES, SYNC_LINES
+from .bench_lines import ACTIONS, FIRST_LINE, LAST_EDIT, LINE_GAP, LINE_RATES, MODEL_LINE, NAMES
+from .bench_lines import key as line_key
 from .bench_start import RSS_WARM
 
 #: Goals as (description, measured text, met), met None when it could not be measured.
@@ -49,6 +51,8 @@ def row_keys(figures: Figures, ours: str) -> list[str]:
         "floor: stub first event (raw socket)",
         "floor: LSP round trip",
     ]
+    for rate in LINE_RATES:
+        keys += [line_key(name, action, rate) for action in ACTIONS for name in NAMES]
     for rate, _ in RATES:
         keys += [
             f"stream overhead, {rate:,} tok/s",
@@ -92,7 +96,7 @@ def table(figures: Figures, ours: str) -> str:
 def goals(
     figures: Figures, ours: str, ref: Figures | None = None, ref_name: str = ""
 ) -> list[Goal]:
-    """Issue 16's goals, from this run's figures (and the compared checkout's, if any)."""
+    """Issues 16's and 27's goals, from this run's figures (and the compared checkout's)."""
     m, s = figures.median, figures.stats
     out: list[Goal] = []
     floor = m("floor: stub first event (raw socket)") + m("floor: LSP round trip")
@@ -105,6 +109,7 @@ def goals(
             None if first != first else first <= 1.5 * floor + 1,
         )
     )
+    out.extend(_line_goals(figures))
     cold, warm = m("first job of a session: first edit"), m("warm job: first edit")
     out.append(
         (
@@ -173,6 +178,44 @@ def goals(
     return out
 
 
+def _line_goals(figures: Figures) -> list[Goal]:
+    """Issue 27's goals: the answer's first line in the buffer p50 ≤ the model's first line +
+    2 ms, the last edit p50 ≤ 3 ms after the model's last byte; each action at each rate."""
+    m = figures.median
+    out: list[Goal] = []
+    for action in ACTIONS:
+        parts, met = [], []
+        for rate in LINE_RATES:
+            shown, said = (
+                m(line_key(FIRST_LINE, action, rate)),
+                m(line_key(MODEL_LINE, action, rate)),
+            )
+            gap = m(line_key(LINE_GAP, action, rate))
+            parts.append(
+                f"{rate:,} tok/s: {_num(shown)} vs {_num(said)} + 2 ms (per run +{_num(gap)} ms)"
+            )
+            met.append(None if shown != shown else shown <= said + 2)
+        out.append(
+            (
+                f"first model line in the buffer p50 ≤ the model's first line + 2 ms, {action}",
+                "; ".join(parts),
+                None if None in met else all(met),
+            )
+        )
+    for action in ACTIONS:
+        lasts = [m(line_key(LAST_EDIT, action, rate)) for rate in LINE_RATES]
+        out.append(
+            (
+                f"last edit after the model's last byte p50 ≤ 3 ms, {action}",
+                "; ".join(
+                    f"{r:,} tok/s: {_num(v)} ms" for r, v in zip(LINE_RATES, lasts, strict=True)
+                ),
+                None if any(v != v for v in lasts) else all(v <= 3 for v in lasts),
+            )
+        )
+    return out
+
+
 def _memory_goals(figures: Figures, ours: str, ref: Figures | None, ref_name: str) -> list[Goal]:
     """The issue's row "RSS after initialize, and after the warm-up: ≤ 60 MiB, and ≤ 1.2 ×
     main's", read pairwise: after initialize at most 60 MiB; after the warm-up (which loads
@@ -200,7 +243,7 @@ def _memory_goals(figures: Figures, ours: str, ref: Figures | None, ref_name: st
 
 
 def goals_table(rows: list[Goal]) -> str:
-    text = "| goal (issue 16) | measured | met |\n|---|---|---|\n"
+    text = "| goal | measured | met |\n|---|---|---|\n"
     return text + "\n".join(
         f"| {goal} | {measured} | {'–' if met is None else ('yes' if met else 'no')} |"
         for goal, measured, met in rows

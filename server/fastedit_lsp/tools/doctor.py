@@ -12,9 +12,10 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..backends.network import Network, proxy_for
 from ..settings import (
     ProfileName,
     Resolved,
@@ -24,6 +25,9 @@ from ..settings import (
     settings_rows,
     source_of,
 )
+
+if TYPE_CHECKING:
+    from ..backends.factory import Backends
 
 
 def report(
@@ -53,6 +57,7 @@ def report(
         out.write("(editor-side settings are not visible here; pass them with --settings FILE)\n\n")
     resolved = load(environ, init)
     ok = _settings(out, resolved)
+    ok = _network(out, resolved, environ) and ok
     ok = _profiles(out, resolved, environ, probe=probe) and ok
     ok = _internals(out) and ok
     ok = _serve(out) and ok
@@ -79,6 +84,43 @@ def _settings(out: TextIO, resolved: Resolved) -> bool:
     return not resolved.problems
 
 
+def _network_of(resolved: Resolved) -> Network:
+    from ..backends.network import Network
+
+    settings = resolved.settings.network
+    return Network(settings.proxy, settings.ca_file)
+
+
+def _network(out: TextIO, resolved: Resolved, environ: Mapping[str, str]) -> bool:
+    """The proxies and trusted certificates every model request uses (as the server's client
+    reads them: the doctor runs in the editor's environment only when started from it)."""
+    from ..backends.base import BackendError
+    from ..backends.network import environment_proxies, new_client, redact, trust_in_use
+
+    network = _network_of(resolved)
+    out.write("network:\n")
+    found = environment_proxies(environ)
+    if network.proxy:
+        out.write(f"  proxy: {redact(network.proxy)} (network.proxy)\n")
+    for scheme in ("http", "https", "all"):
+        if found.get(scheme):
+            used = "" if not network.proxy else " (replaced by network.proxy)"
+            out.write(f"  {scheme.upper()}_PROXY = {redact(found[scheme])}{used}\n")
+    if not network.proxy and not any(found.get(s) for s in ("http", "https", "all")):
+        out.write("  proxy: none (requests go directly)\n")
+    if found.get("no"):
+        out.write(f"  NO_PROXY = {found['no']}\n")
+    out.write(f"  trusted certificates: {trust_in_use(network, environ)}\n")
+    try:
+        client = new_client(network)
+    except BackendError as exc:
+        out.write(f"  problem: {exc}\n\n")
+        return False
+    asyncio.run(client.aclose())
+    out.write("\n")
+    return True
+
+
 def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, probe: bool) -> bool:
     ok = True
     out.write("profiles:\n")
@@ -103,7 +145,10 @@ def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, pr
             f"{profile.model or '(first listed)'}; key {key} ({profile.key_hint})\n"
         )
         if probe and profile.base_url:
-            lines, good = asyncio.run(_probe(profile))
+            through = proxy_for(profile.base_url, _network_of(resolved))
+            via = f"proxy {through.shown} ({through.source})" if through else "direct"
+            out.write(f"    via: {via}\n")
+            lines, good = asyncio.run(_probe(profile, _network_of(resolved)))
             for line in lines:
                 out.write(f"    {line}\n")
             ok = ok and good
@@ -111,92 +156,102 @@ def _profiles(out: TextIO, resolved: Resolved, environ: Mapping[str, str], *, pr
     return ok
 
 
-async def _probe(profile: ResolvedProfile) -> tuple[list[str], bool]:
-    """List the models, then time one short streamed answer: TTFT and tokens per second."""
-    import httpx
+async def _probe(profile: ResolvedProfile, network: Network) -> tuple[list[str], bool]:
+    """List the models, then time one short streamed answer: TTFT and tokens per second, through
+    the server's own client (its proxies and trusted certificates)."""
+    from ..backends.base import BackendError
+    from ..backends.factory import Backends
 
+    backends = Backends(network=lambda: network)
+    try:
+        return await _probe_with(profile, network, backends)
+    except BackendError as exc:  # the client itself (a proxy or CA file it cannot use)
+        return [f"failed: {exc}"], False
+    finally:
+        await backends.close()
+
+
+async def _probe_with(
+    profile: ResolvedProfile, network: Network, backends: Backends
+) -> tuple[list[str], bool]:
     from ..backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
     from ..backends.openai import OpenAICompatibleBackend, list_models
     from ..backends.ratelimit import RateLimits
     from ..backends.streams import ApiBackend
     from ..backends.tiers import SessionMemory
-    from ..backends.trust import shared
-    from ..backends.wire import Wire
 
     assert profile.base_url is not None
     lines: list[str] = []
-    wire = Wire()
-    async with httpx.AsyncClient(trust_env=False, verify=shared()) as client:
-        started = time.monotonic()
-        try:
-            models = await list_models(
-                client,
-                profile.base_url,
-                profile.api_key,
-                provider=profile.provider,
-                key_hint=profile.key_hint,
-            )
-        except BackendError as exc:
-            return [f"models: failed: {exc}"], False
-        elapsed = (time.monotonic() - started) * 1000
-        shown = ", ".join(models[:6]) + (" ..." if len(models) > 6 else "")
-        lines.append(f"models ({elapsed:.0f} ms): {shown or 'none listed'}")
-        model = profile.model or (models[0] if models else None)
-        if model is None:
-            return [*lines, f"fix: set profiles.{profile.name}.model"], False
-        if profile.model and models and profile.model not in models:
-            lines.append(f"warning: {profile.model} is not in the list above")
-        api = profile.api_for(model)
-        backend: OpenAICompatibleBackend | ApiBackend
-        if api != "chat":
-            backend = ApiBackend(
-                wire,
-                api=api,
-                provider=profile.provider,
-                base_url=profile.base_url,
-                model=model,
-                api_key=profile.api_key,
-                timeout_ms=profile.settings.timeout_ms,
-                rate_limits=RateLimits(),
-                memory=SessionMemory(),
-                reasoning_effort=profile.settings.reasoning_effort,
-                speed_tier=profile.settings.speed_tier,
-                key_hint=profile.key_hint,
-                retries=0,
-                profile=profile.name,
-            )
-        else:
-            backend = OpenAICompatibleBackend(
-                wire,
-                provider=profile.provider,
-                base_url=profile.base_url,
-                model=model,
-                api_key=profile.api_key,
-                timeout_ms=profile.settings.timeout_ms,
-                rate_limits=RateLimits(),
-                reasoning_effort=profile.settings.reasoning_effort,
-                key_hint=profile.key_hint,
-                retries=0,
-                profile=profile.name,
-                speed_tier=profile.settings.speed_tier,
-            )
-        request = ChatRequest(
-            messages=(
-                ChatMessage("user", "Count from 1 to 40, separated by spaces. Only numbers."),
-            ),
-            max_tokens=128,
-            temperature=0,
+    client = backends.client
+    started = time.monotonic()
+    try:
+        models = await list_models(
+            client,
+            profile.base_url,
+            profile.api_key,
+            provider=profile.provider,
+            key_hint=profile.key_hint,
+            network=network,
         )
-        info = StreamInfo()
-        started = time.monotonic()
-        try:
-            async for _ in backend.stream(request, info):
-                pass
-        except BackendError as exc:
-            return [*lines, f"stream: failed: {exc}"], False
-        finally:
-            await wire.aclose()
-        ended = time.monotonic()
+    except BackendError as exc:
+        return [f"models: failed: {exc}"], False
+    elapsed = (time.monotonic() - started) * 1000
+    shown = ", ".join(models[:6]) + (" ..." if len(models) > 6 else "")
+    lines.append(f"models ({elapsed:.0f} ms): {shown or 'none listed'}")
+    model = profile.model or (models[0] if models else None)
+    if model is None:
+        return [*lines, f"fix: set profiles.{profile.name}.model"], False
+    if profile.model and models and profile.model not in models:
+        lines.append(f"warning: {profile.model} is not in the list above")
+    api = profile.api_for(model)
+    backend: OpenAICompatibleBackend | ApiBackend
+    if api != "chat":
+        backend = ApiBackend(
+            client,
+            api=api,
+            provider=profile.provider,
+            base_url=profile.base_url,
+            model=model,
+            api_key=profile.api_key,
+            timeout_ms=profile.settings.timeout_ms,
+            rate_limits=RateLimits(),
+            memory=SessionMemory(),
+            reasoning_effort=profile.settings.reasoning_effort,
+            speed_tier=profile.settings.speed_tier,
+            key_hint=profile.key_hint,
+            retries=0,
+            profile=profile.name,
+            network=network,
+        )
+    else:
+        backend = OpenAICompatibleBackend(
+            client,
+            provider=profile.provider,
+            base_url=profile.base_url,
+            model=model,
+            api_key=profile.api_key,
+            timeout_ms=profile.settings.timeout_ms,
+            rate_limits=RateLimits(),
+            reasoning_effort=profile.settings.reasoning_effort,
+            key_hint=profile.key_hint,
+            retries=0,
+            profile=profile.name,
+            speed_tier=profile.settings.speed_tier,
+            network=network,
+        )
+    request = ChatRequest(
+        messages=(ChatMessage("user", "Count from 1 to 40, separated by spaces. Only numbers."),),
+        max_tokens=128,
+        temperature=0,
+    )
+    info = StreamInfo()
+    started = time.monotonic()
+    try:
+        async for _ in backend.stream(request, info):
+            pass
+    except BackendError as exc:
+        return [*lines, f"stream: failed: {exc}"], False
+    ended = time.monotonic()
     tokens = info.completion_tokens or info.deltas
     if info.first_delta_at is None or not tokens:
         return [*lines, f"stream: {model} answered nothing"], False

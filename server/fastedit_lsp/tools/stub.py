@@ -83,10 +83,11 @@ chunk; N greater than the count never acts. For ``stream: false`` the whole gene
 the body, ``stall_after`` the headers only, ``malformed`` spoils the JSON body.
 
 Every non-control request is recorded (:class:`RecordedRequest`): path, headers, parsed body,
-tokens sent, whether the response completed or the client closed the connection, with an
-:class:`asyncio.Event` set when its handling ends (wait for them with
-:meth:`StubModelServer.wait_for_requests`, per path). The stub watches each connection for EOF
-while it writes or waits, so a client closing mid-stream is seen within one event-loop tick.
+tokens sent (and when each write of tokens went out: ``token_writes``), whether the response
+completed or the client closed the connection, with an :class:`asyncio.Event` set when its
+handling ends (wait for them with :meth:`StubModelServer.wait_for_requests`, per path). The stub
+watches each connection for EOF while it writes or waits, so a client closing mid-stream is seen
+within one event-loop tick.
 
 Run it in the caller's loop (``async with await StubModelServer.start() as stub``), in a daemon
 thread (:meth:`StubModelServer.start_in_thread`), or as a process::

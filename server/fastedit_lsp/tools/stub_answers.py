@@ -271,6 +271,10 @@ class RecordedRequest:
     #: ``time.monotonic()`` when the first and the last content token were written (streams).
     first_token_at: float | None = None
     last_token_at: float | None = None
+    #: Each write that carried content tokens (streams): the tokens written so far and
+    #: ``time.monotonic()`` once the write was done, so that the bench knows when any token
+    #: (the end of the answer's first line, say) left the stub.
+    token_writes: list[tuple[int, float]] = field(default_factory=list)
     #: ``time.monotonic()`` when the first and the last byte of the response were written: the
     #: stub's own time for a request is ``last_byte_at - started_at`` (the bench's yardstick).
     first_byte_at: float | None = None

@@ -307,6 +307,7 @@ async def _stream(
             record.last_token_at = time.monotonic()
             if record.first_token_at is None:
                 record.first_token_at = record.last_token_at
+            record.token_writes.append((sent, record.last_token_at))
         record.tokens_sent = sent
 
     # Encoded before the first byte goes out, so that a fast paced stream costs the stub (which

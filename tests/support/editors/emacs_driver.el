@@ -57,6 +57,19 @@ a job joined into one undo step from one that never was split."
 (fastedit-eglot-setup 'python-mode
                       (list (expand-file-name "jedi-language-server" fe-bin)))
 
+(defun fe--test-checkers (options)
+  "OPTIONS with verify.checkers from FASTEDIT_TEST_CHECKERS (the harness's
+default, JSON), unless `fastedit-settings' names its own."
+  (let ((checkers (getenv "FASTEDIT_TEST_CHECKERS"))
+        (verify (plist-get fastedit-settings :verify)))
+    (if (or (null checkers) (plist-member verify :checkers))
+        options
+      (list :fastedit
+            (plist-put (copy-sequence fastedit-settings) :verify
+                       (plist-put (copy-sequence verify) :checkers
+                                  (json-parse-string checkers :array-type 'array)))))))
+(advice-add 'fastedit--initialization-options :filter-return #'fe--test-checkers)
+
 (defun fe-observe (key value)
   "Record VALUE under KEY for the Python side."
   (push (cons key value) fe-observations)

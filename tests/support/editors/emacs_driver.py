@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 
 from tests.support.editors.availability import in_ci
+from tests.support.harness import TEST_CHECKERS
+from tests.support.network_servers import without_network_variables
 
 REPO = Path(__file__).resolve().parents[3]
 ELISP = REPO / "editors" / "emacs"
@@ -85,7 +87,7 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The test's environment without real keys or FASTEDIT_* settings, with its own HOME."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in without_network_variables(dict(os.environ)).items()
         if not k.startswith("FASTEDIT_") and not k.endswith("_API_KEY")
     }
     home = tmp_path / "home"
@@ -93,6 +95,18 @@ def hermetic_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
     env.update(extra)
     return env
+
+
+def scenario_env(env: dict[str, str], out: Path) -> dict[str, str]:
+    """``env`` with what a scenario's Lisp reads: this venv's python, where its observations go,
+    and the harness's ``verify.checkers`` (JSON), which the client's initializationOptions
+    carry unless the scenario's settings name theirs."""
+    return {
+        **env,
+        "FASTEDIT_TEST_PY": sys.executable,
+        "FASTEDIT_TEST_OUT": str(out),
+        "FASTEDIT_TEST_CHECKERS": json.dumps(list(TEST_CHECKERS)),
+    }
 
 
 def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str, Any]:
@@ -107,7 +121,7 @@ def run_scenario(tmp_path: Path, scenario: str, env: dict[str, str]) -> dict[str
     script.write_text(f";; -*- coding: utf-8 -*-\n{scenario}", encoding="utf-8")
     out = tmp_path / "observations.json"
     command = [emacs(), "--batch", "-L", str(ELISP), "-l", str(PRELUDE), "-l", str(script)]
-    env = {**env, "FASTEDIT_TEST_PY": sys.executable, "FASTEDIT_TEST_OUT": str(out)}
+    env = scenario_env(env, out)
     try:
         done = subprocess.run(
             command,

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pynvim
 
 from tests.support.editors.polling import poll
+from tests.support.harness import with_checkers
 
 T = TypeVar("T")
 
@@ -206,6 +207,7 @@ def start(
 ) -> Session:
     """A Neovim in ``workdir`` with ``require('fastedit').setup(setup)`` run at start-up;
     ``swap_files``: as a user's Neovim (in XDG_STATE_HOME), else none (``-n``)."""
+    setup = {**setup, "settings": with_checkers(setup.get("settings"))}  # sent as init options
     init = workdir / f"init-{len(list(workdir.glob('init*.lua')))}.lua"
     init.write_text(
         INIT % {"plugin": PLUGIN, "opts": json.dumps(setup), "swap": str(swap_files).lower()}

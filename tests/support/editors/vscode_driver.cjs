@@ -143,6 +143,15 @@ const ops = {
   async waitSelector({ selector, state }) {
     await page.waitForSelector(selector, { state: state ?? 'visible' });
   },
+  // The text of the decorations drawn in the editor's lines (their DOM text, or the CSS content
+  // a decoration's `after` may be drawn with).
+  async decorationTexts() {
+    return page.evaluate(() =>
+      [...document.querySelectorAll('.part.editor .view-line [class*="ced-"]')].map((e) => {
+        const after = getComputedStyle(e, '::after').content;
+        return e.textContent + (after && after !== 'none' && after !== 'normal' ? after : '');
+      }));
+  },
   async ghostText() {
     return page.evaluate(() =>
       [...document.querySelectorAll('.part.editor [class*="ghost-text"]')].map((e) => e.textContent).join(''));

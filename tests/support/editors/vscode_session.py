@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from tests.support.editors.polling import poll
+from tests.support.harness import TEST_CHECKERS
 
 T = TypeVar("T")
 
@@ -96,7 +97,9 @@ class CodeServer:
         for sub in ("data/User", "data/Machine", "ext", "ws", "xdg"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         (root / "data" / "User" / "settings.json").write_text(json.dumps({**QUIET, **user}))
-        (root / "data" / "Machine" / "settings.json").write_text(json.dumps(machine))
+        # verify.checkers is machine-scoped: the harness's default (none) unless the test's.
+        checkers = {"fastedit.verify.checkers": list(TEST_CHECKERS)}
+        (root / "data" / "Machine" / "settings.json").write_text(json.dumps(checkers | machine))
         (self.workspace / ".vscode").mkdir()
         (self.workspace / ".vscode" / "settings.json").write_text(json.dumps(workspace))
         env = {

@@ -55,7 +55,10 @@ function M.figures(job)
     if job.state == 'running' then
       return 'offline · …'
     end
-    return type(m.elapsedMs) == 'number' and ('offline · ' .. thousands(m.elapsedMs) .. ' ms') or nil
+    -- The time to the text in the buffer (landedMs), not the job's wait for Neovim's report of
+    -- it (didChange comes 150 ms after the last edit).
+    local shown = type(m.landedMs) == 'number' and m.landedMs or m.elapsedMs
+    return type(shown) == 'number' and ('offline · ' .. thousands(shown) .. ' ms') or nil
   end
   local parts = {}
   if type(m.tokensPerSecond) == 'number' then
@@ -167,6 +170,22 @@ local function why_nothing(job)
   return parts[#parts]
 end
 
+--- What happened on the job's way after routing chose it: a failover, a draft asked again, an
+--- escalation, a note (the reason's steps after the first, which is routing's own). Nil when
+--- there is nothing more than the route.
+--- @param job table a job record
+--- @return string?
+local function the_way(job)
+  if type(job.reason) ~= 'string' then
+    return nil
+  end
+  local parts = vim.split(job.reason, '; ', { plain = true })
+  if #parts < 2 then
+    return nil
+  end
+  return table.concat(parts, '; ', 2)
+end
+
 --- @param job table a job record
 --- @return string
 local function job_summary(job)
@@ -192,6 +211,9 @@ local function job_summary(job)
     parts[#parts + 1] = tostring(job.error)
   elseif why_nothing(job) then
     parts[#parts + 1] = why_nothing(job)
+  elseif the_way(job) then
+    -- Why the figures are those of another route, or why it took long (a failover).
+    parts[#parts + 1] = the_way(job)
   end
   return table.concat(parts, ' · ')
 end
@@ -284,14 +306,20 @@ function M.statusline()
   elseif job and job.model and job.model ~= vim.NIL and job.model ~= '' then
     model = job.model
   end
+  if model == vim.NIL then
+    model = nil
+  end
   -- The offline engine's model is "offline": its figures say so.
   if type(model) == 'string' and not (job and job.route == 'local' and model == 'offline') then
     parts[#parts + 1] = model
   end
   local metrics = job and job.metrics or {}
-  parts[#parts + 1] = job and M.figures(job) or nil
+  -- A finished job's figures only beside its own model: after a mode change they were measured
+  -- on another model and would read as this one's.
+  local own = job and (job.state == 'running' or model == nil or job.model == model)
+  parts[#parts + 1] = own and M.figures(job) or nil
   if
-    job
+    own
     and job.state == 'done'
     and type(job.verification) == 'table'
     and job.verification.ok == false
@@ -357,6 +385,15 @@ function M.report(reply)
         or (why_nothing(j) and (' · ' .. why_nothing(j)))
         or ''
     )
+    -- The whole reason: the route and why, and everything on the way (failover, asked again).
+    if type(j.reason) == 'string' and j.reason ~= '' then
+      lines[#lines + 1] = '      why: ' .. j.reason
+    end
+    for _, a in ipairs(type(j.attempts) == 'table' and j.attempts or {}) do
+      if type(a) == 'table' and type(a.error) == 'string' then
+        lines[#lines + 1] = string.format('      %s (%s) failed: %s', tostring(a.route), tostring(a.model), a.error)
+      end
+    end
   end
   if #jobs == 0 then
     lines[#lines + 1] = '  (none yet)'

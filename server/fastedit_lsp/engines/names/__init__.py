@@ -22,6 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..languages import DISPLAY
+from .findings import CHeader as CHeader
+from .findings import CIncludes as CIncludes
 from .findings import Finding as Finding
 from .findings import JavaPackage as JavaPackage
 from .findings import JavaType as JavaType
@@ -52,6 +54,10 @@ def _rules(language: str, package: PackageNames) -> Rules | None:
         from . import rust
 
         return rust.rules(package if isinstance(package, frozenset) else None)
+    if language in ("c", "cpp"):
+        from . import c
+
+        return c.rules(language, package if isinstance(package, CIncludes) else None)
     if language == "python":
         from . import python
 
@@ -65,7 +71,10 @@ def _rules(language: str, package: PackageNames) -> Rules | None:
 
 def supported(language: str) -> bool:
     """Whether drafts in ``language`` (a grammar name) get a names check."""
-    return language in ("python", "go", "java", "rust", "c_sharp") or language in _JAVASCRIPT
+    return (
+        language in ("python", "go", "java", "rust", "c_sharp", "c", "cpp")
+        or language in _JAVASCRIPT
+    )
 
 
 def check_names(
@@ -78,7 +87,7 @@ def check_names(
 ) -> NamesVerdict:
     """The names read in bytes ``[start, end)`` of ``data`` (parsed as ``tree``), resolved.
     ``package``: what the package's other files declare (Go: names; Java: a
-    :class:`JavaPackage`), None when unknown.
+    :class:`JavaPackage`; C, C++: a :class:`CIncludes`), None when unknown.
 
     A text that does not parse is not checked (its definitions cannot be read with
     certainty): the parse check speaks for it.
@@ -87,7 +96,8 @@ def check_names(
     rules = _rules(language, package)
     if rules is None:
         return NamesVerdict(None, f"{name} names are not checked")
-    if tree.root_node.has_error:
+    if tree.root_node.has_error and language not in ("c", "cpp"):
+        # (C and C++: errors are common where macros are; the rules look at those near)
         return NamesVerdict(None, f"{name} names not checked: the text does not parse")
     found = rules(tree, data, start, end)
     if isinstance(found, str):

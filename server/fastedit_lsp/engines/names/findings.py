@@ -71,9 +71,29 @@ class JavaPackage:
     package_types: Callable[[str], frozenset[str] | None]
 
 
+@dataclass(frozen=True)
+class CHeader:
+    """A header read from disk (in ``project/``): every word of it and of the headers it
+    includes that could be read (a superset of what it declares), and the system headers
+    (``<...>``) among them, whose token-pasted names only the table knows."""
+
+    words: frozenset[str]
+    system: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CIncludes:
+    """What the disk says around a C or C++ file (read in ``project/``)."""
+
+    #: (the header as written, whether quoted) → what it brings, or None (cannot be read).
+    header: Callable[[str, bool], CHeader | None]
+    #: Whether another file next to it includes the file (its names may come from there).
+    part: bool = False
+
+
 #: What the caller knows of the file's package on disk: the names a Go package's other files
-#: declare, a Java file's surroundings, or None (unknown).
-PackageNames = frozenset[str] | JavaPackage | None
+#: declare, a Java file's surroundings, a C or C++ file's headers, or None (unknown).
+PackageNames = frozenset[str] | JavaPackage | CIncludes | None
 
 #: A language's rules: (tree, the text's bytes, region start, region end) → the findings, or a
 #: reason the region cannot be checked (a string).

@@ -207,6 +207,10 @@ def _binding(node: Node) -> str | None:
     return None
 
 
+#: Occurrences of a name looked at around a read before all its bindings are gathered.
+_NEAREST = 16
+
+
 class _Bindings:
     """The bindings of the names a region reads, found lazily where they can be seen from it:
     the module's own statements, and the top-level definition the region is in (a name bound
@@ -233,6 +237,8 @@ class _Bindings:
         self._spans: dict[str, list[int]] = {}
         #: offset → (the name's binding there: its scope, or None for the module; bound?)
         self._seen: dict[int, tuple[Node | None, bool]] = {}
+        #: name → the scopes of all its bindings (None: the module), once a read needed them.
+        self._bindings: dict[str, list[Node | None]] = {}
         if not names:
             return
         # The bodies of the top-level definitions the region does not overlap.
@@ -287,14 +293,31 @@ class _Bindings:
         return result
 
     def resolves(self, name: str, read: Node) -> bool:
-        spans = self._spans.get(name, [])
-        size = len(name.encode())
-        index = bisect.bisect_left(spans, read.start_byte)
-        for at in [*reversed(spans[:index]), *spans[index:]]:
-            scope, bound = self._at(at, size)
-            if bound and (scope is None or scope.start_byte <= read.start_byte < scope.end_byte):
-                return True
-        return False
+        where = read.start_byte
+        scopes = self._bindings.get(name)
+        if scopes is None:
+            # The occurrences nearest the read first: a binding is usually close by.
+            spans = self._spans.get(name, [])
+            size = len(name.encode())
+            index = bisect.bisect_left(spans, where)
+            before, after = index - 1, index
+            for _ in range(min(_NEAREST, len(spans))):
+                if before >= 0 and (
+                    after >= len(spans) or where - spans[before] <= spans[after] - where
+                ):
+                    at, before = spans[before], before - 1
+                else:
+                    at, after = spans[after], after + 1
+                scope, bound = self._at(at, size)
+                if bound and (scope is None or scope.start_byte <= where < scope.end_byte):
+                    return True
+            if len(spans) <= _NEAREST:
+                return False
+            # A name read far from its binding, or never bound (a builtin): its bindings once,
+            # so that each further read costs their number, not the name's occurrences.
+            scopes = [scope for at in spans for scope, bound in [self._at(at, size)] if bound]
+            self._bindings[name] = scopes
+        return any(scope is None or scope.start_byte <= where < scope.end_byte for scope in scopes)
 
     def module_bindings(self, name: str) -> list[Node]:
         """The identifiers binding ``name`` anywhere it can be seen from the region."""

@@ -210,7 +210,7 @@ def _bound(captures: dict[str, list[Node]]) -> set[str]:
     out = {_text(n) for n in captures.get("b", ())}
     for holder in captures.get("p", ()):
         if holder.type == "use_declaration":
-            out |= _identifiers(holder)
+            out |= use_names(holder)
             continue
         if holder.type in _PATH_PATTERNS:
             stack = [c for c in holder.named_children if c != holder.child_by_field_name("type")]
@@ -226,6 +226,47 @@ def _bound(captures: dict[str, list[Node]]) -> set[str]:
             elif node.type not in ("scoped_identifier", "scoped_type_identifier"):
                 stack.extend(node.named_children)
     return out
+
+
+def use_names(node: Node, parent: str = "") -> set[str]:
+    """The names a ``use`` binds: a path's last segment (``use a::b::c;``: ``c``), an alias,
+    each of a list's (``self`` in a list: the path's last segment); a glob binds none here."""
+    kind = node.type
+    if kind == "use_declaration":
+        argument = node.child_by_field_name("argument")
+        return use_names(argument) if argument is not None else set()
+    if kind in ("identifier", "type_identifier"):
+        return {_text(node)}
+    if kind == "self":
+        return {parent} if parent else set()
+    if kind == "scoped_identifier":
+        name = node.child_by_field_name("name")
+        if name is not None and name.type == "self":
+            return {_last(node.child_by_field_name("path"))}
+        return {_text(name)} if name is not None else set()
+    if kind == "use_as_clause":
+        alias = node.child_by_field_name("alias")
+        return {_text(alias)} if alias is not None else set()
+    if kind == "scoped_use_list":
+        items = node.child_by_field_name("list")
+        head = _last(node.child_by_field_name("path"))
+        return use_names(items, head) if items is not None else set()
+    if kind == "use_list":
+        out: set[str] = set()
+        for child in node.named_children:
+            out |= use_names(child, parent)
+        return out
+    return set()
+
+
+def _last(path: Node | None) -> str:
+    """A path's last segment (``a::b``: ``b``)."""
+    if path is None:
+        return ""
+    if path.type == "scoped_identifier":
+        name = path.child_by_field_name("name")
+        return _text(name)
+    return _text(path)
 
 
 def _identifiers(node: Node) -> set[str]:
@@ -305,7 +346,10 @@ def findings(
             imported = set()
             for top in tree.root_node.named_children:
                 if top.type in ("use_declaration", "extern_crate_declaration", "mod_item"):
-                    imported |= _identifiers(top) if top.type != "mod_item" else set()
+                    if top.type == "use_declaration":
+                        imported |= use_names(top)
+                    elif top.type == "extern_crate_declaration":
+                        imported |= _identifiers(top)
                     name_node = top.child_by_field_name("name")
                     if top.type == "mod_item" and name_node is not None:
                         imported.add(_text(name_node))

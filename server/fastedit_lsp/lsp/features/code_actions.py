@@ -5,13 +5,30 @@ from __future__ import annotations
 import time
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-# Imported at run time: pygls reads the handlers' annotations.
+from ...actions.registry import Registry
+from ...core.jobs import JobRegistry
+from ...core.timings import Timings
 from .. import user_actions
-from ..server import FasteditServer
+from ..config import Config
+from ..documents import DocumentStore
+from ..review import Review
 
 
-def register(server: FasteditServer) -> None:
+def register(
+    server: LanguageServer,
+    *,
+    documents: DocumentStore,
+    jobs: JobRegistry,
+    review: Review,
+    config: Config,
+    actions: Registry,
+    timings: Timings,
+) -> None:
+    """``review``: the per-hunk review's actions (``JobReporter.review``); ``actions``: the
+    registry, whose run-time entries follow the settings (``config``)."""
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
@@ -20,19 +37,26 @@ def register(server: FasteditServer) -> None:
         ),
     )
     def code_action(
-        ls: FasteditServer, params: types.CodeActionParams
+        ls: LanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
         """textDocument/codeAction: Commands carrying everything their job needs."""
         started = time.perf_counter()
         try:
-            return _actions(ls, params)
+            return _actions(params, documents, jobs, review, config, actions)
         finally:
-            ls.timings.record("codeAction", time.perf_counter() - started)
+            timings.record("codeAction", time.perf_counter() - started)
 
 
-def _actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+def _actions(
+    params: types.CodeActionParams,
+    documents: DocumentStore,
+    jobs: JobRegistry,
+    review: Review,
+    config: Config,
+    registry: Registry,
+) -> list[types.CodeAction] | None:
     uri = params.text_document.uri
-    document = ls.documents.get(uri)
+    document = documents.get(uri)
     if document is None:
         return None
     from ...actions.base import OfferView
@@ -53,12 +77,12 @@ def _actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.C
             for d in params.context.diagnostics
             if d.severity in (None, types.DiagnosticSeverity.Error)
         ),
-        outline=lambda: ls.documents.outline(uri),
+        outline=lambda: documents.outline(uri),
     )
-    actions = _retry_actions(ls, params)
-    actions += ls.reporter.review.code_actions(params)
-    user_actions.sync(ls.config, ls.actions)
-    for spec in ls.actions:
+    actions = _retry_actions(params, documents, jobs)
+    actions += review.code_actions(params)
+    user_actions.sync(config, registry)
+    for spec in registry:
         for offer in spec.load().offers(view):
             kind = _KINDS[offer.kind]
             actions.append(
@@ -87,11 +111,13 @@ def _kind(kind: object) -> str:
     return str(getattr(kind, "value", kind) or "")
 
 
-def _retry_actions(ls: FasteditServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def _retry_actions(
+    params: types.CodeActionParams, documents: DocumentStore, jobs: JobRegistry
+) -> list[types.CodeAction]:
     """Offer "Retry with the standard model" on the intact region of the last finished job."""
     uri = params.text_document.uri
-    document = ls.documents.get(uri)
-    job = ls.jobs.last_finished(uri)
+    document = documents.get(uri)
+    job = jobs.last_finished(uri)
     if document is None:
         return []
     if job is None or job.state == "reverted" or job.route == "standard":

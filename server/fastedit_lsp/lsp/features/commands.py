@@ -15,14 +15,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
 
-from ...actions.registry import ActionSpec
+from ...actions.registry import ActionSpec, Registry
 from ...core.document import Document, Point, PositionError
-from ...core.jobs import Inputs, Job, TestModule
+from ...core.jobs import Inputs, Job, JobRegistry, TestModule
+from ...core.timings import Timings
 from ...core.tracking import RegionTracker, SentEdit
-
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
+from ..client import ClientChannel
+from ..config import Config
+from ..documents import DocumentStore
+from ..reporter import JobReporter
 
 # The argument models (pydantic), the job runner and the actions are imported by the first
 # command that needs them, not at start-up (bench: cold start).
@@ -35,8 +38,12 @@ REQUEST_FAILED = -32803
 ECHO_WAIT = 2.0
 
 
-def _document(ls: FasteditServer, command: str, uri: str) -> Document:
-    document = ls.documents.get(uri)
+#: Starts a placed job in the background (``FasteditServer.start_job``).
+StartJob = Callable[[Job, Document], None]
+
+
+def _document(documents: DocumentStore, command: str, uri: str) -> Document:
+    document = documents.get(uri)
     if document is None:
         raise JsonRpcInvalidParams(f"{command}: uri: the document is not open: {uri}")
     return document
@@ -57,8 +64,8 @@ def _range(command: str, document: Document, rng: RangeArg) -> tuple[Point, Poin
     return start, end
 
 
-def _refuse_overlap(ls: FasteditServer, document: Document, start: Point, end: Point) -> None:
-    for other in ls.jobs.running(document.uri):
+def _refuse_overlap(jobs: JobRegistry, document: Document, start: Point, end: Point) -> None:
+    for other in jobs.running(document.uri):
         t = other.tracker
         region_end = t.next_edit("").start if t.pending else t.end
         if start <= region_end and t.start <= end:
@@ -70,7 +77,8 @@ def _refuse_overlap(ls: FasteditServer, document: Document, start: Point, end: P
 
 
 def _start_job(
-    ls: FasteditServer,
+    jobs: JobRegistry,
+    start_job: StartJob,
     kind: str,
     document: Document,
     start: Point,
@@ -79,11 +87,11 @@ def _start_job(
     tracker: RegionTracker | None = None,
     destination: TestModule | None = None,
 ) -> dict[str, str]:
-    _refuse_overlap(ls, document, start, end)
+    _refuse_overlap(jobs, document, start, end)
     if tracker is None:
         tracker = RegionTracker(start, end, document.get_text(start, end))
     job = Job(
-        id=ls.jobs.new_id(),
+        id=jobs.new_id(),
         kind=kind,
         uri=document.uri,
         range=(document.to_client(start), document.to_client(end)),
@@ -91,11 +99,13 @@ def _start_job(
         inputs=inputs,
         destination=destination,
     )
-    ls.start_job(job, document)
+    start_job(job, document)
     return {"jobId": job.id}
 
 
-def _action_command(spec: ActionSpec) -> Callable[..., dict[str, str]]:
+def _action_command(
+    spec: ActionSpec, documents: DocumentStore, jobs: JobRegistry, start_job: StartJob
+) -> Callable[..., dict[str, str]]:
     """The handler of an action's command: arguments → the action places the job → spawn.
 
     Synchronous: pygls answers with the job's id as the command is handled, before the job's
@@ -106,12 +116,12 @@ def _action_command(spec: ActionSpec) -> Callable[..., dict[str, str]]:
     """
     name = spec.command
 
-    def run_action(ls: FasteditServer, *args: Any) -> dict[str, str]:
+    def run_action(ls: LanguageServer, *args: Any) -> dict[str, str]:
         from ...actions.base import ActionError, CommandInput
         from .command_args import arguments, parse
 
         a = parse(name, arguments(spec.args), args)
-        document = _document(ls, name, a.uri)
+        document = _document(documents, name, a.uri)
         if a.position is not None:
             start = end = _point(name, "position", document, a.position)
         else:
@@ -124,28 +134,45 @@ def _action_command(spec: ActionSpec) -> Callable[..., dict[str, str]]:
             placed = spec.load().start(document, command)
         except ActionError as exc:
             raise JsonRpcException(f"{name}: {exc}", code=REQUEST_FAILED) from None
-        return _start_job(ls, spec.kind, document, placed.start, placed.end, placed.inputs)
+        return _start_job(
+            jobs, start_job, spec.kind, document, placed.start, placed.end, placed.inputs
+        )
 
     run_action.__doc__ = f"{name}: {spec.title} (a job; the reply is its id)."
     return run_action
 
 
-def register(server: FasteditServer) -> None:
-    for spec in server.actions:
-        server.command(spec.command)(_action_command(spec))
+def register(
+    server: LanguageServer,
+    *,
+    actions: Registry,
+    jobs: JobRegistry,
+    documents: DocumentStore,
+    config: Config,
+    client: ClientChannel,
+    reporter: JobReporter,
+    timings: Timings,
+    cancellable: dict[Any, asyncio.Task[Any]],
+    start_job: StartJob,
+    status: Callable[[], dict[str, Any]],
+) -> None:
+    """``cancellable``: the running requests ``$/cancelRequest`` stops
+    (``ProtocolHooks.cancellable``); ``status``: the reply of ``fastedit.status``."""
+    for spec in actions:
+        server.command(spec.command)(_action_command(spec, documents, jobs, start_job))
 
     @server.command("fastedit.retry")
-    async def retry(ls: FasteditServer, *args: Any) -> dict[str, str]:
+    async def retry(ls: LanguageServer, *args: Any) -> dict[str, str]:
         """fastedit.retry {jobId, profile?}: re-run a finished job on a profile (standard)."""
         from .command_args import RetryArgs, parse
 
         name = "fastedit.retry"
         a = parse(name, RetryArgs, args)
-        old = ls.jobs.get(a.jobId)
+        old = jobs.get(a.jobId)
         if old is None:
             raise JsonRpcInvalidParams(f"{name}: jobId: no job {a.jobId}")
         problem = None
-        document = ls.documents.get(old.uri)
+        document = documents.get(old.uri)
         if not old.is_finished:
             problem = f"{old.id} is still running"
         elif old.state == "reverted":
@@ -163,79 +190,81 @@ def register(server: FasteditServer) -> None:
             tracker.text, tracker.replaced = t.text, True
             tracker.restart()
         inputs = dataclasses.replace(old.inputs, profile=a.profile)
-        return _start_job(ls, old.kind, document, t.start, t.end, inputs, tracker, old.destination)
+        return _start_job(
+            jobs, start_job, old.kind, document, t.start, t.end, inputs, tracker, old.destination
+        )
 
     @server.command("fastedit.toggleFastMode")
-    async def toggle_fast_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
+    async def toggle_fast_mode(ls: LanguageServer, *args: Any) -> dict[str, str]:
         """fastedit.toggleFastMode: flip between fast and the last non-fast mode."""
         from .command_args import Args, parse
 
         parse("fastedit.toggleFastMode", Args, args)
-        ls.config.toggle_fast()
-        return {"mode": ls.config.mode}
+        config.toggle_fast()
+        return {"mode": config.mode}
 
     @server.command("fastedit.setMode")
-    async def set_mode(ls: FasteditServer, *args: Any) -> dict[str, str]:
+    async def set_mode(ls: LanguageServer, *args: Any) -> dict[str, str]:
         """fastedit.setMode {mode}: fast, standard or auto."""
         from .command_args import SetModeArgs, parse
 
         a = parse("fastedit.setMode", SetModeArgs, args)
-        ls.config.set_mode(a.mode)
-        return {"mode": ls.config.mode}
+        config.set_mode(a.mode)
+        return {"mode": config.mode}
 
     @server.command("fastedit.cancel")
-    async def cancel(ls: FasteditServer, *args: Any) -> dict[str, list[str]]:
+    async def cancel(ls: LanguageServer, *args: Any) -> dict[str, list[str]]:
         """fastedit.cancel {jobId} | {uri} | none: stop running jobs, report which."""
         from .command_args import TargetArgs, parse
 
         started = time.perf_counter()
         a = parse("fastedit.cancel", TargetArgs, args)
         if a.jobId is not None:
-            job = ls.jobs.get(a.jobId)
+            job = jobs.get(a.jobId)
             if job is None:
                 raise JsonRpcInvalidParams(f"fastedit.cancel: jobId: no job {a.jobId}")
-            jobs = [] if job.is_finished else [job]
+            stopped = [] if job.is_finished else [job]
         else:
-            jobs = ls.jobs.running(a.uri)
-        for job in jobs:
+            stopped = jobs.running(a.uri)
+        for job in stopped:
             job.stop(None)
-        tasks = [j.task for j in jobs if j.task is not None]
+        tasks = [j.task for j in stopped if j.task is not None]
         if tasks:
             # The reply comes once the streams have stopped and their last edit was answered.
             await asyncio.wait(tasks, timeout=5)
             # The server's own share of a cancel's time (bench: "cancel (server)").
-            ls.timings.record("cancel", time.perf_counter() - started)
-        return {"cancelled": [j.id for j in jobs]}
+            timings.record("cancel", time.perf_counter() - started)
+        return {"cancelled": [j.id for j in stopped]}
 
     @server.command("fastedit.revert")
-    async def revert(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def revert(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.revert {jobId} | {uri} | none: restore a finished job's original text."""
         from .command_args import TargetArgs, parse
 
         a = parse("fastedit.revert", TargetArgs, args)
         if a.jobId is not None:
-            job = ls.jobs.get(a.jobId)
+            job = jobs.get(a.jobId)
             if job is None:
                 raise JsonRpcInvalidParams(f"fastedit.revert: jobId: no job {a.jobId}")
         else:
-            job = ls.jobs.last_finished(a.uri)
+            job = jobs.last_finished(a.uri)
             if job is None:
                 return {"reverted": False, "reason": "no finished job to revert"}
-        return await _revert(ls, job)
+        return await _revert(job, documents=documents, client=client, reporter=reporter)
 
     @server.command("fastedit.wait")
-    async def wait(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def wait(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.wait {jobId, timeoutMs?}: the job record once finished (or at the timeout)."""
         from .command_args import WaitArgs, parse
 
         a = parse("fastedit.wait", WaitArgs, args)
-        job = ls.jobs.get(a.jobId)
+        job = jobs.get(a.jobId)
         if job is None:
             raise JsonRpcInvalidParams(f"fastedit.wait: jobId: no job {a.jobId}")
         msg_id = ls.protocol.msg_id
         task = asyncio.current_task()
         if msg_id is not None and task is not None:
-            ls.hooks.cancellable[msg_id] = task
+            cancellable[msg_id] = task
         try:
             await asyncio.wait_for(job.finished.wait(), a.timeoutMs / 1000)
         except TimeoutError:
@@ -246,28 +275,30 @@ def register(server: FasteditServer) -> None:
             raise JsonRpcRequestCancelled(f"fastedit.wait {a.jobId} cancelled") from None
         finally:
             if msg_id is not None:
-                ls.hooks.cancellable.pop(msg_id, None)
+                cancellable.pop(msg_id, None)
         return job.record()
 
     @server.command("fastedit.status")
-    async def status(ls: FasteditServer, *args: Any) -> dict[str, Any]:
+    async def fastedit_status(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """fastedit.status: mode, profiles, the last 50 job records, version."""
         from .command_args import Args, parse
 
         parse("fastedit.status", Args, args)
-        return ls.status()
+        return status()
 
 
-async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
+async def _revert(
+    job: Job, *, documents: DocumentStore, client: ClientChannel, reporter: JobReporter
+) -> dict[str, Any]:
     if not job.is_finished:
         return {"reverted": False, "reason": f"{job.id} is still running: cancel it first"}
     if job.state == "reverted":
         return {"reverted": False, "reason": f"{job.id} was already reverted"}
     tracker = job.tracker
-    document = ls.documents.get(job.uri)
+    document = documents.get(job.uri)
     if document is None:
         return {"reverted": False, "reason": "the document is not open"}
-    if not await ls.documents.wait_reported(tracker, ECHO_WAIT) and tracker.conflict is None:
+    if not await documents.wait_reported(tracker, ECHO_WAIT) and tracker.conflict is None:
         return {
             "reverted": False,
             "reason": "the editor has not reported the job's edits yet; try again",
@@ -279,10 +310,10 @@ async def _revert(ls: FasteditServer, job: Job) -> dict[str, Any]:
         return {"reverted": False, "reason": "the job made no edit"}
     edit = SentEdit(*where, tracker.original)
     also, kept = _added_line_removal(job, document, where[0])
-    if not await ls.client.apply_edit(job.uri, edit, document=document, also=also):
+    if not await client.apply_edit(job.uri, edit, document=document, also=also):
         return {"reverted": False, "reason": "the editor refused the edit"}
     job.state = "reverted"
-    ls.reporter.reverted(job)
+    reporter.reverted(job)
     return {"reverted": True, **({"kept": kept} if kept else {})}
 
 

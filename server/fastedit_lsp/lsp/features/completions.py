@@ -16,47 +16,66 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from ...core.document import Point
-
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
+from ...core.jobs import JobRegistry
+from ..client import ClientChannel
+from ..config import Config
+from ..documents import DocumentStore
 
 if TYPE_CHECKING:
-    # The completion modules load at the first completion, not at start-up.
+    # The completion modules (and the backends) load at the first completion, not at start-up.
+    from ...backends.factory import Backends
     from ...completion.engine import Suggestion
-    from ...completion.source import CompletionRequest
+    from ...completion.source import CompletionRequest, CompletionSources
+    from ...settings import ResolvedProfile
+    from ..next_edits import NextEdits
 
 #: A completion item's label shows at most this much of the suggestion's first line.
 LABEL_CHARS = 60
 _WORD = re.compile(r"[\w$]*$")
 
 
-def register(server: FasteditServer) -> None:
+def register(
+    server: LanguageServer,
+    *,
+    completions: Callable[[], CompletionSources],
+    next_edits: Callable[[], NextEdits],
+    documents: DocumentStore,
+    jobs: JobRegistry,
+    config: Config,
+    client: ClientChannel,
+    backends: Callable[[], Backends],
+) -> None:
+    """``completions``, ``next_edits`` and ``backends`` are made on first use (their modules
+    load after the initialize reply)."""
+
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def inline_completion(
-        ls: FasteditServer, params: types.InlineCompletionParams
+        ls: LanguageServer, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList | None:
         """textDocument/inlineCompletion: ghost text at the cursor."""
         started = time.perf_counter()
         uri = params.text_document.uri
-        ticket = ls.completions.arrive(uri)
-        if (item := await _next_edit_item(ls, params)) is not None:
+        ticket = completions().arrive(uri)
+        if (item := await _next_edit_item(documents, next_edits, params)) is not None:
             return types.InlineCompletionList(items=[item])
-        if ls.completions.overtaken(uri, ticket):
+        if completions().overtaken(uri, ticket):
             # Typing went on while this request waited for git: the newer request answers.
             return types.InlineCompletionList(items=[])
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-        request = _resolve(ls, uri, params.position, automatic)
+        request = _resolve(config, documents, jobs, uri, params.position, automatic)
         if request is None:
             return None
-        suggestion = await ls.completions.suggest(
-            request, ls.config.profile("fast", announce=False), ls.config.resolved.settings
-        )
+        profile = config.profile("fast", announce=False)
+        suggestion = await completions().suggest(request, profile, config.resolved.settings)
         if suggestion is None or not suggestion.text:
+            _nothing_offline(config, profile)
             return types.InlineCompletionList(items=[])
         here = params.position
         answer = types.InlineCompletionList(
@@ -66,53 +85,76 @@ def register(server: FasteditServer) -> None:
                 )
             ]
         )
-        ls.completions.record_time(suggestion, time.perf_counter() - started)
+        completions().record_time(suggestion, time.perf_counter() - started)
         return answer
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
     async def completion(
-        ls: FasteditServer, params: types.CompletionParams
+        ls: LanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
         """textDocument/completion: one AI suggestion item, for clients without ghost text."""
         started = time.perf_counter()
-        if ls.client.supports("text_document.inline_completion"):
+        if client.supports("text_document.inline_completion"):
             return None  # the same suggestion arrives as ghost text
         kind = params.context.trigger_kind if params.context else None
         automatic = kind != types.CompletionTriggerKind.Invoked
-        request = _resolve(ls, params.text_document.uri, params.position, automatic)
+        request = _resolve(
+            config, documents, jobs, params.text_document.uri, params.position, automatic
+        )
         if request is None:
             return None
         # Never hold the other servers' items long (rassumfrassum waits for every server), and
         # offer only whole suggestions: the stream goes on, and the next keystroke asks again.
-        settings = ls.config.resolved.settings
-        suggestion = await ls.completions.suggest(
-            request,
-            ls.config.profile("fast", announce=False),
-            settings,
-            wait_ms=settings.completion_items_wait_ms,
+        settings = config.resolved.settings
+        profile = config.profile("fast", announce=False)
+        suggestion = await completions().suggest(
+            request, profile, settings, wait_ms=settings.completion_items_wait_ms
         )
+        if suggestion is None or not suggestion.text:
+            _nothing_offline(config, profile)
         if suggestion is None or not suggestion.text or suggestion.partial:
             return types.CompletionList(is_incomplete=True, items=[])
-        answer = types.CompletionList(
-            is_incomplete=True, items=[_item(ls, request, suggestion, params.position)]
+        item = _item(
+            request,
+            suggestion,
+            params.position,
+            model=_model_name(config, backends),
+            snippets=client.supports("text_document.completion.completion_item.snippet_support"),
         )
-        ls.completions.record_time(suggestion, time.perf_counter() - started)
+        answer = types.CompletionList(is_incomplete=True, items=[item])
+        completions().record_time(suggestion, time.perf_counter() - started)
         return answer
 
 
+#: Said once, the first time the offline engine has no completion.
+OFFLINE_ONLY_CONTINUES = (
+    "fastedit: no model configured: offline, completions only continue code already in your open "
+    "files (configure a model for more: fastedit-lsp doctor)"
+)
+
+
+def _nothing_offline(config: Config, profile: ResolvedProfile) -> None:
+    """The offline engine had nothing: say once what it can do (it only repeats what followed
+    the same text earlier in the open documents)."""
+    if profile.is_local:
+        config.tell_once("offline completion", OFFLINE_ONLY_CONTINUES)
+
+
 async def _next_edit_item(
-    ls: FasteditServer, params: types.InlineCompletionParams
+    documents: DocumentStore,
+    next_edits: Callable[[], NextEdits],
+    params: types.InlineCompletionParams,
 ) -> types.InlineCompletionItem | None:
     """A next-edit suggestion that VS Code's stable API can show as ghost text (on the cursor's
     line, its range holding the cursor, the replaced text a prefix of the new)."""
     here, uri = params.position, params.text_document.uri
-    if ls.documents.git_pending(uri):
-        await ls.documents.excluded_checked(uri)
-    found = ls.next_edits.inline_item(params.text_document.uri, here.line, here.character)
+    if documents.git_pending(uri):
+        await documents.excluded_checked(uri)
+    found = next_edits().inline_item(params.text_document.uri, here.line, here.character)
     if found is None:
         return None
     offer, text, start = found
-    document = ls.documents.get(offer.uri)
+    document = documents.get(offer.uri)
     assert document is not None
     line, character = document.to_client(start)
     begin = types.Position(line=line, character=character)
@@ -127,14 +169,19 @@ async def _next_edit_item(
 
 
 def _resolve(
-    ls: FasteditServer, uri: str, position: types.Position, automatic: bool
+    config: Config,
+    documents: DocumentStore,
+    jobs: JobRegistry,
+    uri: str,
+    position: types.Position,
+    automatic: bool,
 ) -> CompletionRequest | None:
-    if not ls.config.resolved.settings.completion_enabled:
+    if not config.resolved.settings.completion_enabled:
         return None
-    document = ls.documents.get(uri)
+    document = documents.get(uri)
     if document is None:
         return None
-    if automatic and ls.jobs.running(uri):
+    if automatic and jobs.running(uri):
         # A job is streaming into this document: its own edits are not the user's typing.
         return None
     cursor = document.to_point(position.line, position.character)
@@ -144,11 +191,14 @@ def _resolve(
 
 
 def _item(
-    ls: FasteditServer,
     request: CompletionRequest,
     suggestion: Suggestion,
     position: types.Position,
+    *,
+    model: str,
+    snippets: bool,
 ) -> types.CompletionItem:
+    """``model``: the name the item shows; ``snippets``: the client takes snippet items."""
     document, cursor = request.document, request.cursor
     word = _WORD.search(document.line(cursor.line)[: cursor.col])
     typed = word.group() if word else ""
@@ -157,11 +207,10 @@ def _item(
     label = typed + first if first.strip() else typed + suggestion.text.strip().split("\n")[0]
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"
-    model = _model_name(ls)
     fence = "`" * max(3, _longest_backtick_run(suggestion.text) + 1)
     new_text = typed + suggestion.text
     text_format = types.InsertTextFormat.PlainText
-    if ls.client.supports("text_document.completion.completion_item.snippet_support"):
+    if snippets:
         # Neovim inserts only the first word of a plain-text item's edit (and nothing more on
         # accepting it); a snippet item is inserted whole. The text is escaped: no placeholders.
         new_text = _snippet_escape(new_text)
@@ -193,11 +242,11 @@ def _snippet_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
 
 
-def _model_name(ls: FasteditServer) -> str:
-    profile = ls.config.profile("fast", announce=False)
+def _model_name(config: Config, backends: Callable[[], Backends]) -> str:
+    profile = config.profile("fast", announce=False)
     if profile.is_local:
         return "offline"
-    return ls.backends.model_of(profile) or profile.provider
+    return backends().model_of(profile) or profile.provider
 
 
 def _longest_backtick_run(text: str) -> int:

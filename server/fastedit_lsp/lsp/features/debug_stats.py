@@ -12,19 +12,46 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from pygls.lsp.server import LanguageServer
+
+from ...core.jobs import JobRegistry
+from ..client import ClientChannel
+from ..documents import DocumentStore
 from ..protocol import pending_requests
+from ..warmup import ImportGate
 
-# Imported at run time: pygls reads the handlers' annotations.
-from ..server import FasteditServer
+if TYPE_CHECKING:
+    from ...backends.factory import Backends
+    from ..parse_trees import ParseRefresher
 
 DEBUG_STATS = "fastedit/debugStats"
 
 
-def register(server: FasteditServer) -> None:
+@dataclass(frozen=True)
+class Holdings:
+    """The owners whose holdings the request counts (handed in by the composition root)."""
+
+    documents: DocumentStore
+    jobs: JobRegistry
+    client: ClientChannel
+    #: Background imports; settling hurries the warm-up's wait for a quiet moment.
+    imports: ImportGate
+    #: The server's background tasks.
+    tasks: set[asyncio.Task[Any]]
+    #: Running requests ``$/cancelRequest`` can stop (``ProtocolHooks.cancellable``).
+    cancellable: dict[Any, asyncio.Task[Any]]
+    #: Made on first use, as the server's own.
+    backends: Callable[[], Backends]
+    parse_refresher: Callable[[], ParseRefresher | None]
+
+
+def register(server: LanguageServer, *, held: Holdings) -> None:
     @server.feature(DEBUG_STATS)
-    async def debug_stats(ls: FasteditServer, params: Any) -> dict[str, Any]:
+    async def debug_stats(ls: LanguageServer, params: Any) -> dict[str, Any]:
         """fastedit/debugStats {settle?, timeoutMs?, uri?}: counts of what the server holds (and
         its copy of ``uri``'s text)."""
         settle = bool(_param(params, "settle", False))
@@ -33,12 +60,12 @@ def register(server: FasteditServer) -> None:
             timeout_ms = 5000
         settled = None
         if settle:
-            with ls.imports.waiting():
-                settled = await _settle(ls, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000)
-        out = stats(ls) | ({"settled": settled} if settled is not None else {})
+            with held.imports.waiting():
+                settled = await _settle(held, max(0.0, min(float(timeout_ms), 60_000.0)) / 1000)
+        out = stats(ls, held) | ({"settled": settled} if settled is not None else {})
         uri = _param(params, "uri", None)
         if isinstance(uri, str):
-            document = ls.documents.get(uri)
+            document = held.documents.get(uri)
             out["text"] = document.text if document is not None else None
         return out
 
@@ -49,17 +76,17 @@ def _param(params: Any, name: str, default: Any) -> Any:
     return getattr(params, name, default)
 
 
-async def _settle(ls: FasteditServer, seconds: float) -> bool:
+async def _settle(held: Holdings, seconds: float) -> bool:
     """Run pending outline and parse refreshes now and wait for jobs and background tasks to end."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    ls.documents.refresh_outlines_now()
-    if (refresher := ls.parse_refresher) is not None:
+    held.documents.refresh_outlines_now()
+    if (refresher := held.parse_refresher()) is not None:
         refresher.now()
-    ls.imports.hurry()  # the warm-up's last step waits for a quiet moment
+    held.imports.hurry()  # the warm-up's last step waits for a quiet moment
     while True:
-        busy = [t for t in ls.tasks if not t.done()]
-        busy += [j.task for j in ls.jobs.running() if j.task is not None and not j.task.done()]
+        busy = [t for t in held.tasks if not t.done()]
+        busy += [j.task for j in held.jobs.running() if j.task is not None and not j.task.done()]
         left = deadline - loop.time()
         if not busy:
             gc.collect()  # so that memory is compared at rest too
@@ -69,24 +96,24 @@ async def _settle(ls: FasteditServer, seconds: float) -> bool:
         await asyncio.wait(busy, timeout=left)
 
 
-def stats(ls: FasteditServer) -> dict[str, Any]:
-    """The counts, as plain JSON."""
+def stats(ls: LanguageServer, held: Holdings) -> dict[str, Any]:
+    """The counts, as plain JSON (``ls``: pygls' own tables, its progress tokens and requests)."""
     return {
         "tasks": len(asyncio.all_tasks()),
-        "backgroundTasks": sum(1 for t in ls.tasks if not t.done()),
+        "backgroundTasks": sum(1 for t in held.tasks if not t.done()),
         "fds": _open_fds(),
         "rssKb": _rss_kb(),
-        "http": ls.backends.connections(),
+        "http": held.backends().connections(),
         "progressTokens": len(ls.work_done_progress.tokens),
-        "progressJobs": len(ls.client.progress_jobs),
+        "progressJobs": len(held.client.progress_jobs),
         # Requests in both directions still waiting for an answer (this one included).
         "pendingRequests": pending_requests(ls),
-        "cancellable": len(ls.hooks.cancellable),
-        "runningJobs": len(ls.jobs.running()),
-        "jobs": sum(1 for _ in ls.jobs),
-        "documents": len(ls.documents),
-        "outlineTimers": ls.documents.outline_timers,
-        "parseTrees": refresher.stats() if (refresher := ls.parse_refresher) else None,
+        "cancellable": len(held.cancellable),
+        "runningJobs": len(held.jobs.running()),
+        "jobs": sum(1 for _ in held.jobs),
+        "documents": len(held.documents),
+        "outlineTimers": held.documents.outline_timers,
+        "parseTrees": refresher.stats() if (refresher := held.parse_refresher()) else None,
         # What a full collection of the cyclic GC walks (frozen objects are skipped).
         "gcTracked": len(gc.get_objects()),
     }

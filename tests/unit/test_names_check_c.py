@@ -1,0 +1,141 @@
+"""C's and C++'s names check (engines/names/c.py; headers on disk: project/c_headers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastedit_lsp.engines.names import CIncludes, NamesVerdict, check_names
+from fastedit_lsp.engines.parse import parse
+from fastedit_lsp.project.c_headers import CHeaders
+
+PROGRAM = """#include <stdio.h>
+#include <string.h>
+
+static int read_config(const char *path, char *buffer, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buffer, 1, size, f);
+    fclose(f);
+    return (int)n + (int)strlen(buffer);
+}
+
+int main(void) {
+    char buffer[64];
+    return read_config("x", buffer, sizeof buffer);
+}
+"""
+
+
+def _check(
+    text: str, language: str = "c", includes: CIncludes | None = None, region: str | None = None
+) -> NamesVerdict:
+    parsed = parse(language, text)
+    start = text.index(region) if region else 0
+    end = start + len(region) if region else len(text)
+    prefix = text[:start].encode()
+    return check_names(
+        language,
+        parsed.tree,
+        parsed.data,
+        len(prefix),
+        len(prefix) + len(text[start:end].encode()),
+        includes,
+    )
+
+
+def test_a_correct_c_file_passes() -> None:
+    verdict = _check(PROGRAM)
+    assert verdict.ok is True, verdict.message
+
+
+def test_a_misspelled_local_is_flagged_with_its_line() -> None:
+    verdict = _check(PROGRAM.replace("fclose(f)", "fclose(fp)"))
+    assert verdict.ok is False and verdict.message == "line 9: 'fp' is not defined"
+
+
+def test_a_call_of_a_helper_the_file_does_not_define_is_flagged() -> None:
+    verdict = _check(PROGRAM.replace('read_config("x"', 'load_config("x"'))
+    assert verdict.ok is False and "'load_config' is not defined" in verdict.message
+
+
+def test_a_name_whose_standard_header_is_not_included_is_flagged() -> None:
+    verdict = _check(PROGRAM.replace("#include <string.h>\n", ""))
+    assert verdict.ok is False and "'strlen' is not defined" in verdict.message
+
+
+def test_a_header_that_cannot_be_read_leaves_unknown_names_not_checked() -> None:
+    text = '#include "config.h"\n' + PROGRAM.replace("fclose(f)", "fclose(fp)")
+    verdict = _check(text)
+    assert verdict.ok is None and '"config.h" cannot be read' in verdict.message
+
+
+def test_a_project_header_on_disk_declares_names(tmp_path: Path) -> None:
+    (tmp_path / "util.h").write_text("#include <stddef.h>\nint load_config(const char *p);\n")
+    source = tmp_path / "main.c"
+    text = '#include "util.h"\n' + PROGRAM.replace('read_config("x"', 'load_config("x"')
+    source.write_text(text)
+    includes = CHeaders().includes(str(source))
+    assert _check(text, includes=includes).ok is True
+    wrong = text.replace('load_config("x"', 'load_settings("x"')
+    assert _check(wrong, includes=includes).ok is False
+
+
+def test_an_unknown_macro_argument_is_not_checked_rather_than_flagged() -> None:
+    text = (
+        "#include <stdio.h>\n#define SHOW(x) puts(#x)\n"
+        "int f(void) { SHOW(anything); return __builtin_expect(1, 1); }\n"
+    )
+    verdict = _check(text)
+    assert verdict.ok is None and "'anything' is a macro's argument" in verdict.message
+
+
+def test_a_name_handed_to_an_all_caps_macro_counts_as_declared() -> None:
+    text = (
+        "#include <stdio.h>\n#define MUTEX(m) int m = 0\n"
+        "int f(void) { MUTEX(mtx); return mtx + __builtin_expect(1, 1); }\n"
+    )
+    assert _check(text, region="return mtx").ok is True
+
+
+def test_code_under_an_if_is_not_flagged() -> None:
+    text = (
+        "#include <stdio.h>\nint f(void) {\n#ifdef DEBUG\n  dump_state();\n#endif\n  return 0;\n}\n"
+    )
+    assert _check(text).ok is None
+
+
+def test_a_macro_pasting_tokens_makes_unknown_names_uncertain() -> None:
+    text = (
+        "#include <stdio.h>\n#define MAKE(n) int get_##n(void) { return 0; }\nMAKE(size)\n"
+        "int f(void) { return get_size(); }\n"
+    )
+    assert _check(text, region="return get_size();").ok is None
+
+
+def test_cpp_members_templates_and_std_are_not_flagged_wrongly() -> None:
+    text = (
+        "#include <vector>\n#include <string>\n"
+        "class Box { public: int size() const { return count_ + extra(); }\n"
+        "  int extra() const { return 1; }\n  int count_ = 0; };\n"
+        "int h(const std::vector<int>& v) { auto [a, b] = std::pair<int, int>{1, 2};\n"
+        "  return static_cast<int>(v.size()) + a + b + [&](int k) { return k; }(3); }\n"
+    )
+    verdict = _check(text, "cpp")
+    assert verdict.ok is True, verdict.message
+    assert _check(text.replace("count_ + extra", "cout_ + extra"), "cpp").ok is False
+
+
+def test_a_templates_dependent_call_is_not_checked_rather_than_ok() -> None:
+    text = "#include <vector>\ntemplate <typename T> int g(T t) { return helper(t); }\n"
+    verdict = _check(text, "cpp")
+    assert verdict.ok is None and "'helper' is a template's name" in verdict.message
+    plain = "#include <vector>\ntemplate <typename T> int g(T t) { return t + offset; }\n"
+    assert _check(plain, "cpp").ok is False
+
+
+def test_cpp_using_namespace_of_an_unknown_namespace_is_not_checked() -> None:
+    text = "#include <vector>\nusing namespace boost;\nint f() { return thing(); }\n"
+    assert _check(text, "cpp").ok is None
+    std = "#include <algorithm>\nusing namespace std;\nint f(int a, int b) { return max(a, b); }\n"
+    assert _check(std, "cpp").ok is True

@@ -97,8 +97,11 @@ def xdist_group(item: pytest.Item) -> str | None:
         defs = definitions.get(name)
         if not defs or defs[-1].scope == "function" or name in _CHEAP_SHARED:
             continue
-        if not defs[-1].func.__module__.startswith("tests."):
+        module = defs[-1].func.__module__
+        if not module.startswith("tests."):
             continue  # a plugin's (pytest's temporary folders, pytest-asyncio's loop policy)
+        if defs[-1].scope == "session" and module.endswith("conftest"):
+            continue  # a conftest's session fixture: once per worker wherever its tests run
         callspec = getattr(item, "callspec", None)
         index = None if callspec is None else callspec.indices.get(name)
         shared.append("" if index is None else f"{name}[{index}]")

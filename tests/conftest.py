@@ -104,7 +104,8 @@ def xdist_group(item: pytest.Item) -> str | None:
             continue  # a conftest's session fixture: once per worker wherever its tests run
         callspec = getattr(item, "callspec", None)
         index = None if callspec is None else callspec.indices.get(name)
-        shared.append("" if index is None else f"{name}[{index}]")
+        # No brackets: pytest-xdist reads a group only after the last "]" of the test's id.
+        shared.append("" if index is None else f"{name}={index}")
     if not shared:
         return None
     # One group per module (and per parameter of a parametrized shared fixture).

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.summary_figures import WorkerFigures
+
 #: Variables that change the trusted certificates (SSL_CERT_FILE, SSL_CERT_DIR).
 CERT_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 
@@ -56,8 +58,9 @@ def _no_machine_network_variables() -> Iterator[None]:
 # unit tier); the README's command and CI run every tier.
 _TESTS = Path(__file__).resolve().parent
 _FOLDER_MARKS = {"e2e": ("e2e", "slow"), "editors": ("editors", "slow")}
-# Unit-level files that measure quality on corpora (figures with floors, held-out parts).
-_QUALITY = ("_corpus.py", "test_test_stubs_mutation.py", "test_test_stubs_recorded.py")
+# Unit-level files that measure quality on corpora (figures with floors, held-out parts):
+# ``*_corpus.py`` and ``*_corpus_<language>.py``, and these two.
+_QUALITY = ("test_test_stubs_mutation.py", "test_test_stubs_recorded.py")
 
 
 def tier_marks(path: Path) -> tuple[str, ...]:
@@ -65,35 +68,60 @@ def tier_marks(path: Path) -> tuple[str, ...]:
     parts = path.resolve().relative_to(_TESTS).parts
     if parts[0] in _FOLDER_MARKS:
         return _FOLDER_MARKS[parts[0]]
-    if path.name.endswith(_QUALITY):
+    if "_corpus" in path.stem or path.name in _QUALITY:
         return ("quality", "slow")
     return ()
 
 
-# Under pytest-xdist (``-n 2 --dist loadgroup``, the README's command): the tests of one end-to-end
-# or editor module run in one worker, in order, so a module's shared server and stub
-# (tests/support/shared_server.py) and its editor fixtures start once; the VS Code modules share
-# one worker, since the session's ``vsix`` fixture builds the extension in editors/vscode. Unit
-# tests are spread one by one.
+# Under pytest-xdist (``-n 2 --dist loadgroup``, the README's command) tests are spread one by one,
+# except where they share something costly: the tests that use one module's costly fixture (a
+# shared server and stub, tests/support/shared_server.py; a venv with the package installed; the
+# mutation corpora's measure, one group per parameter) run in one worker, so the fixture starts
+# once; the VS Code modules share one worker, since the session's ``vsix`` fixture builds the
+# extension in editors/vscode. Module fixtures that cost nothing (a stub model in a thread, a
+# path) are started again in each worker that needs them: their tests spread.
 _VSCODE_GROUP = "vscode"
+#: Fixtures of a wider scope than the test that are cheap to start once per worker.
+_CHEAP_SHARED = frozenset({"stub_model", "nvim_path", "terminal_tools", "chromium"})
 
 
-def xdist_group(path: Path) -> str | None:
-    """The pytest-xdist group of the test file at ``path`` (None: spread test by test)."""
-    parts = path.resolve().relative_to(_TESTS).parts
-    if parts[0] not in _FOLDER_MARKS:
-        return None
+def xdist_group(item: pytest.Item) -> str | None:
+    """The pytest-xdist group of ``item`` (None: spread test by test)."""
+    path = Path(item.path)
     if path.name.startswith("test_vscode"):
         return _VSCODE_GROUP
-    return "/".join(parts)
+    # pytest has no public lookup of a fixture's scope by name.
+    definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    shared: list[str] = []
+    for name in getattr(item, "fixturenames", ()):
+        defs = definitions.get(name)
+        if not defs or defs[-1].scope == "function" or name in _CHEAP_SHARED:
+            continue
+        module = defs[-1].func.__module__
+        if not module.startswith("tests."):
+            continue  # a plugin's (pytest's temporary folders, pytest-asyncio's loop policy)
+        if defs[-1].scope == "session" and module.endswith("conftest"):
+            continue  # a conftest's session fixture: once per worker wherever its tests run
+        callspec = getattr(item, "callspec", None)
+        index = None if callspec is None else callspec.indices.get(name)
+        # No brackets: pytest-xdist reads a group only after the last "]" of the test's id.
+        shared.append("" if index is None else f"{name}={index}")
+    if not shared:
+        return None
+    # One group per module (and per parameter of a parametrized shared fixture).
+    params = ",".join(sorted(p for p in shared if p))
+    return "/".join(path.resolve().relative_to(_TESTS).parts) + (f"::{params}" if params else "")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(WorkerFigures(config), "fastedit-figures-from-workers")
 
 
 # First, so pytest-xdist's own hook (which reads the groups) sees them.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(item.path)
-        for mark in tier_marks(path):
+        for mark in tier_marks(Path(item.path)):
             item.add_marker(mark)
-        if (group := xdist_group(path)) is not None:
+        if (group := xdist_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))

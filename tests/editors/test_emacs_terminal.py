@@ -136,8 +136,9 @@ class Terminal:
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "emacs", "-l", text)
 
-    def check(self) -> None:
-        screen = self.screen()
+    def check(self, screen: str | None = None) -> None:
+        """Fail on a prompt or an error anywhere on the screen (``screen``: one just read)."""
+        screen = self.screen() if screen is None else screen
         for text in ERRORS:
             assert text not in screen, f"{text!r} on the screen:\n{screen}"
 
@@ -148,10 +149,11 @@ class Terminal:
         def look() -> str | None:
             screen = self.screen()
             seen[:] = [screen]
+            self.check(screen)  # every screen looked at, one tmux call per look
             return screen if predicate(screen) else None
 
         try:
-            return poll(look, what, TIMEOUT, interval=0.05, each=self.check)
+            return poll(look, what, TIMEOUT, interval=0.05)
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{seen[0] if seen else ''}") from None
 

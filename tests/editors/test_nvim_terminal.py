@@ -110,9 +110,9 @@ class Terminal:
         """Press keys at once, as typed quickly: named ones (``Enter``, ``Escape``) and text."""
         self.tmux("send-keys", "-t", "nvim", *keys)
 
-    def check(self) -> None:
-        """Fail on a prompt or an error anywhere on the screen."""
-        screen = self.screen()
+    def check(self, screen: str | None = None) -> None:
+        """Fail on a prompt or an error anywhere on the screen (``screen``: one just read)."""
+        screen = self.screen() if screen is None else screen
         for text in ERRORS:
             assert text not in screen, f"{text!r} on the screen:\n{screen}"
 
@@ -123,10 +123,11 @@ class Terminal:
         def look() -> str | None:
             screen = self.screen()
             seen[:] = [screen]
+            self.check(screen)  # every screen looked at, one tmux call per look
             return screen if predicate(screen) else None
 
         try:
-            return poll(look, what, TIMEOUT, interval=0.05, each=self.check)
+            return poll(look, what, TIMEOUT, interval=0.05)
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{seen[0] if seen else ''}") from None
 

@@ -15,6 +15,7 @@ path hashes into :data:`HELD_OUT_BUCKETS` are the held-out part, chosen before a
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -24,9 +25,13 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastedit_lsp.core.document import Document, Point
 from fastedit_lsp.tools.stub_answers import split_tokens
+
+if TYPE_CHECKING:
+    from fastedit_lsp.prompting.reconcile.target import Target
 
 #: Files whose path's hash modulo 5 is 0 are held out (about a fifth), fixed before tuning.
 HELD_OUT_BUCKETS = 5
@@ -164,7 +169,9 @@ def _brace_functions(path: str, text: str, language: str) -> Iterator[Function]:
     lines = text.split("\n")
     header_re = _HEADERS[language]
     for index, line in enumerate(lines):
-        if not header_re.match(line):
+        # Every header ends with "{" (and blanks): the rest skip the regex, which backtracks long
+        # on some lines (Java's).
+        if not line.rstrip().endswith("{") or not header_re.match(line):
             continue
         indent = line[: len(line) - len(line.lstrip())]
         end = next(
@@ -189,7 +196,8 @@ def _brace_functions(path: str, text: str, language: str) -> Iterator[Function]:
             yield Function(path, lines, index, end - 1, statements)
 
 
-def functions(language: str) -> list[Function]:
+@functools.cache  # read once per run: the corpus test and the reconciler's tests share it
+def functions(language: str) -> tuple[Function, ...]:
     """Up to :data:`FUNCTIONS_PER_LANGUAGE` functions, spread over the language's files."""
     found: list[Function] = []
     for path, text in _files(language):
@@ -200,7 +208,7 @@ def functions(language: str) -> list[Function]:
         else:
             found.extend(list(_brace_functions(path, text, language))[:3])
     step = max(1, len(found) // FUNCTIONS_PER_LANGUAGE)
-    return found[::step][:FUNCTIONS_PER_LANGUAGE]
+    return tuple(found[::step][:FUNCTIONS_PER_LANGUAGE])
 
 
 # -- cases ------------------------------------------------------------------------------------
@@ -456,26 +464,39 @@ def _apply(text: str, start: Point, end: Point, insert: str) -> str:
     return text[:a] + insert + text[b:]
 
 
+# The cases of one function share their document, and each case is landed in several chunkings:
+# the document (split into lines) and the case's target (both read-only) are built once.
+@functools.lru_cache(maxsize=8)
+def _document(text: str, language: str) -> Document:
+    return Document("file:///corpus", text, language_id=language)
+
+
+@functools.lru_cache(maxsize=8)
+def _target(case: Case) -> Target:
+    """The reconciler's target of the case (as the server's path for its action builds it)."""
+    from fastedit_lsp.prompting import reconcile
+
+    document = _document(case.text, case.language)
+    replace = case.action == "edit_selection"
+    return reconcile.target_at(document, case.start, case.end, replace=replace)
+
+
 def _insertion(case: Case, chunks: list[str]) -> str:
     """The text the server's path for the case's action inserts at the target."""
-    document = Document("file:///corpus", case.text, language_id=case.language)
+    document = _document(case.text, case.language)
     try:
         from fastedit_lsp.prompting import reconcile
     except ImportError:  # the path before the reconciler (main at 60af93d), for the before figure
         return _insertion_before(case, document, chunks)
+    rec = reconcile.Reconciler(_target(case))
+    raw = "".join(rec.feed(c) for c in chunks) + rec.finish()
     if case.action == "inline":
         from fastedit_lsp.completion import cut as completion_text
 
-        target = reconcile.target_at(document, case.start, case.end, replace=False)
-        rec = reconcile.Reconciler(target)
-        raw = "".join(rec.feed(c) for c in chunks) + rec.finish()
         prefix = document.get_text(Point(0, 0), case.start)
         suffix = document.get_text(case.end, document.end)
         return completion_text.finish(raw, prefix, suffix, case.language)
-    rec = reconcile.reconciler(
-        document, case.start, case.end, replace=case.action == "edit_selection"
-    )
-    return "".join(rec.feed(c) for c in chunks) + rec.finish()
+    return raw
 
 
 def _insertion_before(case: Case, document: Document, chunks: list[str]) -> str:

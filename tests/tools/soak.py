@@ -5,10 +5,12 @@ the test (CONTRIBUTING.md, "Soak"). This runs the suite from a clean clone of a 
 under a chosen load, and prints one line per run: the commit, the load average seen during the run,
 pytest's summary and the wall time.
 
-    python tests/tools/soak.py                      # 5 runs of `pytest` under busy loops, HEAD
+    python tests/tools/soak.py                      # 5 runs of the README's `pytest -n 2 --dist
+                                                    # loadgroup` under busy loops, HEAD
     python tests/tools/soak.py --runs 3 --load none  # quiet runs
     python tests/tools/soak.py --load suite          # under a second copy of the suite
-    python tests/tools/soak.py -- -m "not slow" -x   # pytest arguments after --
+    python tests/tools/soak.py -- -m "not slow" -x   # pytest arguments after -- (in place of
+                                                    # the README's -n 2 --dist loadgroup)
 
 The clone is installed nowhere: its ``server/`` goes first on ``PYTHONPATH``, so the commit under
 test is what runs (the end-to-end tests start ``python -m fastedit_lsp`` with that environment).
@@ -28,6 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: pytest's arguments in the README's test command (two workers; a module's shared fixtures in one).
+README_ARGS = ("-n", "2", "--dist", "loadgroup")
 SUMMARY = re.compile(r"^=+ (.*) in [\d.]+s.*=+$", re.M)
 
 
@@ -89,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         help="busy loops on every core (default), a second copy of the suite, or none",
     )
     parser.add_argument("--commit", default="HEAD", help="what to test (default HEAD)")
-    parser.add_argument("pytest_args", nargs="*", help="after --: arguments for pytest")
+    parser.add_argument(
+        "pytest_args",
+        nargs="*",
+        help=f"after --: arguments for pytest (default: the README's, {' '.join(README_ARGS)})",
+    )
     args = parser.parse_args(argv)
 
     commit = subprocess.run(
@@ -100,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
     clone = _clone(commit)
     env = {**os.environ, "PYTHONPATH": str(clone / "server")}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.pytest_args]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += args.pytest_args or list(README_ARGS)
     _say(f"soak: {commit} in {clone}, load {args.load}: {' '.join(command[2:])}")
     failures = 0
     for run in range(1, args.runs + 1):

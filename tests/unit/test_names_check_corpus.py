@@ -23,6 +23,7 @@ when ``CI=true``.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import sysconfig
@@ -229,6 +230,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
                 yield sample("import", body, without)
 
 
+@functools.cache  # built once for both parts
 def _python() -> list[Sample]:
     out: list[Sample] = []
     for path in _python_files():
@@ -328,6 +330,7 @@ def _js_samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]
                 yield cut.sample("import", body, without)
 
 
+@functools.cache  # built once for both parts
 def _javascript() -> list[Sample]:
     out: list[Sample] = []
     for path in _js_files():

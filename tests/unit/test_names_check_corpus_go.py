@@ -45,6 +45,13 @@ _BINDING_PARENTS = frozenset(
 )
 
 
+@functools.cache
+def _packages() -> GoPackages:
+    """One reader of the corpus' packages for the whole run (as the server keeps one): each
+    file of a directory is parsed once, not once per sample of its directory."""
+    return GoPackages()
+
+
 def _files() -> list[str]:
     found = [
         str(p)
@@ -92,7 +99,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
     parsed = parse("go", text)
     if parsed.has_errors:
         return
-    package = GoPackages().names(path)
+    package = _packages().names(path)
     if package is None:
         return
     every = set(re.findall(r"[A-Za-z_]\w*", text)) | package
@@ -189,7 +196,7 @@ def test_injected_go_mistakes_are_caught_and_correct_answers_pass(
     part: str, figures: list[str]
 ) -> None:
     samples = [s for s in _go() if held_out(s.path) == (part == "held-out")]
-    packages = GoPackages()
+    packages = _packages()
     corpus = Corpus(
         "go", "golang.org/x/text", "install golang-golang-x-text-dev", KINDS, CAUGHT_FLOOR, 40
     )

@@ -66,6 +66,13 @@ _BINDING_PARENTS = frozenset(
 
 
 @functools.cache
+def _packages() -> JavaPackages:
+    """One reader of the corpus' packages for the whole run (as the server keeps one): each
+    file of a package is parsed once, not once per sample of its package."""
+    return JavaPackages()
+
+
+@functools.cache
 def _unpacked(root: str) -> list[tuple[str, str]]:
     """(path on disk, path in the archive) of the sampled files, the modules unpacked under
     ``root``."""
@@ -106,7 +113,7 @@ def _samples_of(path: str, text: str, rng: random.Random) -> Iterator[Sample]:
     if parsed.has_errors:
         return
     every = set(re.findall(r"[A-Za-z_$][\w$]*", text))
-    package = JavaPackages().package(path)
+    package = _packages().package(path)
     if package is None:
         return
     every |= package.types
@@ -224,7 +231,7 @@ def test_injected_java_mistakes_are_caught_and_correct_answers_pass(
     part: str, figures: list[str], jdk_root: str
 ) -> None:
     samples = [s for s, name in _java(jdk_root) if held_out(name) == (part == "held-out")]
-    packages = JavaPackages()
+    packages = _packages()
     corpus = Corpus(
         "java", "OpenJDK 17's sources", "install openjdk-17-source", KINDS, CAUGHT_FLOOR, 40
     )

@@ -87,3 +87,29 @@ def test_the_user_documentation_names_no_development_stops_or_issues(page: Path)
     text = page.read_text(encoding="utf-8")
     found = re.findall(r"this stop|last stop|two stops ago|issue [0-9]+", text)
     assert found == [], page.name
+
+
+@pytest.mark.parametrize(
+    ("command", "pages"),
+    [
+        (
+            "fastedit-lsp stub",
+            ["README.md", "editors/nvim/README.md", "editors/emacs/README.md"],
+        ),
+        ("editors/vscode/scripts/build.sh", ["README.md", "editors/vscode/README.md"]),
+    ],
+)
+def test_the_readmes_name_the_stub_command_and_the_vscode_build_script(
+    command: str, pages: list[str]
+) -> None:
+    missing = [page for page in pages if command not in (ROOT / page).read_text(encoding="utf-8")]
+    assert missing == [], f"{command!r} is not in {missing}"
+
+
+def test_the_stub_command_and_the_vscode_build_script_the_readmes_name_exist() -> None:
+    from fastedit_lsp.cli import _parser
+
+    assert _parser().parse_args(["stub"]).command == "stub"
+    build = ROOT / "editors" / "vscode" / "scripts" / "build.sh"
+    assert build.is_file()
+    assert build.stat().st_mode & 0o111, f"{build} is not executable"

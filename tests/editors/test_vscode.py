@@ -242,6 +242,8 @@ def test_ghost_text_is_shown_and_tab_accepts_it(
         assert workbench.call("ghostText").strip() == "atistics.stdev(values)"
         workbench.press("Tab")
         workbench.wait_text(equals=source.replace("spread = ", "spread = statistics.stdev(values)"))
+        # The status bar's cursor position: right after the accepted text.
+        workbench.wait_status(rf"Ln 5, Col {len('    spread = statistics.stdev(values)') + 1}\b")
     finally:
         stub_model.default = Answer()
 

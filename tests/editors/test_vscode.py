@@ -195,23 +195,6 @@ def test_complete_rest_leaves_the_cursor_after_the_completed_text(
     workbench.wait_status(rf"Ln 2, Col {len('    return a + b') + 1}\b")
 
 
-def test_a_cursor_the_user_moves_while_the_text_streams_stays_where_the_user_put_it(
-    workbench: Workbench, stub_model: StubModelServer
-) -> None:
-    stub_model.reset()
-    _open(workbench, "moved.py", SOURCE)
-    stub_model.script(_stream(ANSWER, tps=20))
-    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
-    workbench.go_to(2, 12)  # after "return "
-    workbench.run_command("Fast Edit: Complete the Rest")
-    job_id = _new_job(workbench, "/moved.py", seen)
-    workbench.wait_text(contains="    return a + b")  # streaming: the first tokens are in
-    workbench.go_to(5, 3)  # the user moves on while the rest arrives
-    assert _finished(workbench, job_id)["state"] == "done"
-    workbench.wait_text(equals=SOURCE.replace("    return \n", f"    return {ANSWER}\n"))
-    workbench.wait_status(r"Ln 5, Col 3\b")
-
-
 def test_a_job_with_no_suggestion_says_so_and_why_in_the_status_bar(
     workbench: Workbench, stub_model: StubModelServer
 ) -> None:

@@ -149,6 +149,7 @@ export class JobEdits implements vscode.Disposable {
       end: document.offsetAt(e.range.end),
       text: e.text,
     }));
+    const cursorBefore = document.offsetAt(editor.selection.active);
     let applied = false;
     let undoStopBefore = !(inJob && state.joinable);
     for (let attempt = 0; attempt < RETRIES && !applied; attempt++) {
@@ -175,7 +176,15 @@ export class JobEdits implements vscode.Disposable {
       }
     }
     if (applied && following) {
-      this.moveFollower(editor, target.uri, before);
+      // The user may have moved the cursor while the edit was on its way (editor.edit is
+      // asynchronous): it follows only if it is where the edit alone would have left it.
+      const now = editor.document.offsetAt(editor.selection.active);
+      const where = cursorAfter(cursorBefore, before);
+      if (editor.selection.isEmpty && now >= where.min && now <= where.max) {
+        this.moveFollower(editor, target.uri, before);
+      } else {
+        this.follows.delete(target.uri);
+      }
     }
     this.trace('applyEdit', { uri: target.uri, undoStopBefore, inJob, applied });
     return applied ? { applied } : { applied, failureReason: 'the editor refused the edit' };
@@ -254,4 +263,23 @@ export class JobEdits implements vscode.Disposable {
     }
     return { uri: vscode.Uri.parse(uris[0]).toString(), version: null, edits: changes[uris[0]] };
   }
+}
+
+/**
+ * Where a cursor at `offset` can be once `edits` (offsets before they applied) are applied with
+ * nobody moving it: an edit at or around it leaves it at either end of the new text.
+ */
+export function cursorAfter(
+  offset: number,
+  edits: { start: number; end: number; text: string }[],
+): { min: number; max: number } {
+  let delta = 0;
+  for (const e of [...edits].sort((a, b) => a.start - b.start)) {
+    if (e.end < offset || (e.end === offset && e.start < offset)) {
+      delta += e.text.length - (e.end - e.start);
+    } else if (e.start <= offset) {
+      return { min: e.start + delta, max: e.start + delta + e.text.length };
+    }
+  }
+  return { min: offset + delta, max: offset + delta };
 }

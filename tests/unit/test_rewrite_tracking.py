@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -267,6 +268,71 @@ def test_a_hunk_edited_by_the_user_is_not_reverted() -> None:
     sim.edit_client(at + 1, at + 1, "!", "u")
     sim.report()
     assert sim.tracker.revert_hunk_edit(0) == "hunk 0 changed since the job"
+
+
+@pytest.mark.parametrize("shape", ["lines", "whole region", "characters"])
+def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str) -> None:
+    """Neovim sends the undo and the redo of a job (once its debounce ends) as line changes; other
+    editors as one change over the region or as the characters that differ. Either way the
+    region holds the job's text again and a hunk reverts alone (found by CI: the redo was
+    refused as "hunk 1 changed since the job")."""
+    head, tail = "x = 0\n", "print(1)\n"
+    original = "".join(f"value_{i} = compute({i})\n" for i in range(12))
+    rewrite = original.replace("(2)", "(2, fast=True)").replace("(9)", "(9, fast=True)")
+    sim = Sim.start(head, original, tail, rewrite, [7, 60, 200])
+    _drive(sim, [])
+    assert sim.done and sim.text == head + rewrite + tail and len(sim.tracker.hunks) == 2
+
+    def replace(old: str, new: str) -> None:
+        if shape == "whole region":
+            sim.edit_client(len(head), len(head) + len(old), new, "u")
+            return
+        for a, b in zip(old.splitlines(True), new.splitlines(True), strict=True):
+            if a != b:
+                at = sim.text.index(a)
+                if shape == "characters":  # ", fast=True" alone
+                    k = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+                    sim.edit_client(at + k, at + len(a) - 2, b[k:-2], "u")
+                else:
+                    sim.edit_client(at, at + len(a), b, "u")
+
+    replace(rewrite, original)  # the undo
+    sim.report()
+    assert sim.text == head + original + tail
+    replace(original, rewrite)  # the redo
+    sim.report()
+    edit = sim.tracker.revert_hunk_edit(1)
+    assert isinstance(edit, SentEdit), edit
+    sim.tracker.sent(edit)
+    sim.wire.append((edit, sim.version))
+    sim.deliver()
+    sim.report()
+    assert sim.text == head + original.replace("(2)", "(2, fast=True)") + tail
+    # Reverted hunk 1, then an undo and a redo of that revert: hunk 0 still reverts alone.
+    replace(original.replace("(2)", "(2, fast=True)"), rewrite)
+    sim.report()
+    replace(rewrite, original.replace("(2)", "(2, fast=True)"))
+    sim.report()
+    edit = sim.tracker.revert_hunk_edit(0)
+    assert isinstance(edit, SentEdit), edit
+    sim.tracker.sent(edit)
+    sim.wire.append((edit, sim.version))
+    sim.deliver()
+    sim.report()
+    assert sim.text == head + original + tail
+
+
+def test_an_undo_then_other_text_keeps_the_hunks_refused() -> None:
+    original = "a\nb\nc\n"
+    sim = Sim.start("", original, "", "a\nB\nc\n", [])
+    _drive(sim, [])
+    at = sim.text.index("B")
+    sim.edit_client(at, at + 1, "b", "u")  # the undo
+    sim.report()
+    sim.edit_client(at, at + 1, "X", "u")  # the user's own text, not the job's
+    sim.report()
+    assert sim.tracker.revert_hunk_edit(0) == "hunk 0 changed since the job"
+    assert sim.text == "a\nX\nc\n"
 
 
 def test_typing_on_a_line_the_rewrite_deletes_stops_and_keeps_it() -> None:

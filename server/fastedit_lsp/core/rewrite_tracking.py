@@ -68,6 +68,9 @@ class RewriteTracker(RegionTracker):
         self.replaced = True  # the region always holds what ``expected`` says
         self._document: Document | None = None
         self.hunks: list[HunkState] = []
+        #: After the job, from its first change on: the region's text and hunks as the job left
+        #: them (kept while :attr:`settled` is).
+        self._clean: tuple[str, list[HunkState]] | None = None
         #: The user edited the region (a whole revert would lose the typing).
         self.user_edited = False
         self._begin(original if base is None else base)
@@ -224,6 +227,7 @@ class RewriteTracker(RegionTracker):
         it cannot be restored."""
         if not 0 <= index < len(self.hunks):
             return f"no hunk {index} (the job has {len(self.hunks)})"
+        self._recover()
         hunk = self.hunks[index]
         if hunk.state == "reverted":
             return f"hunk {index} was already reverted"
@@ -240,7 +244,36 @@ class RewriteTracker(RegionTracker):
         hunk.state = "reverted"
         return edit
 
+    def _recover(self) -> None:
+        """After the job: if the region holds exactly the job's text again (an undo, then a redo;
+        however the editor described the changes), its hunks are where the job left them."""
+        if self._clean is None or self.settled is None or self._document is None:
+            return
+        if not self.user_edited and not any(hunk.edited for hunk in self.hunks):
+            return
+        where = self.revert_range(self._document)
+        if isinstance(where, str):
+            return
+        text, hunks = self._clean
+        self.start = where[0]
+        self.out, self.remaining, self._open = text, [], None
+        self._sync()
+        self._reported_end = self.end
+        self.hunks = [HunkState(h.original, h.start, h.end, h.state) for h in hunks]
+        self.user_edited = False
+        self.settled = None
+
     # -- observing the client --------------------------------------------------------------------
+
+    def settle(self, change: Change, *, live: bool) -> None:
+        fresh = self.settled is None
+        super().settle(change, live=live)
+        if self.settled is None:
+            self._clean = None
+        elif fresh:
+            # The region as the job (or a hunk's revert) left it: what an undo and a redo restore.
+            hunks = [HunkState(h.original, h.start, h.end, h.state) for h in self.hunks]
+            self._clean = (self.text, hunks)
 
     def echo(self) -> None:
         edit = self.pending.popleft()

@@ -154,6 +154,8 @@ class Session:
             """
             local name, arg, timeout = ...
             local c = vim.lsp.get_clients({ bufnr = 0, name = 'fastedit' })[1]
+            -- As the plugin's commands do: the server sees the buffer's debounced changes first.
+            require('vim.lsp._changetracking').flush(c, vim.api.nvim_get_current_buf())
             local r, err = c:request_sync('workspace/executeCommand',
               { command = name, arguments = { arg } }, timeout, 0)
             if not r then return { error = tostring(err) } end

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import sys
@@ -326,14 +327,26 @@ def apply_text_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
     return text
 
 
+#: Where :func:`code_tokens` belong: a function whose names they read (its body's next line,
+#: :data:`CODE_AT`), so that the draft passes the checks as a good answer does.
+CODE_HOST = (
+    "def accumulate(value):\n    " + " = ".join(f"total_{i}" for i in range(97)) + " = 0\n\n"
+)
+CODE_AT = (2, 0)
+
+
 def code_tokens(count: int) -> list[str]:
-    """``count`` tokens of plausible code, about four characters each."""
+    """``count`` tokens of plausible code, about four characters each: lines of the body of
+    :data:`CODE_HOST`'s function."""
     tokens: list[str] = []
     line = 0
-    while len(tokens) < count:
+    while count - len(tokens) >= 7:
         line += 1
         tokens += ["    ", "tota", f"l_{line % 97}", " += ", "valu", f"e * {line % 13}", "\n"]
-    return tokens[:count]
+    # Whole lines to the end (a cut name would be a draft the checks refuse).
+    rest, last = count - len(tokens), "    total_0 += 1\n"
+    cuts = [round(i * len(last) / rest) for i in range(rest + 1)] if rest else []
+    return tokens + [last[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 def python_lines(count: int) -> list[str]:

@@ -13,6 +13,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 from .bench_core import (
+    CODE_AT,
+    CODE_HOST,
     Editor,
     EditorModel,
     Figures,
@@ -96,20 +98,28 @@ async def streams(
         edits_per_stream: list[float] = []
         for run in range(runs):
             uri = f"file:///bench/stream_{rate}_{run}.py"
-            editor.open(uri, "x = \n")
+            editor.open(uri, CODE_HOST)
             seen = len(stub.requests)
             cpu_before = cpu_seconds(pid)
-            job_id = await complete_rest(client, uri)
+            job_id = await complete_rest(client, uri, *CODE_AT)
             record = (await stub.wait_for_requests(seen + 1, timeout=30))[-1]
             job = await client.command("fastedit.wait", {"jobId": job_id, "timeoutMs": 120_000})
             cpu = cpu_seconds(pid) - cpu_before
             await stub.wait_closed(record)
             editor.close(uri)
             arrivals = [at for at, _ in editor.edits.pop(uri)]
+            asked = len(stub.requests) - seen
             if job["state"] != "done" or record.tokens_sent != count or len(arrivals) < 2:
                 raise RuntimeError(
                     f"stream at {rate} tok/s: job {job['state']} ({job.get('error')}), "
                     f"{record.tokens_sent}/{count} tokens sent, {len(arrivals)} edits"
+                )
+            if asked != 1 or not job.get("verification", {}).get("ok"):
+                # A draft the checks refuse is asked again: the figures would count two streams
+                # (and their checks) per ``count`` tokens.
+                raise RuntimeError(
+                    f"stream at {rate} tok/s: {asked} requests, verification "
+                    f"{job.get('verification')}: the bench's draft must pass the checks"
                 )
             assert record.first_token_at is not None and record.last_token_at is not None
             stub_span = record.last_token_at - record.first_token_at

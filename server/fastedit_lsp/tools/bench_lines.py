@@ -150,6 +150,11 @@ async def one_run(
     editor.close(uri)
     # The answer's last line break is left out at the end of a document (the reconciler).
     ok = landed.rstrip("\n") == case.expected.rstrip("\n")
+    if len(stub.requests) - seen != 1:  # a draft the checks refused: the job asked again
+        raise RuntimeError(
+            f"{action} at {rate:,} tok/s: {len(stub.requests) - seen} requests, verification "
+            f"{job.get('verification')}: the bench's draft must pass the checks"
+        )
     if job["state"] != "done" or not ok or shown is None or record.last_byte_at is None:
         raise RuntimeError(
             f"{action} at {rate:,} tok/s: job {job['state']} ({job.get('error')}), "

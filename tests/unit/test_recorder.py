@@ -143,8 +143,56 @@ async def test_calls_run_in_a_temporary_directory_not_the_project(project: str) 
         "import os\n\ndef where():\n    open('left.txt', 'w').close()\n    return 1\n"
     )
     [recording] = await _record(project, RecordPlan("writer", "where", ("where()",)))
-    assert recording.observations[0].value == 1
     assert not (Path(project) / "left.txt").exists()
+    # Its test would write into the folder pytest runs in (the project): not written.
+    assert recording.observations == ()
+    assert recording.dropped == {"files": 1}
+
+
+async def test_what_a_call_leaves_in_the_folder_no_later_call_sees(project: str) -> None:
+    # A variant of ``open_if_exists`` without its guard created the file '1' where the calls
+    # run; a later call then raised "invalid mode" for ('1', '1.5'), and the test written from
+    # it failed in every other folder (found by the mutation tool on jinja2.utils).
+    (Path(project) / "files.py").write_text(
+        textwrap.dedent("""
+            import os
+
+
+            def touch(name):
+                open(name, "w").close()
+                return 1
+
+
+            def exists(name):
+                return os.path.exists(name)
+
+
+            def open_if_exists(filename, mode="rb"):
+                if not os.path.isfile(filename):
+                    return None
+                return open(filename, mode)
+        """).lstrip()
+    )
+    unguarded = "def open_if_exists(filename, mode='rb'):\n    return open(filename, mode)\n"
+    touched, seen, opened = await _record(
+        project,
+        RecordPlan("files", "touch", ("touch('x')",)),
+        RecordPlan("files", "exists", ("exists('x')",)),
+        RecordPlan(
+            "files",
+            "open_if_exists",
+            ("open_if_exists('1', 'w')", "open_if_exists('1', '1.5')"),
+            (unguarded,),
+        ),
+    )
+    assert touched.observations == () and touched.dropped == {"files": 1}
+    assert [o.value for o in seen.observations] == [False]
+    assert [(o.call, o.value, o.exception) for o in opened.observations] == [
+        ("open_if_exists('1', 'w')", None, None),
+        ("open_if_exists('1', '1.5')", None, None),
+    ]
+    assert opened.observations[0].kills  # the variant that opens (and creates) it is told apart
+    assert sorted(os.listdir(project)) == ["files.py", "usercode.py"]
 
 
 async def test_a_function_the_function_returns_is_recorded_by_what_it_does(project: str) -> None:

@@ -7,6 +7,8 @@ the user's environment beside their code.
 
 ``JOB.json``: ``targets`` (each ``module``, ``qualname``, ``calls``, ``variants``, ``imports``,
 ``templates``),
+``workdir`` (the empty working directory the recorder made for this process: what a call leaves
+there is removed after it, so that no later call sees it),
 ``paths`` put first on ``sys.path``, ``call_seconds`` (the limit of one call), ``seconds`` (of the
 whole job), ``target_seconds`` (of one target), ``output`` and ``progress`` (a file that says
 which target it records and how many of its variants it went through, ``[index, tried]``). For
@@ -20,7 +22,8 @@ and after each variant; the last is its answer (a job killed for time keeps what
   (another message counts);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record,
-  ``stdin`` for a call that read the standard input);
+  ``stdin`` for a call that read the standard input, ``files`` for a call that left files in
+  the working directory);
 - ``variants``: how many variants compiled and ran; ``tried``, how many it went through (the
   progress); ``error``: why nothing was recorded.
 
@@ -62,6 +65,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -252,6 +256,8 @@ class _Outcome:
         self.timeout = timeout
         self.wrap = wrap
         self.seconds = 0.0
+        #: The call left files in the working directory (removed since).
+        self.wrote = False
 
 
 #: What a test takes of an iterator the function returns (it may be endless).
@@ -279,10 +285,58 @@ def _call(code: types.CodeType, namespace: dict[str, Any], seconds: float) -> _O
         pass
     finally:
         _limit(0)
+    wrote = _workdir.tidy()
     if _alarm.fired:
         return _Outcome(timeout=True)
     outcome.seconds = time.monotonic() - started
+    outcome.wrote = wrote
     return outcome
+
+
+class _Workdir:
+    """The process' working directory, made empty for it by the recorder: what a call leaves
+    there is removed after it. A later call (or a variant's) must not see it: a test written
+    from what it saw would fail in another folder (a file a variant created once made
+    ``open_if_exists('1', '1.5')`` raise). A call that changed the working directory is moved
+    back first. Nothing is removed anywhere else, nor without ``workdir`` in the job."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.held: frozenset[str] = frozenset()
+
+    def use(self, path: str | None) -> None:
+        if path is None or not os.path.isdir(path) or os.listdir(path):
+            return  # not the empty folder the recorder made: never tidied
+        os.chdir(path)
+        self.path = os.getcwd()
+
+    def settle(self) -> None:
+        """What is there now (a module that writes files as it is imported) is kept."""
+        if self.path is not None:
+            self.held = frozenset(os.listdir(self.path))
+
+    def tidy(self) -> bool:
+        """Whether the call left something; it is removed."""
+        if self.path is None:
+            return False
+        with contextlib.suppress(OSError):
+            if os.getcwd() != self.path:
+                os.chdir(self.path)
+        try:
+            left = set(os.listdir(self.path)) - self.held
+        except OSError:
+            return False
+        for name in left:
+            path = os.path.join(self.path, name)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+        return bool(left)
+
+
+_workdir = _Workdir()
 
 
 def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
@@ -520,6 +574,9 @@ def _observe(
     second = first if first.timeout else _call(code, namespace, call_seconds)
     if first.timeout or second.timeout:
         return "timeout"
+    if first.wrote or second.wrote:
+        # Its test would write into the folder pytest runs in: the user's project.
+        return "files"
     if first.error is not None:
         if isinstance(first.error, StdinRead):
             return "stdin"
@@ -594,6 +651,7 @@ def record(
     if namespace is None:
         answer["error"] = error
         return answer
+    _workdir.settle()
     module = importlib.import_module(target["module"])  # imported just now
     kept: list[tuple[dict[str, Any], types.CodeType, Callable[[_Outcome], bool]]] = []
     calls = list(target["calls"])
@@ -860,6 +918,7 @@ def check(target: dict[str, Any], call_seconds: float, deadline: float) -> dict[
     if namespace is None:
         answer["error"] = error
         return answer
+    _workdir.settle()
     for index, obs in enumerate(target["observations"]):
         if time.monotonic() > deadline:
             break
@@ -908,6 +967,7 @@ def main() -> None:
 
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     sys.path[:0] = job.get("paths", [])
+    _workdir.use(job.get("workdir"))
     if hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, _alarm)
     deadline = time.monotonic() + float(job["seconds"])

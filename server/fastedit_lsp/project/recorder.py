@@ -166,8 +166,14 @@ async def _run(
     (None: killed) and what it wrote."""
     output = os.path.join(tmp, f"{name}.jsonl")
     job = os.path.join(tmp, f"{name}.json")
+    # Each process in an empty folder of its own (the job's files stay beside it): a call's
+    # outcome cannot depend on what another process's calls left, nor on the job's files.
+    workdir = os.path.join(tmp, f"{name}-cwd")
+    await asyncio.to_thread(os.mkdir, workdir)
     await asyncio.to_thread(
-        Path(job).write_text, json.dumps({**data, "output": output}), encoding="utf-8"
+        Path(job).write_text,
+        json.dumps({**data, "output": output, "workdir": workdir}),
+        encoding="utf-8",
     )
     env = user_code_env(paths)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -175,7 +181,7 @@ async def _run(
     # The worker stops itself at ``seconds``; the kill is for a call its alarm cannot stop
     # (one in C that holds the interpreter) and the import of a slow module.
     running = asyncio.ensure_future(
-        run_process([sys.executable, str(WORKER), job], cwd=tmp, env=env, seconds=seconds + 10)
+        run_process([sys.executable, str(WORKER), job], cwd=workdir, env=env, seconds=seconds + 10)
     )
     try:
         if progress is not None and isinstance(data.get("progress"), str):

@@ -124,6 +124,15 @@ class Sim:
             self.edit_client(start, end, edit.text, "j")
             self.edits += 1
 
+    def revert_hunk(self, index: int) -> None:
+        """Revert one hunk: the edit sent, applied by the editor and reported."""
+        edit = self.tracker.revert_hunk_edit(index)
+        assert isinstance(edit, SentEdit), edit
+        self.tracker.sent(edit)
+        self.wire.append((edit, self.version))
+        self.deliver()
+        self.report()
+
     def report(self) -> None:
         for change in self.unreported:
             apply_change(self.server, [(self.tracker, self.live)], change)
@@ -246,12 +255,7 @@ def test_hunks_revert_one_at_a_time_in_any_order_after_typing_elsewhere() -> Non
     sim.edit_client(13, 13, "# ", "u")
     sim.report()
     for index in (1, 2, 0):
-        edit = sim.tracker.revert_hunk_edit(index)
-        assert isinstance(edit, SentEdit)
-        sim.tracker.sent(edit)
-        sim.wire.append((edit, sim.version))
-        sim.deliver()
-        sim.report()
+        sim.revert_hunk(index)
         if index == 1:
             assert "line 6\n" in sim.text and "LINE 2\n" in sim.text and "extra\n" in sim.text
     assert sim.text == original.replace("line 1\n", "line 1# \n")
@@ -301,24 +305,14 @@ def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str) -> None:
     assert sim.text == head + original + tail
     replace(original, rewrite)  # the redo
     sim.report()
-    edit = sim.tracker.revert_hunk_edit(1)
-    assert isinstance(edit, SentEdit), edit
-    sim.tracker.sent(edit)
-    sim.wire.append((edit, sim.version))
-    sim.deliver()
-    sim.report()
+    sim.revert_hunk(1)
     assert sim.text == head + original.replace("(2)", "(2, fast=True)") + tail
     # Reverted hunk 1, then an undo and a redo of that revert: hunk 0 still reverts alone.
     replace(original.replace("(2)", "(2, fast=True)"), rewrite)
     sim.report()
     replace(rewrite, original.replace("(2)", "(2, fast=True)"))
     sim.report()
-    edit = sim.tracker.revert_hunk_edit(0)
-    assert isinstance(edit, SentEdit), edit
-    sim.tracker.sent(edit)
-    sim.wire.append((edit, sim.version))
-    sim.deliver()
-    sim.report()
+    sim.revert_hunk(0)
     assert sim.text == head + original + tail
 
 

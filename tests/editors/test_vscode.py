@@ -11,6 +11,7 @@ Tools: editors/vscode/scripts/e2e-setup.sh.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ import pytest
 from fastedit_lsp.tools.stub import Answer, StubModelServer, split_tokens
 from tests.support.editors import vscode_session
 from tests.support.editors.availability import require_editor
-from tests.support.editors.vscode_session import CodeServer, Workbench, wait
+from tests.support.editors.vscode_session import CodeServer, DriverError, Workbench, wait
 
 SOURCE = "def add(a: int, b: int) -> int:\n    return \n\n\nprint(add(1, 2))\n"
 ANSWER = "a + b  # the sum of both numbers, computed exactly once"
@@ -193,6 +194,41 @@ def test_complete_rest_leaves_the_cursor_after_the_completed_text(
     workbench.wait_text(equals=SOURCE.replace("    return \n", "    return a + b\n"))
     # The status bar's cursor position: after the completion's last character.
     workbench.wait_status(rf"Ln 2, Col {len('    return a + b') + 1}\b")
+
+
+def test_a_cursor_the_user_moves_while_the_text_streams_stays_where_the_user_put_it(
+    workbench: Workbench, stub_model: StubModelServer
+) -> None:
+    name = "moved.py"
+    stub_model.reset()
+    _open(workbench, name, SOURCE)
+    stub_model.script(_stream(ANSWER, tps=20))
+    seen = {s["job"]["jobId"] for s in workbench.server.statuses() if s.get("job")}
+    workbench.go_to(2, 12)  # after "return "
+    workbench.run_command("Fast Edit: Complete the Rest")
+    job_id = _new_job(workbench, f"/{name}", seen)
+    workbench.wait_text(contains="    return a + b")  # streaming: the first tokens are in
+    workbench.go_to(5, 3)  # the user moves on while the rest arrives
+    record = _finished(workbench, job_id)
+    assert record["state"] == "done", record
+    workbench.wait_text(equals=SOURCE.replace("    return \n", f"    return {ANSWER}\n"))
+    # Line 5 is below the job's text: the user's cursor is where they put it, not after the text.
+    try:
+        workbench.wait_status(r"Ln 5, Col 3\b")
+    except DriverError as exc:
+        raise AssertionError(f"{exc}\n{_cursor_trace(workbench, name)}") from None
+
+
+def _cursor_trace(workbench: Workbench, name: str) -> str:
+    """What the extension did with the cursor on ``name``: each edit, and who moved it."""
+    lines = []
+    for event in workbench.server.trace():
+        data = event["data"]
+        if event["event"] in ("applyEdit", "selection") and data["uri"].endswith(f"/{name}"):
+            lines.append(f"{event['event']}: {json.dumps({**data, 'uri': name})}")
+    return "the extension's cursor trace (selection kind 3 = command, none = an edit):\n" + (
+        "\n".join(lines)
+    )
 
 
 def test_a_job_with_no_suggestion_says_so_and_why_in_the_status_bar(

@@ -78,7 +78,17 @@ export class JobEdits implements vscode.Disposable {
     private readonly client: () => LanguageClient | undefined,
     private readonly trace: (event: string, data: unknown) => void,
   ) {
-    this.subscriptions = [vscode.workspace.onDidChangeTextDocument((e) => this.changed(e))];
+    this.subscriptions = [
+      vscode.workspace.onDidChangeTextDocument((e) => this.changed(e)),
+      // Traced while a job runs: who moved the cursor (kind: undefined for an edit).
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        const uri = e.textEditor.document.uri.toString();
+        if ((this.documents.get(uri)?.running.size ?? 0) > 0) {
+          const { line, character } = e.selections[0].active;
+          this.trace('selection', { uri, kind: e.kind, line, character });
+        }
+      }),
+    ];
   }
 
   dispose(): void {
@@ -175,30 +185,35 @@ export class JobEdits implements vscode.Disposable {
         }
       }
     }
+    let cursor: 'followed' | 'moved' | 'left' | undefined;
     if (applied && following) {
       // The user may have moved the cursor while the edit was on its way (editor.edit is
       // asynchronous): it follows only if it is where the edit alone would have left it.
       const now = editor.document.offsetAt(editor.selection.active);
       const where = cursorAfter(cursorBefore, before);
       if (editor.selection.isEmpty && now >= where.min && now <= where.max) {
-        this.moveFollower(editor, target.uri, before);
+        cursor = this.moveFollower(editor, target.uri, before) ? 'moved' : 'followed';
       } else {
         this.follows.delete(target.uri);
+        cursor = 'left';
       }
     }
-    this.trace('applyEdit', { uri: target.uri, undoStopBefore, inJob, applied });
+    this.trace('applyEdit', { uri: target.uri, undoStopBefore, inJob, applied, cursor });
     return applied ? { applied } : { applied, failureReason: 'the editor refused the edit' };
   }
 
   /**
    * Put the cursor after the text of the last of `edits` (offsets before they applied), on its
    * last line; an edit that ends before the cursor (an import above) leaves it where it is.
+   * Whether the cursor was moved: setting the selection is asynchronous too, and reaches the
+   * editor after whatever the user did meanwhile, so it is set only when the edit did not leave
+   * the cursor there already (text inserted at the cursor moves it, as the stream's tokens do).
    */
   private moveFollower(
     editor: vscode.TextEditor,
     uri: string,
     edits: { start: number; end: number; text: string }[],
-  ): void {
+  ): boolean {
     const sorted = [...edits].sort((a, b) => a.start - b.start);
     let delta = 0;
     let end = -1;
@@ -207,12 +222,16 @@ export class JobEdits implements vscode.Disposable {
       delta += e.text.length - (e.end - e.start);
     }
     const cursor = editor.document.offsetAt(editor.selection.active);
+    const moved = end > cursor;
     if (end >= cursor) {
       const position = editor.document.positionAt(end);
-      editor.selection = new vscode.Selection(position, position);
+      if (moved) {
+        editor.selection = new vscode.Selection(position, position);
+      }
       editor.revealRange(new vscode.Range(position, position));
     }
     this.follows.set(uri, editor.selection.active);
+    return moved;
   }
 
   private state(uri: string): DocumentState {

@@ -232,3 +232,28 @@ def test_a_misspelled_local_in_a_macros_arguments_is_flagged_when_the_macro_is_u
 )
 def test_a_slip_is_one_letter_inside_the_word(read: str, local: str, slip: bool) -> None:
     assert c_names._one_slip(read, local) is slip
+
+
+def test_a_unity_builds_part_is_checked_with_what_its_includer_brings(tmp_path: Path) -> None:
+    (tmp_path / "all.c").write_text(
+        '#include <stdio.h>\n#include "one.c"\n#include "two.c"\nint main(void) { return 0; }\n'
+    )
+    (tmp_path / "one.c").write_text("static int shout(const char *s) { return puts(s); }\n")
+    part = "static int twice(const char *s) { return shout(s) + puts(s) + CALL(s); }\n"
+    (tmp_path / "two.c").write_text(part)
+    includes = CHeaders().includes(str(tmp_path / "two.c"))
+    assert includes is not None and includes.part
+    # puts: the includer's <stdio.h>; shout: its other part; CALL: nothing (a macro's name).
+    assert _check(part.replace(" + CALL(s)", ""), includes=includes).ok is True
+    verdict = _check(part.replace("shout(s)", "yell(s)"), includes=includes)
+    assert verdict.ok is False and "'yell' is not defined" in verdict.message
+
+
+def test_a_part_whose_includer_includes_an_unknown_header_stays_not_checked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "all.c").write_text('#include "gen/config.h"\n#include "two.c"\n')
+    part = "static int twice(int n) { return helper(n) * 2; }\n"
+    (tmp_path / "two.c").write_text(part)
+    verdict = _check(part, includes=CHeaders().includes(str(tmp_path / "two.c")))
+    assert verdict.ok is None and "includes nothing" in verdict.message

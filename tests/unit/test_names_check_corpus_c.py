@@ -77,8 +77,10 @@ FILES = 160
 #: be read, 10 and 62; a macro pasting tokens, 14 and 0; the file another's part, 5 and 8;
 #: under an #if, 3 and 9; a macro's argument, 0 and 3): a local's or parameter's name
 #: mistyped (one letter inside the word, read nowhere else in the file) is flagged whatever the
-#: includes; measured once more: C 72/85 (84.7 %), C++ 117/131 (89.3 %), 0/75 and 0/123.
-CAUGHT_FLOORS = {"c": 0.78, "cpp": 0.83}
+#: includes; measured once more: C 72/85 (84.7 %), C++ 117/131 (89.3 %), 0/75 and 0/123. Then
+#: a unity build's part checked with what its including file brings: C 73/85 (85.9 %), C++
+#: 117/131, 0/75 and 0/123.
+CAUGHT_FLOORS = {"c": 0.80, "cpp": 0.83}
 _HEADERS = CHeaders()
 _INCLUDE = re.compile(r"^#include <([\w/.]+)>[^\n]*\n", re.M)
 

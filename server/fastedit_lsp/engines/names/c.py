@@ -13,9 +13,10 @@ arguments of a macro (an all-caps call or a function-like macro of the file, ``o
 ``va_arg``), names reserved to the implementation (``__x``, ``_X``), and — the file is then
 "not checked" when a name does not resolve — a header that cannot be read or is not in the
 table, ``#include`` of a macro, a ``using namespace`` of a namespace whose members are unknown,
-a macro of the file that pastes tokens (``##``). Even then, a local's or parameter's name
-mistyped (one letter inside the word, read nowhere else in the file: :func:`_one_slip`) is
-flagged: no header or macro can rightly bring it.
+a macro of the file that pastes tokens (``##``), a file another includes (a unity build's
+part) unless what the including file brings is known (:attr:`.CIncludes.including`). Even
+then, a local's or parameter's name mistyped (one letter inside the word, read nowhere else
+in the file: :func:`_one_slip`) is flagged: no header or macro can rightly bring it.
 """
 
 from __future__ import annotations
@@ -502,9 +503,20 @@ def findings(
         return any(name in words for words in known) or name in bound
 
     candidates = [n for n in candidates if not resolves(n)]
+    #: Whether what the files including this one bring is known too (a unity build's part).
+    whole = False
+    if candidates and includes is not None and includes.including is not None:
+        around = includes.including()
+        if around is not None:
+            whole = True
+            known.append(around.words)
+            known.extend(t for t in (system_header(h, cpp) for h in around.system) if t)
+            candidates = [n for n in candidates if not resolves(n)]
     verdict: list[Finding] | str = []
     if candidates:
-        verdict = _verdict(tree, data, cpp, includes, known, unknown, conditional, candidates)
+        verdict = _verdict(
+            tree, data, cpp, includes, known, (unknown, conditional), candidates, whole=whole
+        )
     if isinstance(verdict, list) and (verdict or candidates):
         return verdict
     # Of the names whose lookup cannot be judged here, those resolving nowhere known.
@@ -528,12 +540,16 @@ def _verdict(
     cpp: bool,
     includes: CIncludes | None,
     known: list[frozenset[str]],
-    unknown: str | None,
-    conditional: str | None,
+    why: tuple[str | None, str | None],
     candidates: list[Node],
+    *,
+    whole: bool,
 ) -> list[Finding] | str:
-    """The findings for names that resolve nowhere known, or why they may still resolve."""
-    if next(_includes(data), None) is None:
+    """The findings for names that resolve nowhere known, or why they may still resolve
+    (``why``: a header not known, one not known under an ``#if``; ``whole``: the names of the
+    files including this one are known too)."""
+    unknown, conditional = why
+    if not whole and next(_includes(data), None) is None:
         return "the file includes nothing (a part another file includes?)"
     if candidates and any(_conditional(n) for n in candidates):
         # Code under an #if may be another configuration's (or dead: #if 0).
@@ -545,7 +561,7 @@ def _verdict(
         candidates = certain
     if not candidates:
         return []
-    if unknown is None and includes is not None and includes.part:
+    if unknown is None and includes is not None and includes.part and not whole:
         unknown = "another file includes this one (names may come from its includes)"
     if unknown is None and _PASTES.search(data) is not None:
         unknown = "a macro of the file pastes tokens (##)"

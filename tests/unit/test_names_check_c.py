@@ -257,3 +257,23 @@ def test_a_part_whose_includer_includes_an_unknown_header_stays_not_checked(
     (tmp_path / "two.c").write_text(part)
     verdict = _check(part, includes=CHeaders().includes(str(tmp_path / "two.c")))
     assert verdict.ok is None and "includes nothing" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("alternatives", "ok"),
+    [
+        ('#if defined(A)\n# include "a_tcl.h"\n#else\n# include "tcl.h"\n#endif\n', None),
+        (
+            '#ifdef A\n# include "a.h"\n#elif B\n# include "b.h"\n#else\n# include "c.h"\n#endif\n',
+            None,
+        ),
+        ('#if defined(A)\n# include "a_tcl.h"\n#else\n# include <string.h>\n#endif\n', False),
+        ('#ifdef A\n# include "a_tcl.h"\n#endif\n', False),
+    ],
+)
+def test_an_if_that_includes_an_unreadable_header_either_way_leaves_names_not_checked(
+    alternatives: str, ok: bool | None
+) -> None:
+    text = f"#include <stdio.h>\n{alternatives}int f(void) {{ return Tcl_Eval(0); }}\n"
+    verdict = _check(text)
+    assert verdict.ok is ok, verdict.message

@@ -406,6 +406,7 @@ def _include_names(
     names: list[frozenset[str]] = []
     unknown: str | None = None
     conditional: str | None = None
+    unreadable: list[tuple[Node | None, str]] = []  # under an #if
     for match in _includes(data):
         raw = match.group(1).decode("utf-8", "replace")
         if raw[:1] not in ("<", '"') or len(raw) < 3:
@@ -429,11 +430,46 @@ def _include_names(
             names.append(table)
             continue
         why = f"the header {raw} cannot be read"
-        if _conditional(tree.root_node.descendant_for_byte_range(*match.span(1))):
-            conditional = conditional or why
+        at = tree.root_node.descendant_for_byte_range(*match.span(1))
+        if _conditional(at):
+            unreadable.append((at, why))
         else:
             unknown = unknown or why
+    spots = [at.start_byte for at, _why in unreadable if at is not None]
+    for at, why in unreadable:
+        if _always(at, spots):
+            unknown = unknown or why
+        else:
+            conditional = conditional or why
     return names, unknown, conditional
+
+
+def _always(node: Node | None, spots: list[int]) -> bool:
+    """Whether the ``#if`` around ``node`` (an unreadable include) includes an unreadable
+    header whichever way it goes (``#if A`` one, ``#else`` another: Tcl's ``sqlite_tcl.h`` or
+    ``tcl.h``), at the file's top level: the names read outside it may come from them."""
+    branch = node
+    while branch is not None and branch.type not in _CONDITIONALS:
+        branch = branch.parent
+    head = branch
+    while (
+        head is not None
+        and head.parent is not None
+        and head.type in ("preproc_elif", "preproc_elifdef", "preproc_else")
+    ):
+        head = head.parent
+    if head is None or _conditional(head.parent):
+        return False
+    current: Node | None = head
+    while current is not None:
+        alternative = current.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else current.end_byte
+        if not any(current.start_byte <= spot < end for spot in spots):
+            return False
+        if current.type == "preproc_else":
+            return True
+        current = alternative
+    return False  # no #else: one configuration includes none of them
 
 
 def _namespaces_unknown(

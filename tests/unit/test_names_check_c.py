@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fastedit_lsp.engines.names import CIncludes, NamesVerdict, check_names
+from fastedit_lsp.engines.names import c as c_names
 from fastedit_lsp.engines.parse import parse
 from fastedit_lsp.project.c_headers import CHeaders
 
@@ -139,3 +142,138 @@ def test_cpp_using_namespace_of_an_unknown_namespace_is_not_checked() -> None:
     assert _check(text, "cpp").ok is None
     std = "#include <algorithm>\nusing namespace std;\nint f(int a, int b) { return max(a, b); }\n"
     assert _check(std, "cpp").ok is True
+
+
+UNREADABLE = '#include "config.h"\n'
+
+
+def test_a_misspelled_local_is_flagged_even_when_a_header_cannot_be_read() -> None:
+    verdict = _check(UNREADABLE + PROGRAM.replace("fread(buffer", "fread(bufer"))
+    assert verdict.ok is False and verdict.message == "line 9: 'bufer' is not defined"
+    swapped = _check(UNREADABLE + PROGRAM.replace("size, f)", "sizee, f)"))
+    assert swapped.ok is False and "'sizee' is not defined" in swapped.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("fread(buffer", "fread(buffers"),  # a letter added at the end: another name
+        ("strlen(buffer)", "strlen(puffer)"),  # the first letter replaced
+        ("fclose(f)", "fclose(fp)"),  # too short to tell from a header's name
+        ("size, f)", "size2, f)"),  # a digit
+        ("fread(buffer", "fread(Buffer"),  # case only
+        ("return read_config(", "return rread_config("),  # a function's name, not a local
+    ],
+)
+def test_an_unknown_name_a_header_may_declare_stays_not_checked(old: str, new: str) -> None:
+    verdict = _check(UNREADABLE + PROGRAM.replace(old, new, 1))
+    assert verdict.ok is None, verdict.message
+
+
+def test_a_slip_of_another_functions_local_stays_not_checked() -> None:
+    text = UNREADABLE + PROGRAM.replace("char buffer[64];", "char buffer[64]; int total = 0;")
+    assert _check(text.replace("return (int)n", "return (int)totl")).ok is None
+    assert _check(text.replace("buffer, sizeof buffer)", "buffer, totl)")).ok is False
+
+
+def test_a_slip_of_a_local_that_the_file_reads_elsewhere_stays_not_checked() -> None:
+    text = UNREADABLE + PROGRAM + "int other(void) { return sizee; }\n"
+    text = text.replace("size, f)", "sizee, f)")
+    region = text[text.index("    FILE *f") : text.index("int main")]
+    assert _check(text, region=region).ok is None  # 'sizee' may be config.h's global
+
+
+def test_a_slip_called_as_a_function_or_under_if_0_stays_not_checked() -> None:
+    called = UNREADABLE + PROGRAM.replace("fclose(f);", "fclose(f); buffr(1);")
+    assert _check(called).ok is None  # a function of config.h, as a rule
+    unused = "fclose(f);\n#if 0\n    bufer[0] = 0;\n#endif"
+    dead = UNREADABLE + PROGRAM.replace("fclose(f);", unused)
+    assert _check(dead).ok is None
+
+
+def test_a_cpp_local_declared_with_constructor_arguments_is_a_local_in_scope() -> None:
+    text = (
+        '#include "edge.h"\n#include <string>\n'
+        "std::string join(const char* text) {\n  std::string prefix(text);\n"
+        "  return prefix + tail_of(text);\n}\n"
+    )
+    assert _check(text, "cpp").ok is None
+    verdict = _check(text.replace("return prefix +", "return prefx +"), "cpp")
+    assert verdict.ok is False and "'prefx' is not defined" in verdict.message
+
+
+def test_a_misspelled_local_in_a_macros_arguments_is_flagged_when_the_macro_is_unknown() -> None:
+    text = (
+        UNREADABLE + "#include <assert.h>\n"
+        "int twice(int count) {\n  CHECK_ARG(count > 0);\n  return count * 2;\n}\n"
+    )
+    assert _check(text).ok is None
+    verdict = _check(text.replace("CHECK_ARG(count", "CHECK_ARG(cunt"))
+    assert verdict.ok is False and "'cunt' is not defined" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("read", "local", "slip"),
+    [
+        ("bufer", "buffer", True),  # a letter dropped
+        ("proces", "process", True),  # a doubled letter at the end loses its inner copy
+        ("lenght", "length", True),  # neighbours swapped
+        ("valeu", "value", True),
+        ("countr", "counter", True),
+        ("items", "item", False),  # a plural is another name
+        ("item", "items", False),
+        ("y_pos", "x_pos", False),  # the first letter
+        ("get_value", "set_value", False),
+        ("buf2", "buf1", False),  # digits
+        ("Value", "value", False),  # case only
+        ("data_", "data", False),
+        ("lengths", "length", False),
+    ],
+)
+def test_a_slip_is_one_letter_inside_the_word(read: str, local: str, slip: bool) -> None:
+    assert c_names._one_slip(read, local) is slip
+
+
+def test_a_unity_builds_part_is_checked_with_what_its_includer_brings(tmp_path: Path) -> None:
+    (tmp_path / "all.c").write_text(
+        '#include <stdio.h>\n#include "one.c"\n#include "two.c"\nint main(void) { return 0; }\n'
+    )
+    (tmp_path / "one.c").write_text("static int shout(const char *s) { return puts(s); }\n")
+    part = "static int twice(const char *s) { return shout(s) + puts(s) + CALL(s); }\n"
+    (tmp_path / "two.c").write_text(part)
+    includes = CHeaders().includes(str(tmp_path / "two.c"))
+    assert includes is not None and includes.part
+    # puts: the includer's <stdio.h>; shout: its other part; CALL: nothing (a macro's name).
+    assert _check(part.replace(" + CALL(s)", ""), includes=includes).ok is True
+    verdict = _check(part.replace("shout(s)", "yell(s)"), includes=includes)
+    assert verdict.ok is False and "'yell' is not defined" in verdict.message
+
+
+def test_a_part_whose_includer_includes_an_unknown_header_stays_not_checked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "all.c").write_text('#include "gen/config.h"\n#include "two.c"\n')
+    part = "static int twice(int n) { return helper(n) * 2; }\n"
+    (tmp_path / "two.c").write_text(part)
+    verdict = _check(part, includes=CHeaders().includes(str(tmp_path / "two.c")))
+    assert verdict.ok is None and "includes nothing" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("alternatives", "ok"),
+    [
+        ('#if defined(A)\n# include "a_tcl.h"\n#else\n# include "tcl.h"\n#endif\n', None),
+        (
+            '#ifdef A\n# include "a.h"\n#elif B\n# include "b.h"\n#else\n# include "c.h"\n#endif\n',
+            None,
+        ),
+        ('#if defined(A)\n# include "a_tcl.h"\n#else\n# include <string.h>\n#endif\n', False),
+        ('#ifdef A\n# include "a_tcl.h"\n#endif\n', False),
+    ],
+)
+def test_an_if_that_includes_an_unreadable_header_either_way_leaves_names_not_checked(
+    alternatives: str, ok: bool | None
+) -> None:
+    text = f"#include <stdio.h>\n{alternatives}int f(void) {{ return Tcl_Eval(0); }}\n"
+    verdict = _check(text)
+    assert verdict.ok is ok, verdict.message

@@ -70,3 +70,10 @@ def test_a_partial_class_or_using_static_leaves_names_alone() -> None:
     text = FILE.replace("using System;", "using System;\nusing static Helpers;")
     assert _check("total += Clamp(limit)", text)[0] is True
     assert _check("seen.Add(prefx)", text)[0] is False
+
+
+def test_an_enums_integral_type_or_a_structs_interfaces_bring_no_names() -> None:
+    declared = "namespace Demo\n{\n    enum Level : uint { Low }\n    struct Cell : Marker { }\n"
+    text = FILE.replace("namespace Demo\n{\n", declared)
+    assert _check("seen.Add(wrd)", text) == (False, "line 17: 'wrd' is not defined")
+    assert _check("seen.Add(word)", text)[0] is True

@@ -66,8 +66,24 @@ class CHeaders:
         def header(name: str, quoted: bool) -> CHeader | None:
             return self.header(name, quoted, folder)
 
-        # A part of another file (a unity build): names may come from the other's includes.
-        return CIncludes(header, part=_included_by_sibling(Path(path)))
+        # A part of another file (a unity build): names may come from the other's includes,
+        # which are read as a header's.
+        includers = _includers(Path(path))
+
+        def including() -> CHeader | None:
+            words: set[str] = set()
+            system: list[str] = []
+            for includer in includers or ():
+                found = self.header(includer.name, True, folder)
+                if found is None:
+                    return None
+                words |= found.words
+                system += found.system
+            return CHeader(frozenset(words), tuple(system))
+
+        if includers == []:
+            return CIncludes(header)
+        return CIncludes(header, part=True, including=including if includers else None)
 
     def header(self, name: str, quoted: bool, folder: Path) -> CHeader | None:
         """What ``#include "name"`` (``quoted``) or ``<name>`` in a file of ``folder`` brings;
@@ -191,20 +207,22 @@ MAX_SIBLINGS = 200
 _SOURCES = (".c", ".cc", ".cpp", ".cxx")
 
 
-def _included_by_sibling(path: Path) -> bool:
-    """Whether a source file next to ``path`` (itself a source file) ``#include``s it."""
+def _includers(path: Path) -> list[Path] | None:
+    """The source files next to ``path`` (itself a source file) that ``#include`` it; None when
+    the folder cannot be read."""
     if path.suffix not in _SOURCES or not path.parent.is_dir():
-        return False
+        return []
     needle = f'"{path.name}"'.encode()
+    out: list[Path] = []
     try:
         siblings = [p for p in path.parent.iterdir() if p.suffix in _SOURCES and p != path]
-        for sibling in siblings[:MAX_SIBLINGS]:
+        for sibling in sorted(siblings)[:MAX_SIBLINGS]:
             data = sibling.read_bytes()
             if needle in data and re.search(rb"#[ \t]*include[ \t]*" + re.escape(needle), data):
-                return True
+                out.append(sibling)
     except OSError:
-        return True
-    return False
+        return None
+    return out
 
 
 #: A header read: its words, the headers it includes (name, quoted), those under an ``#if``.

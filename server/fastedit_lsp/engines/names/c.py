@@ -13,7 +13,10 @@ arguments of a macro (an all-caps call or a function-like macro of the file, ``o
 ``va_arg``), names reserved to the implementation (``__x``, ``_X``), and — the file is then
 "not checked" when a name does not resolve — a header that cannot be read or is not in the
 table, ``#include`` of a macro, a ``using namespace`` of a namespace whose members are unknown,
-a macro of the file that pastes tokens (``##``).
+a macro of the file that pastes tokens (``##``), a file another includes (a unity build's
+part) unless what the including file brings is known (:attr:`.CIncludes.including`). Even
+then, a local's or parameter's name mistyped (one letter inside the word, read nowhere else
+in the file: :func:`_one_slip`) is flagged: no header or macro can rightly bring it.
 """
 
 from __future__ import annotations
@@ -403,6 +406,7 @@ def _include_names(
     names: list[frozenset[str]] = []
     unknown: str | None = None
     conditional: str | None = None
+    unreadable: list[tuple[Node | None, str]] = []  # under an #if
     for match in _includes(data):
         raw = match.group(1).decode("utf-8", "replace")
         if raw[:1] not in ("<", '"') or len(raw) < 3:
@@ -426,11 +430,46 @@ def _include_names(
             names.append(table)
             continue
         why = f"the header {raw} cannot be read"
-        if _conditional(tree.root_node.descendant_for_byte_range(*match.span(1))):
-            conditional = conditional or why
+        at = tree.root_node.descendant_for_byte_range(*match.span(1))
+        if _conditional(at):
+            unreadable.append((at, why))
         else:
             unknown = unknown or why
+    spots = [at.start_byte for at, _why in unreadable if at is not None]
+    for at, why in unreadable:
+        if _always(at, spots):
+            unknown = unknown or why
+        else:
+            conditional = conditional or why
     return names, unknown, conditional
+
+
+def _always(node: Node | None, spots: list[int]) -> bool:
+    """Whether the ``#if`` around ``node`` (an unreadable include) includes an unreadable
+    header whichever way it goes (``#if A`` one, ``#else`` another: Tcl's ``sqlite_tcl.h`` or
+    ``tcl.h``), at the file's top level: the names read outside it may come from them."""
+    branch = node
+    while branch is not None and branch.type not in _CONDITIONALS:
+        branch = branch.parent
+    head = branch
+    while (
+        head is not None
+        and head.parent is not None
+        and head.type in ("preproc_elif", "preproc_elifdef", "preproc_else")
+    ):
+        head = head.parent
+    if head is None or _conditional(head.parent):
+        return False
+    current: Node | None = head
+    while current is not None:
+        alternative = current.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else current.end_byte
+        if not any(current.start_byte <= spot < end for spot in spots):
+            return False
+        if current.type == "preproc_else":
+            return True
+        current = alternative
+    return False  # no #else: one configuration includes none of them
 
 
 def _namespaces_unknown(
@@ -500,13 +539,53 @@ def findings(
         return any(name in words for words in known) or name in bound
 
     candidates = [n for n in candidates if not resolves(n)]
-    if not candidates:
-        for node, why in unsure:
-            name = _text(node)
-            if not any(name in words for words in known) and not bound.elsewhere(node):
-                return f"'{name}' is {why}"
+    #: Whether what the files including this one bring is known too (a unity build's part).
+    whole = False
+    if candidates and includes is not None and includes.including is not None:
+        around = includes.including()
+        if around is not None:
+            whole = True
+            known.append(around.words)
+            known.extend(t for t in (system_header(h, cpp) for h in around.system) if t)
+            candidates = [n for n in candidates if not resolves(n)]
+    verdict: list[Finding] | str = []
+    if candidates:
+        verdict = _verdict(
+            tree, data, cpp, includes, known, (unknown, conditional), candidates, whole=whole
+        )
+    if isinstance(verdict, list) and (verdict or candidates):
+        return verdict
+    # Of the names whose lookup cannot be judged here, those resolving nowhere known.
+    unjudged = [
+        (node, why)
+        for node, why in unsure
+        if not any(_text(node) in words for words in known) and not bound.elsewhere(node)
+    ]
+    if not candidates and not unjudged:
         return []
-    if next(_includes(data), None) is None:
+    if not candidates:
+        verdict = f"'{_text(unjudged[0][0])}' is {unjudged[0][1]}"
+    # Even then, a local's name mistyped is no name a header or a macro may bring.
+    unresolved = candidates + [node for node, _why in unjudged]
+    return _misspelled_locals(unresolved, data, start, end) or verdict
+
+
+def _verdict(
+    tree: Tree,
+    data: bytes,
+    cpp: bool,
+    includes: CIncludes | None,
+    known: list[frozenset[str]],
+    why: tuple[str | None, str | None],
+    candidates: list[Node],
+    *,
+    whole: bool,
+) -> list[Finding] | str:
+    """The findings for names that resolve nowhere known, or why they may still resolve
+    (``why``: a header not known, one not known under an ``#if``; ``whole``: the names of the
+    files including this one are known too)."""
+    unknown, conditional = why
+    if not whole and next(_includes(data), None) is None:
         return "the file includes nothing (a part another file includes?)"
     if candidates and any(_conditional(n) for n in candidates):
         # Code under an #if may be another configuration's (or dead: #if 0).
@@ -518,7 +597,7 @@ def findings(
         candidates = certain
     if not candidates:
         return []
-    if unknown is None and includes is not None and includes.part:
+    if unknown is None and includes is not None and includes.part and not whole:
         unknown = "another file includes this one (names may come from its includes)"
     if unknown is None and _PASTES.search(data) is not None:
         unknown = "a macro of the file pastes tokens (##)"
@@ -526,11 +605,118 @@ def findings(
         unknown = _namespaces_unknown(tree, data, known, candidates)
     if unknown is not None:
         return unknown
+    return [_finding(node) for node in candidates]
+
+
+def _finding(node: Node) -> Finding:
+    row, column = node.start_point
+    return Finding("undefined", _text(node), node.start_byte, node.end_byte, row, column)
+
+
+def _misspelled_locals(candidates: list[Node], data: bytes, start: int, end: int) -> list[Finding]:
+    """Of names that resolve nowhere known, those that are a local's or parameter's name
+    mistyped: one letter dropped, added, swapped with the next or replaced, inside the word
+    (not its first or last letter: ``item``/``items``, ``x_pos``/``y_pos`` are other names),
+    not read as a function, and found nowhere in the file but the region. No header may declare
+    such a name and be right: a header cannot see the function's locals, and a global one edit
+    from a local in scope, read once, is a typo far more often than a name of an unknown
+    header. Found even when what the includes bring is not all known."""
     out: list[Finding] = []
     for node in candidates:
-        row, column = node.start_point
-        out.append(Finding("undefined", _text(node), node.start_byte, node.end_byte, row, column))
+        name = _text(node)
+        if len(name) < 3 or _called(node) or _dead(node):
+            continue
+        word = name.encode()
+        if any(not start <= at < end for at in places(data, word, start)):
+            continue
+        if any(_one_slip(name, local) for local in _locals_before(node)):
+            out.append(_finding(node))
     return out
+
+
+def _called(node: Node) -> bool:
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "call_expression"
+        and parent.child_by_field_name("function") == node
+    )
+
+
+def _dead(node: Node) -> bool:
+    """Whether ``node`` is under an ``#if 0`` (code kept as text, its names stale)."""
+    current = node.parent
+    while current is not None:
+        if current.type == "preproc_if" and _text(current.child_by_field_name("condition")) in (
+            "0",
+            "false",
+        ):
+            return True
+        current = current.parent
+    return False
+
+
+def _locals_before(node: Node) -> Iterator[str]:
+    """The names the functions around ``node`` declare (parameters, locals; ``T name(x);``,
+    which tree-sitter reads as a function's declaration, too) before it."""
+    current = node.parent
+    while current is not None:
+        if current.type in ("function_definition", "lambda_expression"):
+            own = _defined(current)
+            stack = [
+                c
+                for c in current.children
+                if c.type not in ("primitive_type", "type_identifier")
+                and c.start_byte < node.start_byte
+            ]
+            while stack:
+                child = stack.pop()
+                if child.start_byte >= node.start_byte:
+                    continue
+                if child.type == "identifier":
+                    if child != own and declares(child):
+                        yield _text(child)
+                    continue
+                stack.extend(child.children)
+        current = current.parent
+
+
+def _defined(function: Node) -> Node | None:
+    """The name a function definition defines (its last segment when qualified)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    while name is not None and name.type == "qualified_identifier":
+        name = name.child_by_field_name("name")
+    return name
+
+
+def _one_slip(read: str, local: str) -> bool:
+    """Whether ``read`` is ``local`` with one letter dropped, added or replaced inside the word
+    (not the first or last: ``item``/``items``, ``x_pos``/``y_pos`` are other names; a doubled
+    letter at the end may lose its inner copy: ``proces``), or two neighbours swapped (not the
+    first: ``lenght``); no digit (``buf1``/``buf2``), nor a change of case only."""
+    if len(local) < 4 or abs(len(read) - len(local)) > 1 or read.lower() == local.lower():
+        return False
+    return _inner_slip(read, local) or _inner_slip(read[::-1], local[::-1], swap=False)
+
+
+def _inner_slip(read: str, local: str, *, swap: bool = True) -> bool:
+    """:func:`_one_slip` with the common head taken first, then the common tail."""
+    shortest = min(len(read), len(local))
+    head = 0
+    while head < shortest and read[head] == local[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and read[-1 - tail] == local[-1 - tail]:
+        tail += 1
+    mine, theirs = read[head : len(read) - tail], local[head : len(local) - tail]
+    if head == 0 or any(c.isdigit() for c in mine + theirs):
+        return False
+    if swap and len(mine) == len(theirs) == 2 and mine == theirs[::-1]:
+        return True  # two neighbours swapped
+    return tail > 0 and (len(mine) + len(theirs) == 1 or len(mine) == len(theirs) == 1)
 
 
 def words(data: bytes) -> frozenset[str]:

@@ -9,7 +9,8 @@ somewhere in the file (lenient on scope; found lazily, :mod:`.bindings`). Types,
 names and members are not checked.
 
 Not flagged (a false alarm costs more than a miss): anything in a file with a ``partial``
-type, a base class declared elsewhere (an interface, named ``I…``, brings no fields), or,
+type, a base class declared elsewhere (a class's first base; an interface, named ``I…``, an
+enum's integral type and a struct's interfaces bring no fields), or,
 for calls, a ``using static``; contextual keywords (``value``, ``args``, ``nameof``, …); names
 inside ``nameof``, attributes, anonymous types and object initializers; named arguments.
 """
@@ -122,9 +123,7 @@ def _open(tree: Tree, data: bytes) -> tuple[bool, bool]:
                 stack.append(child)
             elif child.type.endswith("_declaration") and child.type != "field_declaration":
                 declared.add(_text(child.child_by_field_name("name")))
-                for part in child.named_children:
-                    if part.type == "base_list":
-                        bases += [_text(b).split("<")[0] for b in part.named_children]
+                bases += _base_class(child)
                 body = child.child_by_field_name("body")
                 if body is not None and body.type == "declaration_list":
                     stack.append(body)
@@ -133,6 +132,21 @@ def _open(tree: Tree, data: bytes) -> tuple[bool, bool]:
     inherited = any(b not in declared and not re.match(r"(?:\w+\.)*I[A-Z]", b) for b in bases if b)
     using_static = re.search(rb"using\s+static\b", data) is not None
     return inherited, inherited or using_static
+
+
+def _base_class(declaration: Node) -> list[str]:
+    """The type a declaration may inherit fields and methods from: a class's or record's first
+    base (C# puts the base class first; the others are interfaces), an interface's bases. An
+    enum's base is its integral type and a struct's are interfaces: they bring no names."""
+    if declaration.type in ("enum_declaration", "struct_declaration"):
+        return []
+    for part in declaration.named_children:
+        if part.type == "base_list":
+            bases = [_text(b).split("<")[0] for b in part.named_children]
+            if declaration.type in ("class_declaration", "record_declaration"):
+                return bases[:1]
+            return bases
+    return []
 
 
 def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding]:

@@ -89,6 +89,9 @@ class CIncludes:
     header: Callable[[str, bool], CHeader | None]
     #: Whether another file next to it includes the file (its names may come from there).
     part: bool = False
+    #: What the files that include it bring (their words and what they include, this file and
+    #: its sibling parts among them), or None (cannot all be read); None when not a part.
+    including: Callable[[], CHeader | None] | None = None
 
 
 #: What the caller knows of the file's package on disk: the names a Go package's other files

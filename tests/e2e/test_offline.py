@@ -10,17 +10,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from pygls.uris import from_fs_path
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support import shared_server
 from tests.support.harness import Editor, hermetic_env
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One offline server for the module's tests that need no settings of their own (``offline``),
+# settled between tests (tests/support/shared_server.py); the tests that set the mode or give
+# settings at initialize get a fresh server from ``make_editor`` (``editor`` is one).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_offline_editor = shared_server.module_stub, shared_server.module_offline_editor
+stub, make_editor = shared_server.stub, shared_server.make_editor
+offline = shared_server.offline_editor
 
 
-@pytest.fixture
-async def offline(make_editor: MakeEditor) -> Editor:
-    return await make_editor(model=False)
+@pytest_asyncio.fixture(loop_scope="module")
+async def editor(make_editor: MakeEditor) -> Editor:
+    """A fresh server pointed at the stub (these tests set the mode)."""
+    return await make_editor()
 
 
 def _uri(path: Path) -> str:
@@ -308,8 +318,9 @@ async def test_edit_selection_offline_says_it_needs_a_model(
     assert offline.text(uri) == "x = 1\n"
 
 
-def test_demo_runs_every_action_offline_with_no_key() -> None:
-    result = subprocess.run(
+async def test_demo_runs_every_action_offline_with_no_key() -> None:
+    result = await asyncio.to_thread(
+        subprocess.run,
         [sys.executable, "-m", "fastedit_lsp", "demo"],
         capture_output=True,
         text=True,

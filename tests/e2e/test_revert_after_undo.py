@@ -6,8 +6,16 @@ job's must, naming the line, and nothing of the user's is ever deleted."""
 
 from __future__ import annotations
 
+import pytest
+
 from fastedit_lsp.tools.stub import Answer, StubModelServer
+from tests.support import shared_server
 from tests.support.harness import Editor
+
+# One server and stub for the module, reset between tests (tests/support/shared_server.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor = shared_server.stub, shared_server.editor
 
 URI = "file:///tmp/fastedit-e2e/undo.py"
 HEAD, SELECTION, TAIL = "import os\n\n", "def f(x):\n    return x\n", "\n\nprint(f(2))\n"

@@ -9,9 +9,15 @@ import pytest
 from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, RecordedRequest, StubModelServer, split_tokens
+from tests.support import shared_server
 from tests.support.harness import HANG_GUARD, Editor
+from tests.support.shared_server import MakeEditor
 
-from .conftest import MakeEditor
+# One server and stub for the module, reset between tests (tests/support/shared_server.py);
+# ``make_editor`` still starts a fresh server (other encodings, settings, a batched editor).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_stub, module_editor = shared_server.module_stub, shared_server.module_editor
+stub, editor, make_editor = shared_server.stub, shared_server.editor, shared_server.make_editor
 
 URI = "file:///tmp/fastedit-e2e/stream.py"
 

@@ -137,16 +137,3 @@ async def test_work_waiting_for_quiet_waits_for_an_idle_server_and_hurry_ends_it
     gate.last_message = time.monotonic()
     gate.hurry()
     await asyncio.wait_for(gate.quiet_for(3600), 5)
-
-
-async def test_work_after_the_job_modules_waits_for_them_without_making_the_server_busy() -> None:
-    # The grammars of the files opened with the session load after what a job needs.
-    gate = ImportGate(lambda: False)
-    waiter = asyncio.ensure_future(gate.after_job_ready())
-    await asyncio.sleep(0)
-    assert not waiter.done()
-    assert gate.own == {waiter}  # waiting does not count as busy
-    gate.job_ready()
-    await asyncio.wait_for(waiter, 5)
-    assert gate.own == set()
-    await asyncio.wait_for(gate.after_job_ready(), 5)  # once ready, no wait

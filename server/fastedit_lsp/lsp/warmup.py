@@ -137,9 +137,6 @@ class ImportGate:
         self.last_message = time.monotonic()
         #: Set by :meth:`hurry`: background work waiting for a quiet moment goes on at once.
         self._hurried: asyncio.Event | None = None
-        #: Set once the warm-up has loaded what a job needs (or given up): the grammars wait
-        #: for it, so that a job sent soon after start-up finds its own modules first.
-        self._job_ready: asyncio.Event | None = None
 
     @property
     def pending(self) -> bool:
@@ -189,20 +186,6 @@ class ImportGate:
         if self._hurried is None:
             self._hurried = asyncio.Event()
         return self._hurried
-
-    def job_ready(self) -> None:
-        """The warm-up has loaded what a job needs (or stopped trying)."""
-        self._ready().set()
-
-    async def after_job_ready(self) -> None:
-        """Wait until :meth:`job_ready`, without making the server busy meanwhile."""
-        with self.waiting():
-            await self._ready().wait()
-
-    def _ready(self) -> asyncio.Event:
-        if self._job_ready is None:
-            self._job_ready = asyncio.Event()
-        return self._job_ready
 
     async def run(self, load: Callable[[], T]) -> T:
         """Run ``load`` (which imports) in a worker thread, once the server is idle.
@@ -314,14 +297,11 @@ async def warm_up(server: WarmUpOwners) -> None:
         await server.imports.run(
             functools.partial(warm_messages.exchange_progress, server.protocol)
         )
-        server.imports.job_ready()
         await server.imports.run(functools.partial(warm_messages.compile_patterns, server.config))
         await _load(server, COMPLETION_MODULES)
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return
-    finally:
-        server.imports.job_ready()
     await server.imports.run(_freeze_loaded)
     server.timings.record("warmUp", time.perf_counter() - started)
     # What the session will need later, once it is quiet.
@@ -379,14 +359,5 @@ def _load_grammar(uri: str, language_id: str) -> None:
 
 def grammar(server: WarmUpOwners, uri: str, language_id: str) -> None:
     """On ``didOpen``: load the grammar of the document's language in the background, so the
-    first draft's parse check there does not (the first grammar cost 10–20 ms to import).
-
-    After the warm-up has loaded what a job needs: the files an editor opens with the session
-    come before the user's first job, whose first edit needs the job's modules and the HTTP
-    client, not the grammar (its parse check runs once the answer is in)."""
-
-    async def load() -> None:
-        await server.imports.after_job_ready()
-        await server.imports.run(functools.partial(_load_grammar, uri, language_id))
-
-    server.spawn(load())
+    first draft's parse check there does not (the first grammar cost 10–20 ms to import)."""
+    server.spawn(server.imports.run(functools.partial(_load_grammar, uri, language_id)))

@@ -56,10 +56,8 @@ def register(
 
         # Before the warm-up starts the process' first thread.
         memory.one_arena()
-        # It starts once this handler waits for the client's settings (below): validating the
-        # settings here is work on the loop that a background import would compete with.
-        owners = warm_up_owners()
-        spawn(warm_up(owners))
+        # First, so that its thread imports while the settings are validated on the loop.
+        spawn(warm_up(warm_up_owners()))
         config.reload()
         client.send_status(None)
         if problems := internals.problems():
@@ -69,9 +67,7 @@ def register(
                 "fastedit-lsp pins (fastedit-lsp doctor lists what is off).",
                 types.MessageType.Warning,
             )
-        # Waiting for the client's answer is not work: the warm-up goes on meanwhile.
-        with owners.imports.waiting():
-            await _pull_configuration(ls, config, client)
+        await _pull_configuration(ls, config, client)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(

@@ -31,6 +31,11 @@ DOCS = (
     REPO / "editors" / "emacs" / "README.md",
     REPO / "editors" / "emacs" / "fastedit.el",
     REPO / "editors" / "vscode" / "README.md",
+    # The user's README and the reference: their install steps too.
+    REPO / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+    REPO / "examples" / "README.md",
+    *sorted((REPO / "examples" / "editors").iterdir()),
 )
 
 

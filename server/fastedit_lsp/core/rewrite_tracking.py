@@ -19,6 +19,7 @@ region offsets, for per-hunk review and :meth:`RewriteTracker.revert_hunk_edit`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -259,7 +260,7 @@ class RewriteTracker(RegionTracker):
         self.out, self.remaining, self._open = text, [], None
         self._sync()
         self._reported_end = self.end
-        self.hunks = [HunkState(h.original, h.start, h.end, h.state) for h in hunks]
+        self.hunks = [dataclasses.replace(h) for h in hunks]
         self.user_edited = False
         self.settled = None
 
@@ -272,7 +273,7 @@ class RewriteTracker(RegionTracker):
             self._clean = None
         elif fresh:
             # The region as the job (or a hunk's revert) left it: what an undo and a redo restore.
-            hunks = [HunkState(h.original, h.start, h.end, h.state) for h in self.hunks]
+            hunks = [dataclasses.replace(h, edited=False) for h in self.hunks]
             self._clean = (self.text, hunks)
 
     def echo(self) -> None:

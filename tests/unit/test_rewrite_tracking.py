@@ -274,8 +274,17 @@ def test_a_hunk_edited_by_the_user_is_not_reverted() -> None:
     assert sim.tracker.revert_hunk_edit(0) == "hunk 0 changed since the job"
 
 
-@pytest.mark.parametrize("shape", ["lines", "whole region", "characters"])
-def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str) -> None:
+@pytest.mark.parametrize(
+    ("shape", "redo_shape"),
+    [
+        ("lines", "lines"),
+        ("whole region", "whole region"),
+        ("characters", "characters"),
+        ("whole region", "lines"),
+        ("lines", "whole region"),
+    ],
+)
+def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str, redo_shape: str) -> None:
     """Neovim sends the undo and the redo of a job (once its debounce ends) as line changes; other
     editors as one change over the region or as the characters that differ. Either way the
     region holds the job's text again and a hunk reverts alone (found by CI: the redo was
@@ -286,8 +295,9 @@ def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str) -> None:
     sim = Sim.start(head, original, tail, rewrite, [7, 60, 200])
     _drive(sim, [])
     assert sim.done and sim.text == head + rewrite + tail and len(sim.tracker.hunks) == 2
+    records = sim.tracker.hunk_records()
 
-    def replace(old: str, new: str) -> None:
+    def replace(old: str, new: str, shape: str = shape) -> None:
         if shape == "whole region":
             sim.edit_client(len(head), len(head) + len(old), new, "u")
             return
@@ -303,8 +313,13 @@ def test_an_undo_then_a_redo_leaves_each_hunk_revertible(shape: str) -> None:
     replace(rewrite, original)  # the undo
     sim.report()
     assert sim.text == head + original + tail
-    replace(original, rewrite)  # the redo
+    replace(original, rewrite, redo_shape)  # the redo
     sim.report()
+    # The record and the "Revert this change" code action see the hunks where the job left them.
+    assert sim.tracker.hunk_records() == records
+    for index, record in enumerate(records):
+        line = record["range"]["start"]["line"]
+        assert sim.tracker.hunk_at((line, 0), (line, 0)) == [index]
     sim.revert_hunk(1)
     assert sim.text == head + original.replace("(2)", "(2, fast=True)") + tail
     # Reverted hunk 1, then an undo and a redo of that revert: hunk 0 still reverts alone.

@@ -376,6 +376,7 @@ class RewriteTracker(RegionTracker):
 
     def hunk_records(self) -> list[dict[str, Any]]:
         """The record's ``hunks``: original text, current range (client coordinates), state."""
+        self._recover()
         records: list[dict[str, Any]] = []
         for hunk in self.hunks:
             start = advance(self.start, self.text[: hunk.start])
@@ -398,6 +399,7 @@ class RewriteTracker(RegionTracker):
 
     def hunk_at(self, start: Point, end: Point) -> list[int]:
         """Indices of applied hunks whose range meets ``[start, end]``."""
+        self._recover()
         found = []
         for index, hunk in enumerate(self.hunks):
             a = advance(self.start, self.text[: hunk.start])

@@ -3,7 +3,8 @@
 ``pip install .`` of a fresh clone into a new venv (``--system-site-packages``: the dependencies
 come from this environment, so it runs offline), then ``fastedit-lsp editors`` of that venv, and
 the READMEs' manual snippets (Neovim's ``runtimepath``, Emacs' ``load-path``) run as written: the
-plugins load from the folder inside the installed package. The READMEs, ``:help fastedit`` and
+plugins load from the folder inside the installed package, and Emacs' opens a Python buffer
+connected to the installed server. The READMEs, ``:help fastedit`` and
 ``:checkhealth`` hold no placeholder and no ``pip install fastedit-lsp`` from an index.
 """
 
@@ -165,19 +166,44 @@ def test_the_neovim_readmes_manual_snippet_loads_the_installed_plugin(
     assert lines[-1] == "2", out  # setup() defined the commands
 
 
-def test_the_emacs_readmes_manual_snippet_loads_the_installed_package(
+#: Appended to the Emacs README's snippet: open a Python file as a person does (eglot-ensure
+#: connects after the next command; batch Emacs runs no command loop, so its hook is run), wait for
+#: fastedit-mode, ask the server for its status, report where each program came from.
+REPORT_ELISP = r"""
+(find-file "module.py")
+(run-hooks 'post-command-hook)
+(let ((deadline (+ (float-time) 60)))  ; a hang guard
+  (while (and (not (bound-and-true-p fastedit-mode)) (< (float-time) deadline))
+    (accept-process-output nil 0.05)))
+(let* ((server (eglot-current-server))
+       (status (and server
+                    (jsonrpc-request server :workspace/executeCommand
+                                     '(:command "fastedit.status" :arguments [])))))
+  (princ (format "library:%s\n" (locate-library "fastedit")))
+  (princ (format "mode:%S\n" (bound-and-true-p fastedit-mode)))
+  (princ (format "server:%S\n" (and server (process-command (jsonrpc--process server)))))
+  (princ (format "found:%s\n" (executable-find "fastedit-lsp")))
+  (princ (format "status:%s\n" (and status (plist-get status :mode))))
+  (princ (format "messages:%S\n" (with-current-buffer "*Messages*" (buffer-string))))
+  (when server (eglot-shutdown server)))
+"""
+
+
+def test_the_emacs_readmes_manual_snippet_opens_a_python_buffer_with_the_installed_server(
     installed: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     bin_dir, env = installed
     init = tmp_path / "init.el"
-    init.write_text(
-        _snippet(REPO / "editors" / "emacs" / "README.md", "elisp")
-        + '(princ (format "%s\\n%s\\n" (locate-library "fastedit") (fboundp \'fastedit-mode)))\n'
-    )
+    init.write_text(_snippet(REPO / "editors" / "emacs" / "README.md", "elisp") + REPORT_ELISP)
+    (tmp_path / "module.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
     out = _run([emacs(), "--batch", "-l", str(init)], env, tmp_path)
-    lines = out.strip().splitlines()
-    assert lines[-2].startswith(str(bin_dir.parent / "lib")), out
-    assert lines[-1] == "t", out
+    lines = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    assert lines["library"].startswith(str(bin_dir.parent / "lib")), out  # the package's copy
+    assert lines["mode"] == "t", out  # fastedit-mode on in the Python buffer
+    assert lines["server"] == '("fastedit-lsp")', out  # the README's command, found on PATH:
+    assert lines["found"] == str(bin_dir / "fastedit-lsp"), out  # the venv's
+    assert lines["status"] in ("auto", "fast", "standard"), out
+    assert "Server died" not in lines["messages"] and "error" not in lines["messages"], out
 
 
 def test_fastedit_lsp_stub_prints_the_settings_that_point_fastedit_at_it(

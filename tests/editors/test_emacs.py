@@ -532,6 +532,43 @@ def test_regex_key_writes_the_pattern_below_the_examples_and_one_undo_restores(
     assert seen["prompts"] == []
 
 
+def test_model_drafts_that_fail_verification_then_land_offline_say_why_at_the_jobs_end(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Auto mode: every draft of both models fails the examples (fast, asked again, escalated to
+    # standard, asked again); the offline synthesiser writes the pattern.
+    stub.script(*[Answer(text="\\d+")] * 6)
+    seen = run_scenario(
+        tmp_path,
+        f"""
+(fastedit-eglot-setup 'python-mode nil) ; alone: no other server's start to wait for
+(fe-open "dates.py" {lisp(REGEX_SOURCE)})
+(goto-char (point-min))
+(forward-line 2)
+(fe-key "C-c / r")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-finish)
+""",
+        env,
+    )
+    record = seen["record"]
+    assert record["state"] == "done" and record["route"] == "local", record
+    routes = [(a["route"], a["verification"]["ok"]) for a in record["attempts"]]
+    assert routes[-1] == ("local", True) and ("standard", False) in routes, routes
+    assert routes[0] == ("fast", False), routes
+    # Not only "offline · N ms": why the pattern is the offline one (the reason's steps after
+    # routing's own), on the job's one end line.
+    way = record["reason"].split("; ", 1)[1]
+    assert "escalated to standard" in way and "→ offline engine" in way, record["reason"]
+    ends = [m for m in seen["messages"].splitlines() if m.startswith("fastedit: Generate regex")]
+    assert len(ends) == 1, seen["messages"]
+    shown = re.fullmatch(r"fastedit: Generate regex done · offline · ([\d,]+) ms · (.*)", ends[0])
+    assert shown is not None, ends
+    assert abs(int(shown.group(1).replace(",", "")) - record["metrics"]["landedMs"]) <= 1, ends
+    assert shown.group(2) == way, ends
+
+
 FIX_SOURCE = "def area(width, height:\n    return width * height\n"
 FIXED = "def area(width, height):\n    return width * height\n"
 

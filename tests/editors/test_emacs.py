@@ -627,6 +627,9 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         "work.py",
         TESTED,
         """
+(advice-add 'fastedit--show-document :before
+            (lambda (uri &rest _)
+              (fe-observe "on-disk-when-shown" (file-exists-p (eglot--uri-to-path uri)))))
 (forward-line 6)
 (fe-key "C-c / t")
 (let* ((record (fe-observe "record" (fe-job (fe-last-started))))
@@ -637,6 +640,7 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
   (switch-to-buffer (fe-wait "the test module's buffer" (lambda () (find-buffer-visiting file))))
   (fe-wait "the module's eglot" (lambda () fastedit-mode))
   (fe-observe "module" (buffer-string))
+  (fe-observe "on-disk-before-save" (file-exists-p file))
   (save-buffer)
   (fe-observe "undo" (fe-undo 1)))
 (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
@@ -653,6 +657,9 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         assert seen["module"].startswith('"""Tests for work'), seen["module"]
         assert "    assert double(2) == 4\n" in seen["module"], seen["module"]
         assert record["route"] == "local" and stub.requests == []
+    # The module is a new buffer: nothing on disk when it is shown, nor once the tests are in
+    # it, until the user saves it (issue 30: an empty test file was written first).
+    assert seen.get("on-disk-when-shown") is None and seen["on-disk-before-save"] is None, seen
     # Saved as Emacs held it, the module's tests pass on the code they test.
     written = tmp_path / "work" / "test_work.py"
     assert written.read_text() == seen["module"]

@@ -532,6 +532,43 @@ def test_regex_key_writes_the_pattern_below_the_examples_and_one_undo_restores(
     assert seen["prompts"] == []
 
 
+def test_model_drafts_that_fail_verification_then_land_offline_say_why_at_the_jobs_end(
+    tmp_path: Path, env: dict[str, str], stub: StubModelServer
+) -> None:
+    # Auto mode: every draft of both models fails the examples (fast, asked again, escalated to
+    # standard, asked again); the offline synthesiser writes the pattern.
+    stub.script(*[Answer(text="\\d+")] * 6)
+    seen = run_scenario(
+        tmp_path,
+        f"""
+(fastedit-eglot-setup 'python-mode nil) ; alone: no other server's start to wait for
+(fe-open "dates.py" {lisp(REGEX_SOURCE)})
+(goto-char (point-min))
+(forward-line 2)
+(fe-key "C-c / r")
+(fe-observe "record" (fe-job (fe-last-started)))
+(fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
+(fe-finish)
+""",
+        env,
+    )
+    record = seen["record"]
+    assert record["state"] == "done" and record["route"] == "local", record
+    routes = [(a["route"], a["verification"]["ok"]) for a in record["attempts"]]
+    assert routes[-1] == ("local", True) and ("standard", False) in routes, routes
+    assert routes[0] == ("fast", False), routes
+    # Not only "offline · N ms": why the pattern is the offline one (the reason's steps after
+    # routing's own), on the job's one end line.
+    way = record["reason"].split("; ", 1)[1]
+    assert "escalated to standard" in way and "→ offline engine" in way, record["reason"]
+    ends = [m for m in seen["messages"].splitlines() if m.startswith("fastedit: Generate regex")]
+    assert len(ends) == 1, seen["messages"]
+    shown = re.fullmatch(r"fastedit: Generate regex done · offline · ([\d,]+) ms · (.*)", ends[0])
+    assert shown is not None, ends
+    assert abs(int(shown.group(1).replace(",", "")) - record["metrics"]["landedMs"]) <= 1, ends
+    assert shown.group(2) == way, ends
+
+
 FIX_SOURCE = "def area(width, height:\n    return width * height\n"
 FIXED = "def area(width, height):\n    return width * height\n"
 
@@ -590,6 +627,9 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         "work.py",
         TESTED,
         """
+(advice-add 'fastedit--show-document :before
+            (lambda (uri &rest _)
+              (fe-observe "on-disk-when-shown" (file-exists-p (eglot--uri-to-path uri)))))
 (forward-line 6)
 (fe-key "C-c / t")
 (let* ((record (fe-observe "record" (fe-job (fe-last-started))))
@@ -600,6 +640,7 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
   (switch-to-buffer (fe-wait "the test module's buffer" (lambda () (find-buffer-visiting file))))
   (fe-wait "the module's eglot" (lambda () fastedit-mode))
   (fe-observe "module" (buffer-string))
+  (fe-observe "on-disk-before-save" (file-exists-p file))
   (save-buffer)
   (fe-observe "undo" (fe-undo 1)))
 (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
@@ -616,6 +657,9 @@ def test_write_tests_key_streams_into_a_new_module_and_one_undo_there_removes_th
         assert seen["module"].startswith('"""Tests for work'), seen["module"]
         assert "    assert double(2) == 4\n" in seen["module"], seen["module"]
         assert record["route"] == "local" and stub.requests == []
+    # The module is a new buffer: nothing on disk when it is shown, nor once the tests are in
+    # it, until the user saves it (issue 30: an empty test file was written first).
+    assert seen.get("on-disk-when-shown") is None and seen["on-disk-before-save"] is None, seen
     # Saved as Emacs held it, the module's tests pass on the code they test.
     written = tmp_path / "work" / "test_work.py"
     assert written.read_text() == seen["module"]

@@ -455,3 +455,40 @@ def test_a_next_edit_suggestion_shows_its_key_and_the_replaced_text_in_a_termina
         assert re.search(r"\x1b\[[0-9;]*4[0-9;]*m$", row[:start]), repr(row)
         terminal.keys("C-c", "/", "n")
         terminal.wait(lambda s: "        acc += item * scale" in s, "the accepted suggestion")
+
+
+CART = (Path(__file__).parents[2] / "examples" / "javascript" / "cart.js").read_text()
+#: Fixes in a row on cart.js: a few (the Python fix above runs ``ROUNDS`` times).
+CART_ROUNDS = 3
+
+
+def test_a_javascript_syntax_fix_leaves_valid_code_and_no_duplicated_line_in_a_terminal(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    # Issue 30: fastedit alone, offline, a fix of cart.js once left
+    # "sum += itemTotal(item);    sum += itemTotal(item;" (a hung job's half rewrite).
+    broken = "    sum += itemTotal(item;"
+    assert broken + "\n" in CART
+    fixed = CART.replace(broken + "\n", "    sum += itemTotal(item);\n").rstrip("\n").split("\n")
+
+    def shows_fixed(screen: str) -> bool:
+        return "\n".join(fixed) in "\n".join(line.rstrip() for line in screen.split("\n"))
+
+    files = ("validators.py", VALIDATORS), ("cart.js", CART)
+    with _emacs(tmp_path, None, False, *files) as (terminal, _project):
+        # fastedit-lsp alone for JavaScript too, as a user adds it (M-: here, init.el there).
+        terminal.keys("M-:")
+        terminal.type(
+            "(progn (fastedit-eglot-setup 'js-mode nil) (add-hook 'js-mode-hook #'eglot-ensure))"
+        )
+        terminal.keys("Enter")
+        terminal.keys("C-x", "C-f")
+        terminal.type("cart.js")
+        terminal.keys("Enter")
+        terminal.wait(lambda s: "cart.js" in s and "FE[auto" in s, "cart.js under fastedit")
+        for _ in range(CART_ROUNDS):
+            # The whole buffer selected (C-x h), then the fix: the one line fixed in place.
+            _job(terminal, ("C-x", "h", "C-c", "/", "s"), shows_fixed, "Fix syntax")
+            screen = terminal.screen()
+            assert screen.count("sum += itemTotal(item") == 1, screen
+            _undo(terminal, lambda s: broken in s and not shows_fixed(s), "the fix")

@@ -406,6 +406,47 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     assert session.job(record["jobId"])["state"] == "reverted"
 
 
+def test_revert_refuses_when_the_regions_text_differs_naming_the_line_and_keeps_the_typing(
+    session: Session, stub: StubModelServer
+) -> None:
+    _open(session, "calc.py", SOURCE)
+    rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
+    stub.script(_stream(f"```python\n{rewrite}```\n", tps=300))
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vj" + session.key("edit_selection"))
+    session.wait(lambda: session.mode() == "c", "the instruction prompt")
+    session.press("cast both to int<CR>")
+    record = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    done = rewrite + SOURCE.split("\n", 2)[2]
+    session.wait(lambda: session.text() == done, "the rewrite in the buffer")
+    # The user changes the job's text: the region no longer holds what the job wrote.
+    session.nvim.current.window.cursor = (2, len("    return i"))
+    session.press("ciwfloat<Esc>")
+    edited = done.replace("int(a)", "float(a)")
+    session.wait(lambda: session.text() == edited, "the typing")
+    session.press(session.key("revert"))
+
+    def refusal() -> str | None:
+        # The echo area's line (cut to the screen), or the plugin's copy of it whole.
+        lines = [*session.lua("return require('fastedit.status').messages")]
+        lines += session.messages().splitlines()
+        said = [m for m in lines if m.startswith("fastedit: not reverted: ")]
+        return max(said, key=len) if said else None
+
+    said = session.wait(refusal, "the refusal said")
+    # Where: the region's first line (from the server's reason).
+    assert "line 1 no longer holds the job's text" in said, said
+    assert session.text() == edited
+    assert session.job(record["jobId"])["state"] == "done"
+    # Undo the typing: the region is the job's text again, and revert goes ahead.
+    session.press("u")
+    session.wait(lambda: session.text() == done, "the undo of the typing")
+    session.press(session.key("revert"))
+    session.wait(lambda: session.text() == SOURCE, "the revert")
+    assert session.job(record["jobId"])["state"] == "reverted"
+
+
 REGEX_SOURCE = """# regex: ISO date
 #   match: 2024-01-31
 #   match: 1999-12-01

@@ -350,6 +350,9 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     workbench.run_command("Fast Edit: Revert Last Edit")
     workbench.wait_text(equals=SOURCE)
     wait(lambda: (workbench.server.job(job_id) or {}).get("state") == "reverted", "the revert")
+    # The revert says so (a status-bar message for 5 s: read from the extension's trace of the
+    # messages it showed, so the test does not race the message's end).
+    wait(lambda: "Fast Edit: reverted" in workbench.server.messages(), "the revert's message")
 
 
 def test_a_command_right_after_typing_acts_on_the_typed_text(

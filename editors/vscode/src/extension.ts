@@ -26,6 +26,26 @@ let client: LanguageClient | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const extension = context.extension;
   const trace = tracer(process.env.FASTEDIT_VSCODE_LOG);
+  // Every message shown is traced too (`message`: where, and the text as shown), so what the
+  // user was told can be read after a status-bar message is gone (they last a few seconds).
+  const say = {
+    status: (text: string, ms: number): void => {
+      trace('message', { where: 'statusBar', text });
+      vscode.window.setStatusBarMessage(text, ms);
+    },
+    info: (text: string): Thenable<string | undefined> => {
+      trace('message', { where: 'information', text });
+      return vscode.window.showInformationMessage(text);
+    },
+    warning: (text: string): Thenable<string | undefined> => {
+      trace('message', { where: 'warning', text });
+      return vscode.window.showWarningMessage(text);
+    },
+    error: (text: string, ...items: string[]): Thenable<string | undefined> => {
+      trace('message', { where: 'error', text });
+      return vscode.window.showErrorMessage(text, ...items);
+    },
+  };
   const status = new StatusItem('fastedit-vscode.toggleFastMode');
   const edits = new JobEdits(() => client, trace);
   /** The jobs whose end was said already (a job's last status may come twice). */
@@ -105,7 +125,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         const said = noSuggestionText(params.job);
         if (said !== undefined && !ended.has(params.job.jobId)) {
           ended.add(params.job.jobId);
-          vscode.window.setStatusBarMessage(said, 8000);
+          say.status(said, 8000);
         }
       }
       status.update(params);
@@ -125,7 +145,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       trace('startFailure', failure);
       status.setProblem(failure.message);
       const open = failure.settingsTab === 'Remote' ? 'Open Remote Settings' : 'Open User Settings';
-      void vscode.window.showErrorMessage(`Fast Edit: ${failure.message}`, open).then((choice) => {
+      void say.error(`Fast Edit: ${failure.message}`, open).then((choice) => {
         if (choice === open) {
           const which = failure.settingsTab === 'Remote' ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
           void vscode.commands.executeCommand(which, COMMAND_SETTING);
@@ -151,7 +171,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return async (): Promise<void> => {
       const editor = vscode.window.activeTextEditor;
       if (editor === undefined || client === undefined) {
-        void vscode.window.showWarningMessage('Fast Edit: open a file first.');
+        void say.warning('Fast Edit: open a file first.');
         return;
       }
       const argument = await args(editor, client);
@@ -162,7 +182,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         edits.follow(editor);
       }
       await execute(command, [argument]).catch((error: Error) => {
-        void vscode.window.showErrorMessage(`Fast Edit: ${error.message ?? error}`);
+        void say.error(`Fast Edit: ${error.message ?? error}`);
       });
     };
   };
@@ -183,7 +203,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const reply = (await execute('fastedit.toggleFastMode')) as { mode: string };
       status.update({ mode: reply.mode });
     } catch (error) {
-      void vscode.window.showErrorMessage(`Fast Edit: ${(error as Error).message ?? error}`);
+      void say.error(`Fast Edit: ${(error as Error).message ?? error}`);
     }
   });
   register('fastedit-vscode.setMode', async () => {
@@ -255,16 +275,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const editor = vscode.window.activeTextEditor;
     const argument = editor && client ? [{ uri: uri(editor, client) }] : [];
     const reply = (await execute('fastedit.cancel', argument)) as { cancelled: string[] };
-    vscode.window.setStatusBarMessage(`Fast Edit: cancelled ${reply.cancelled.length} job(s)`, 3000);
+    say.status(`Fast Edit: cancelled ${reply.cancelled.length} job(s)`, 3000);
   });
   register('fastedit-vscode.revert', async () => {
     const editor = vscode.window.activeTextEditor;
     const argument = editor && client ? [{ uri: uri(editor, client) }] : [];
     const reply = (await execute('fastedit.revert', argument)) as { reverted: boolean; reason?: string };
     if (!reply.reverted) {
-      void vscode.window.showInformationMessage(`Fast Edit: nothing reverted: ${reply.reason ?? 'no job'}`);
+      void say.info(`Fast Edit: nothing reverted: ${reply.reason ?? 'no job'}`);
     } else {
-      vscode.window.setStatusBarMessage('Fast Edit: reverted', 5000);
+      say.status('Fast Edit: reverted', 5000);
     }
   });
   register('fastedit-vscode.showStatus', async () => {
@@ -280,7 +300,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register('fastedit-vscode.nextEditShown', () => nextEdits.current());
   register('fastedit-vscode.toggleNextEdit', async () => {
     const enabled = await nextEdits.toggle();
-    vscode.window.setStatusBarMessage(`Fast Edit: next-edit suggestions ${enabled ? 'on' : 'off'}`, 3000);
+    say.status(`Fast Edit: next-edit suggestions ${enabled ? 'on' : 'off'}`, 3000);
   });
 
   context.subscriptions.push(
@@ -332,8 +352,9 @@ function programExists(program: string): boolean | undefined {
 }
 
 /**
- * With FASTEDIT_VSCODE_LOG set, every status notification, command reply and streamed edit is
- * appended to that file as a JSON line (for troubleshooting, and read by the end-to-end test).
+ * With FASTEDIT_VSCODE_LOG set, every status notification, command reply, streamed edit and
+ * message shown is appended to that file as a JSON line (for troubleshooting, and read by the
+ * end-to-end test).
  */
 function tracer(path: string | undefined): (event: string, data: unknown) => void {
   if (!path) {

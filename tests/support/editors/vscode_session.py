@@ -193,6 +193,11 @@ class CodeServer:
             if e["event"] == "command" and e["data"]["command"] == command
         ]
 
+    def messages(self) -> list[str]:
+        """Every message the extension showed (status bar, notifications), in order: read from
+        its trace, so a status-bar message that is gone again still counts."""
+        return [e["data"]["text"] for e in self.trace() if e["event"] == "message"]
+
     def job(self, job_id: str) -> dict[str, Any] | None:
         """The job's latest record from the notifications."""
         records = [s["job"] for s in self.statuses() if s.get("job", {}).get("jobId") == job_id]

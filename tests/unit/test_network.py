@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -100,6 +101,37 @@ async def test_a_reset_of_a_new_connection_is_not_sent_again() -> None:
     assert error.kind == "dropped"
     assert texts == []
     assert len(server.seen) == 1
+
+
+# --- the client's requests ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"content": b'{"a": 1}', "headers": {"Authorization": "Bearer k", "Accept": "x/y"}},
+        {"headers": {"accept-encoding": "identity"}, "timeout": httpx.Timeout(3.0, connect=1.0)},
+        {"content": b"", "headers": {}, "extensions": {"trace": None, "timeout": {"read": 2.0}}},
+        {"headers": {"A": "1"}, "params": {"q": "1"}},  # built by httpx itself
+    ],
+)
+async def test_the_model_client_builds_a_request_exactly_as_httpx_does(
+    options: dict[str, Any],
+) -> None:
+    """The model client builds its requests from URLs parsed once and headers merged once: the
+    same method, URL, headers (names, values, order), body and extensions as httpx's client."""
+    url = "https://api.example.test/v1/chat/completions"
+    async with new_client() as ours, httpx.AsyncClient(trust_env=False) as plain:
+        plain.timeout = ours.timeout
+        for _ in range(2):  # the second from what the first kept
+            mine, theirs = (
+                ours.build_request("POST", url, **options),
+                plain.build_request("POST", url, **options),
+            )
+            assert (mine.method, mine.url) == (theirs.method, theirs.url)
+            assert mine.headers.raw == theirs.headers.raw
+            assert mine.read() == theirs.read()
+            assert mine.extensions == theirs.extensions
 
 
 # --- cookies --------------------------------------------------------------------------------------

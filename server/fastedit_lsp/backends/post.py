@@ -126,7 +126,14 @@ async def open_stream(
     httpx's errors (the caller says them as a :class:`~.base.BackendError`).
     """
     headers = {**headers, "Accept-Encoding": "identity"}
-    timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0))
+    # httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)).as_dict(), as the request's
+    # extension (build_request then makes no Timeout of its own).
+    timeout = {
+        "connect": min(timeout_s, 5.0),
+        "read": timeout_s,
+        "write": timeout_s,
+        "pool": timeout_s,
+    }
     sent, info.sent = info.sent, None
     resent = False
     while True:
@@ -136,8 +143,7 @@ async def open_stream(
             url,
             content=content,
             headers=headers,
-            timeout=timeout,
-            extensions={"trace": trace},
+            extensions={"timeout": timeout, "trace": trace},
         )
         try:
             response = await opened.__aenter__()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.harness import Editor, hermetic_env
@@ -33,10 +34,20 @@ def model_env(base_url: str) -> dict[str, str]:
     }
 
 
-async def complete(editor: Editor) -> dict[str, Any]:
-    editor.open(URI, TEXT)
+async def complete(editor: Editor, uri: str = URI) -> dict[str, Any]:
+    editor.open(uri, TEXT)
     return await editor.run(
-        "fastedit.completeRest", {"uri": URI, "position": editor.pos(URI, CURSOR)}
+        "fastedit.completeRest", {"uri": uri, "position": editor.pos(uri, CURSOR)}
+    )
+
+
+def push_settings(editor: Editor, config: Path, network: str) -> None:
+    """Rewrite the settings file with ``network`` (TOML lines of its ``[fastedit.network]``) and
+    push the editor's settings (``didChangeConfiguration``), which makes the server read the
+    file again. ``network.*`` may come from the file, never from the editor's own settings."""
+    config.write_text(f"[fastedit]\n[fastedit.network]\n{network}\n", encoding="utf-8")
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fastedit": {"mode": "fast"}})
     )
 
 
@@ -131,3 +142,44 @@ async def test_doctor_shows_the_proxy_and_ca_and_probes_through_them(
     assert f"via: proxy {proxy.url} (HTTP_PROXY)" in out.stdout
     assert f"GET {stub.base_url}/models HTTP/1.1".encode() in proxy.seen
     assert f"POST {stub.base_url}/chat/completions HTTP/1.1".encode() in proxy.seen
+
+
+# -- the client is kept per network settings and follows their change ----------------------------
+
+
+async def test_a_proxy_set_in_the_settings_file_later_carries_the_next_jobs_request(
+    make_editor: MakeEditor, stub: StubModelServer, tmp_path: Path
+) -> None:
+    """The HTTP client is made once per network settings (its proxies and certificates read
+    then), not per job: a ``network.proxy`` that arrives with a settings change makes a new one,
+    and the next job's request goes through that proxy."""
+    stub.script(Answer(text="1"), Answer(text="1"))
+    config = tmp_path / "fastedit.toml"
+    config.write_text("[fastedit]\n", encoding="utf-8")
+    async with Proxy().running() as proxy:
+        editor = await make_editor(env={"FASTEDIT_CONFIG": str(config)})
+        assert (await complete(editor))["state"] == "done"
+        assert proxy.seen == []  # directly, and the client is kept for the next job
+        push_settings(editor, config, f'proxy = "{proxy.url}"')
+        second = URI.replace("network.py", "network_2.py")
+        record = await complete(editor, second)
+        assert record["state"] == "done", record
+    assert editor.text(second) == TEXT[:CURSOR] + "1" + TEXT[CURSOR:]
+    assert proxy.seen == [f"POST {stub.base_url}/chat/completions HTTP/1.1".encode()]
+
+
+async def test_a_ca_file_set_in_the_settings_file_later_is_trusted_by_the_next_job(
+    make_editor: MakeEditor, ca: LocalCA, tmp_path: Path
+) -> None:
+    config = tmp_path / "fastedit.toml"
+    config.write_text("[fastedit]\n", encoding="utf-8")
+    async with ModelServer(context=ca.server_context()).running() as server:
+        env = {**model_env(server.base_url), "FASTEDIT_CONFIG": str(config)}
+        editor = await make_editor(env=env, model=False, init_options={"failover": []})
+        first = await complete(editor)
+        assert first["state"] == "failed" and "not trusted" in first["error"], first
+        push_settings(editor, config, f"caFile = {str(ca.pem)!r}")
+        second = URI.replace("network.py", "network_2.py")
+        record = await complete(editor, second)
+    assert record["state"] == "done", record
+    assert editor.text(second) == TEXT[:CURSOR] + "ok" + TEXT[CURSOR:]

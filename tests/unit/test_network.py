@@ -5,7 +5,9 @@ name what to do when one of them fails."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -27,6 +29,7 @@ from tests.support.network_servers import (
     ModelServer,
     Proxy,
     make_ca,
+    read_request,
 )
 
 REQUEST = ChatRequest(messages=(ChatMessage("user", "say ok"),), max_tokens=8)
@@ -98,6 +101,66 @@ async def test_a_reset_of_a_new_connection_is_not_sent_again() -> None:
     assert error.kind == "dropped"
     assert texts == []
     assert len(server.seen) == 1
+
+
+# --- the client's requests ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"content": b'{"a": 1}', "headers": {"Authorization": "Bearer k", "Accept": "x/y"}},
+        {"headers": {"accept-encoding": "identity"}, "timeout": httpx.Timeout(3.0, connect=1.0)},
+        {"content": b"", "headers": {}, "extensions": {"trace": None, "timeout": {"read": 2.0}}},
+        {"headers": {"A": "1"}, "params": {"q": "1"}},  # built by httpx itself
+    ],
+)
+async def test_the_model_client_builds_a_request_exactly_as_httpx_does(
+    options: dict[str, Any],
+) -> None:
+    """The model client builds its requests from URLs parsed once and headers merged once: the
+    same method, URL, headers (names, values, order), body and extensions as httpx's client."""
+    url = "https://api.example.test/v1/chat/completions"
+    async with new_client() as ours, httpx.AsyncClient(trust_env=False) as plain:
+        plain.timeout = ours.timeout
+        for _ in range(2):  # the second from what the first kept
+            mine, theirs = (
+                ours.build_request("POST", url, **options),
+                plain.build_request("POST", url, **options),
+            )
+            assert (mine.method, mine.url) == (theirs.method, theirs.url)
+            assert mine.headers.raw == theirs.headers.raw
+            assert mine.read() == theirs.read()
+            assert mine.extensions == theirs.extensions
+
+
+# --- cookies --------------------------------------------------------------------------------------
+
+
+async def test_a_cookie_the_model_server_sets_is_sent_back_and_none_is_invented() -> None:
+    """The client reads a response's cookies only when it sets one (httpx read every response
+    into its cookie jar); what one sets is kept and sent with the next requests, once."""
+    cookies: list[list[bytes]] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (request := await read_request(reader)) is not None:
+            lines = request[0].split(b"\r\n")
+            cookies.append([line for line in lines if line.lower().startswith(b"cookie:")])
+            sets = b"set-cookie: sid=abc; Path=/\r\n" if len(cookies) == 2 else b""
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n" + sets + b"\r\nok")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/models"
+    try:
+        async with new_client() as client:
+            for _ in range(4):
+                assert (await client.get(url)).text == "ok"
+            assert dict(client.cookies) == {"sid": "abc"}
+    finally:
+        server.close()
+    assert cookies == [[], [], [b"cookie: sid=abc"], [b"cookie: sid=abc"]]
 
 
 # --- TLS with a private CA -----------------------------------------------------------------------

@@ -148,9 +148,12 @@ def _tracing() -> aiohttp.TraceConfig:
         return on
 
     config.on_connection_create_start.append(tell("connection.connect_tcp.started"))
+    # Told as the headers are buffered: nothing is on the socket yet, the writing has begun.
     config.on_request_headers_sent.append(tell("http11.send_request_headers.started"))
-    # The body (a small JSON request) goes out right after its headers, in the same write.
-    config.on_request_headers_sent.append(tell("http11.send_request_body.complete"))
+    # Told as the body is handed to the writer, which writes it (with the buffered headers, in
+    # one write) right after, in the same step: the trace's consumer hears it on the loop's
+    # next turn (:class:`.post._Trace`), once the request is on the socket.
+    config.on_request_chunk_sent.append(tell("http11.send_request_body.complete"))
     return config
 
 
@@ -181,6 +184,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 # The proxy is chosen by httpx's mounts, from the environment and the settings
                 # (network.py); aiohttp reads no variable of its own.
                 trust_env=False,
+                # httpx keeps the cookies (its jar sets the request's Cookie header): a jar of
+                # aiohttp's own would only be searched again per request.
+                cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=False,  # httpx decodes, as with its own transport
                 trace_configs=[_tracing()],
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),

@@ -210,11 +210,13 @@ def _check_proxy(url: str, source: str) -> None:
 def new_client(network: Network = Network()) -> httpx.AsyncClient:
     """The client of every model request (see the module docstring): httpx's, on aiohttp's wire
     (:mod:`.aio_transport`), with one pool per proxy routed by httpx's ``mounts`` as httpx routes
-    the environment's proxies. Its TLS context reads the trusted certificates now (~25 ms of
+    the environment's proxies, its URLs parsed once and cookies read only when a response sets
+    one (:mod:`.model_client`). Its TLS context reads the trusted certificates now (~25 ms of
     CPU): the warm-up makes it off the event loop."""
     import httpx
 
     from .aio_transport import AiohttpTransport
+    from .model_client import ModelClient
 
     if network.proxy:
         _check_proxy(network.proxy, "network.proxy")
@@ -249,7 +251,7 @@ def new_client(network: Network = Network()) -> httpx.AsyncClient:
             break
         if entry and mounts:
             mounts[_no_proxy_pattern(entry)] = None  # None: the direct transport
-    return httpx.AsyncClient(
+    return ModelClient(
         timeout=httpx.Timeout(30.0, connect=5.0),
         # The proxies and certificates are read above, from the environment and the settings.
         trust_env=False,

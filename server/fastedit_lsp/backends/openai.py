@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -161,8 +162,14 @@ class _Target:
     model: str | None
     api_key: SecretStr | None
     key_hint: str | None
-    #: The proxy requests to ``base_url`` go through (None: directly), for messages.
-    proxy: Proxy | None = None
+    #: The ``network`` settings of the client, for :attr:`proxy` (None: the environment's).
+    network: Network | None = None
+
+    @functools.cached_property
+    def proxy(self) -> Proxy | None:
+        """The proxy requests to ``base_url`` go through (None: directly), for messages: read
+        when a message needs it, not per job (the environment's proxies are read in ~0.1 ms)."""
+        return proxy_for(self.base_url, self.network or Network())
 
     @property
     def who(self) -> str:
@@ -463,7 +470,7 @@ class OpenAICompatibleBackend:
             model,
             _usable_key(api_key),
             key_hint,
-            proxy_for(self.base_url, network or Network()),
+            network,
         )
         self._reasoning_effort = reasoning_effort
         self._timeout_s = timeout_ms / 1000
@@ -773,8 +780,7 @@ async def list_models(
 ) -> list[str]:
     """The model ids served at ``base_url`` (``GET /models``), in the server's order."""
     base = base_url.rstrip("/")
-    proxy = proxy_for(base, network or Network())
-    target = _Target(provider, base, None, _usable_key(api_key), key_hint, proxy)
+    target = _Target(provider, base, None, _usable_key(api_key), key_hint, network)
     timeout_s = timeout_ms / 1000
     try:
         async with client.stream(

@@ -50,9 +50,15 @@ def closed_by_cancel() -> bool:
 
 class _Trace:
     """httpcore's ``trace`` extension for one request: says when the request is written (the
-    consumer's ``sent``), whether it went on a new connection, and whether an answer began."""
+    consumer's ``sent``), whether it went on a new connection, and whether an answer began.
 
-    __slots__ = ("answered", "fresh", "sent", "written")
+    ``sent`` is called on the event loop's turn after the transport tells that it hands the
+    body over: aiohttp tells it just before its writer writes the body, in the same step, so the
+    consumer (the job's status to the editor) comes after the request's bytes, not before them
+    (the editor's process, woken by the status first, held the model's request back).
+    """
+
+    __slots__ = ("answered", "fresh", "sent", "telling", "written")
 
     def __init__(self, sent: Callable[[], None] | None) -> None:
         self.sent = sent
@@ -61,6 +67,8 @@ class _Trace:
         #: The request's writing began on a connection (the transport traced it).
         self.written = False
         self.answered = False
+        #: ``sent`` is due on the loop's next turn.
+        self.telling = False
 
     @property
     def reused_unanswered(self) -> bool:
@@ -75,11 +83,21 @@ class _Trace:
         if sent is not None:
             sent()
 
+    def withdraw(self) -> Callable[[], None] | None:
+        """The consumer's ``sent``, not called by this trace any more (the request failed)."""
+        sent, self.sent = self.sent, None
+        return sent
+
+    def _tell(self) -> None:
+        sent, self.sent = self.sent, None
+        if sent is not None:
+            sent()
+
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
         if name.endswith(".send_request_body.complete"):
-            sent, self.sent = self.sent, None
-            if sent is not None:
-                sent()
+            if self.sent is not None and not self.telling:
+                self.telling = True
+                asyncio.get_running_loop().call_soon(self._tell)
         elif name.endswith(".send_request_headers.started"):
             self.written = True
         elif name.endswith("receive_response_headers.complete"):
@@ -108,7 +126,14 @@ async def open_stream(
     httpx's errors (the caller says them as a :class:`~.base.BackendError`).
     """
     headers = {**headers, "Accept-Encoding": "identity"}
-    timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0))
+    # httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)).as_dict(), as the request's
+    # extension (build_request then makes no Timeout of its own).
+    timeout = {
+        "connect": min(timeout_s, 5.0),
+        "read": timeout_s,
+        "write": timeout_s,
+        "pool": timeout_s,
+    }
     sent, info.sent = info.sent, None
     resent = False
     while True:
@@ -118,16 +143,19 @@ async def open_stream(
             url,
             content=content,
             headers=headers,
-            timeout=timeout,
-            extensions={"trace": trace},
+            extensions={"timeout": timeout, "trace": trace},
         )
         try:
             response = await opened.__aenter__()
         except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+            pending = trace.withdraw()
             if resent or not trace.reused_unanswered:
                 raise
-            resent, sent = True, trace.sent
+            resent, sent = True, pending
             continue
+        except BaseException:
+            trace.withdraw()
+            raise
         break
     try:
         trace.answer()

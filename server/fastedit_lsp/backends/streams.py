@@ -43,7 +43,7 @@ from .formats import (
     messages_step,
     responses_step,
 )
-from .network import Network, proxy_for
+from .network import Network
 from .openai import (
     ERROR_BODY_LIMIT,
     OpenAICompatibleBackend,
@@ -116,7 +116,7 @@ class ApiBackend:
             model,
             _usable_key(api_key),
             key_hint,
-            proxy_for(self.base_url, network or Network()),
+            network,
         )
         self._timeout_s = timeout_ms / 1000
         self._rate_limits = rate_limits

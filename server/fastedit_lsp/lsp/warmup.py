@@ -96,6 +96,7 @@ HTTP_MODULES = (
     "aiohttp",
     "certifi",
     "fastedit_lsp.backends.aio_transport",
+    "fastedit_lsp.backends.model_client",
     "fastedit_lsp.backends.network",
 )
 COMPLETION_MODULES = (

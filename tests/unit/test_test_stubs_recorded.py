@@ -334,6 +334,24 @@ SHAPES = textwrap.dedent("""
 """).lstrip()
 
 
+def test_a_function_that_holds_bytes_is_given_bytes_made_of_them() -> None:
+    """``b"="`` in the body: bytes with it alone, inside others and beside another piece (the
+    text candidates never hold them; without a hint, ``b"a"`` and ``b""`` were all)."""
+    source = textwrap.dedent("""
+        def needs_quoting(c, quotetabs):
+            if c in b" \\t":
+                return quotetabs
+            if c == b"_":
+                return True
+            return c == b"=" or not (b" " <= c <= b"~")
+    """).lstrip()
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    given = set(_first_arguments(plan))
+    assert {b"=", b"_", b"a=", b"a=a"} <= given
+    assert b"a=a_a" in given or b"a_a=a" in given
+
+
 def _first_arguments(plan: stubs.RecordPlan | None) -> list[object]:
     assert plan is not None
     found: list[object] = []

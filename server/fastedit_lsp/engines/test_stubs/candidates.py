@@ -216,6 +216,32 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     )
 
 
+#: Bytes pieces of the body :func:`_byte_texts` combines (its first ones).
+_BYTE_PIECES = 6
+
+
+def _byte_texts(fn: _FunctionNode, info: _ModuleInfo) -> list[object]:
+    """Bytes made of the bytes the function's body holds or names (``b"="``, ``b"\\r\\n"``), as
+    :func:`_literals` makes texts of its texts: each alone, inside others, two together. A
+    function that holds bytes is given bytes, and the text candidates never hold those."""
+    pieces: list[bytes] = []
+    for node in _own_nodes(fn):
+        value: object = None
+        if isinstance(node, ast.Constant):
+            value = node.value
+        elif isinstance(node, ast.Name) and node.id in info.constants:
+            value = info.constants[node.id]
+        if isinstance(value, bytes) and 0 < len(value) <= 40 and value not in pieces:
+            pieces.append(value)
+    pieces = pieces[:_BYTE_PIECES]
+    found: list[object] = []
+    for piece in pieces:
+        found += [piece, b"a" + piece, piece + b"a", b"a" + piece + b"a"]
+    for first, second in itertools.permutations(pieces[:3], 2):
+        found.append(b"a" + first + b"a" + second + b"a")
+    return _dedupe([*found, b"abc"]) if pieces else []
+
+
 #: The largest number a constant expression of the body gives that is taken (``1 << 64``).
 _FOLDED_MOST = 2**64 + 2
 _FOLDS: dict[type[ast.operator], Callable[[int, int], int]] = {
@@ -454,6 +480,7 @@ def _candidates(
     checked = _isinstance_names(fn)
     sized = _sized_names(fn)
     shaped = _shaped(fn, ints, strs)
+    raw = _byte_texts(fn, info)
     called = _called_names(fn)
     mappings = _mapping_names(fn)
     documented = documented_types(fn)
@@ -508,6 +535,14 @@ def _candidates(
             values = _dedupe([*values, *_MIXED])
         if values and param.name in shaped and base in (None, "Any", "object"):
             values = _dedupe([*values[:1], *shaped[param.name], *values[1:]])
+        if (
+            values
+            and raw
+            and base in (None, "Any", "object", "bytes")
+            and param.name not in called
+            and not isinstance(param.default, bool)
+        ):
+            values = _dedupe([*values[:2], *raw, *values[2:]])
         if param.has_default:
             values = [_OMIT, *(values or [])]
         if not values:

@@ -312,6 +312,101 @@ def test_bytes_beyond_ascii_are_tried_where_bytes_may_be_passed() -> None:
     assert "packed(b'a', b'\\xff\\x80')" in plan.calls
 
 
+SHAPES = textwrap.dedent("""
+    def seconds(stamp):
+        hours, minutes, rest = stamp[:3]
+        return hours * 3600 + minutes * 60 + rest
+
+
+    def joined(pairs):
+        return ";".join(f"{name}={value}" for name, value in pairs[1:])
+
+
+    def third(value, fallback="x"):
+        if isinstance(value, tuple):
+            return value[2]
+        return fallback
+
+
+    def group(match):
+        match = match.group(1)
+        return match[1]
+""").lstrip()
+
+
+def test_a_function_that_holds_bytes_is_given_bytes_made_of_them() -> None:
+    """``b"="`` in the body: bytes with it alone, inside others and beside another piece (the
+    text candidates never hold them; without a hint, ``b"a"`` and ``b""`` were all)."""
+    source = textwrap.dedent("""
+        def needs_quoting(c, quotetabs):
+            if c in b" \\t":
+                return quotetabs
+            if c == b"_":
+                return True
+            return c == b"=" or not (b" " <= c <= b"~")
+    """).lstrip()
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    given = set(_first_arguments(plan))
+    assert {b"=", b"_", b"a=", b"a=a"} <= given
+    assert b"a=a_a" in given or b"a_a=a" in given
+
+
+def _first_arguments(plan: stubs.RecordPlan | None) -> list[object]:
+    assert plan is not None
+    found: list[object] = []
+    for call in plan.calls:
+        node = ast.parse(call, mode="eval").body
+        assert isinstance(node, ast.Call)
+        try:
+            found.append(ast.literal_eval(node.args[0]))
+        except ValueError:
+            continue
+    return found
+
+
+def _shape(value: object) -> object:
+    """``("tuple", 3, "str")``; items' shapes for a list."""
+    if isinstance(value, list):
+        return ["list", *(_shape(v) for v in value[:1])]
+    if isinstance(value, tuple):
+        return ("tuple", len(value), *{type(v).__name__ for v in value})
+    return type(value).__name__
+
+
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        # Taken apart into three: three texts, three numbers.
+        ("seconds", [("tuple", 3, "str"), ("tuple", 3, "int")]),
+        # Its items taken apart into two: a few pairs.
+        ("joined", [["list", ("tuple", 2, "str")], ["list", ("tuple", 2, "int")]]),
+        # Its third item read.
+        ("third", [("tuple", 3, "str"), ("tuple", 3, "int")]),
+    ],
+)
+def test_a_parameter_taken_apart_is_given_sequences_of_the_size_it_is_taken_apart_into(
+    name: str, wanted: list[object]
+) -> None:
+    """No plain value goes down the path after ``a, b, c = x`` (``for a, b in x``,
+    ``x[2]``): the plan passes sequences of that size."""
+    line = next(i for i, text in enumerate(SHAPES.splitlines()) if f"def {name}(" in text)
+    shapes = [
+        _shape(v)
+        for v in _first_arguments(stubs.record_plan(SHAPES, stubs.find_target(SHAPES, line), "mod"))
+    ]
+    for shape in wanted:
+        assert shape in shapes
+
+
+def test_a_parameter_given_a_new_value_is_not_taken_for_a_sequence() -> None:
+    line = next(i for i, text in enumerate(SHAPES.splitlines()) if "def group(" in text)
+    plan = stubs.record_plan(SHAPES, stubs.find_target(SHAPES, line), "mod")
+    shapes = [_shape(v) for v in _first_arguments(plan)]
+    assert ("tuple", 2, "str") not in shapes
+    assert ("tuple", 2, "int") not in shapes
+
+
 FLAGS = textwrap.dedent("""
     import enum
 

@@ -216,6 +216,32 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     )
 
 
+#: Bytes pieces of the body :func:`_byte_texts` combines (its first ones).
+_BYTE_PIECES = 6
+
+
+def _byte_texts(fn: _FunctionNode, info: _ModuleInfo) -> list[object]:
+    """Bytes made of the bytes the function's body holds or names (``b"="``, ``b"\\r\\n"``), as
+    :func:`_literals` makes texts of its texts: each alone, inside others, two together. A
+    function that holds bytes is given bytes, and the text candidates never hold those."""
+    pieces: list[bytes] = []
+    for node in _own_nodes(fn):
+        value: object = None
+        if isinstance(node, ast.Constant):
+            value = node.value
+        elif isinstance(node, ast.Name) and node.id in info.constants:
+            value = info.constants[node.id]
+        if isinstance(value, bytes) and 0 < len(value) <= 40 and value not in pieces:
+            pieces.append(value)
+    pieces = pieces[:_BYTE_PIECES]
+    found: list[object] = []
+    for piece in pieces:
+        found += [piece, b"a" + piece, piece + b"a", b"a" + piece + b"a"]
+    for first, second in itertools.permutations(pieces[:3], 2):
+        found.append(b"a" + first + b"a" + second + b"a")
+    return _dedupe([*found, b"abc"]) if pieces else []
+
+
 #: The largest number a constant expression of the body gives that is taken (``1 << 64``).
 _FOLDED_MOST = 2**64 + 2
 _FOLDS: dict[type[ast.operator], Callable[[int, int], int]] = {
@@ -338,6 +364,74 @@ def _sized_names(fn: _FunctionNode) -> set[str]:
     return names
 
 
+#: Longest sequence :func:`_shaped` builds (``a, b, ..., f = x``: six).
+_MAX_SHAPE = 8
+
+
+def _unpacked_subject(node: ast.expr) -> str | None:
+    """``x`` of ``x`` or ``x[1:]`` / ``x[:6]`` (what a tuple target takes apart)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _tuple_size(target: ast.expr) -> int | None:
+    if isinstance(target, ast.Tuple | ast.List) and not any(
+        isinstance(e, ast.Starred) for e in target.elts
+    ):
+        return len(target.elts) if 2 <= len(target.elts) <= _MAX_SHAPE else None
+    return None
+
+
+def _shaped(fn: _FunctionNode, ints: list[int], strs: list[str]) -> dict[str, list[object]]:
+    """Sequences of the size the function takes a name apart into, by name: ``year, month, day
+    = x[:3]`` or ``x[2]`` (a sequence of three: texts, then numbers), ``for name, value in x``
+    (a few pairs). No plain value of another shape goes down those paths."""
+    sizes: dict[str, set[int]] = {}
+    item_sizes: dict[str, set[int]] = {}
+    # A parameter given a new value (``s = s.group(1)``) is taken apart as that value.
+    rebound = {
+        n.id for n in _own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            size, name = _tuple_size(node.targets[0]), _unpacked_subject(node.value)
+            if size is not None and name is not None:
+                sizes.setdefault(name, set()).add(size)
+        elif isinstance(node, ast.For | ast.comprehension):
+            size, name = _tuple_size(node.target), _unpacked_subject(node.iter)
+            if size is not None and name is not None:
+                item_sizes.setdefault(name, set()).add(size)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+            and -_MAX_SHAPE <= node.slice.value < _MAX_SHAPE
+        ):
+            index = node.slice.value
+            sizes.setdefault(node.value.id, set()).add(index + 1 if index >= 0 else -index)
+    pool = [*dict.fromkeys(s for s in strs if s.strip()), "a", "b", "c", "d", "e", "f", "g", "h"]
+    numbers = [*dict.fromkeys(i for i in ints if i > 0), *range(1, _MAX_SHAPE + 1)]
+
+    def texts(size: int, start: int = 0) -> tuple[object, ...]:
+        return tuple(pool[(start + i) % len(pool)] for i in range(size))
+
+    shaped: dict[str, list[object]] = {}
+    for name in rebound:
+        sizes.pop(name, None)
+        item_sizes.pop(name, None)
+    for name, found in sizes.items():
+        size = max(found)
+        if size >= 2:  # ``x[0]``, ``x[-1]``: any sequence has that
+            shaped[name] = [texts(size), tuple(numbers[:size])]
+    for name, found in item_sizes.items():
+        size = max(found)
+        items = [texts(size, start=size * i) for i in range(3)]
+        shaped.setdefault(name, []).extend([items, [tuple(numbers[:size])]])
+    return shaped
+
+
 #: Methods only a mapping has: a parameter the function calls them on is a dict.
 _MAPPING_METHODS = frozenset({"items", "keys", "values", "popitem", "setdefault"})
 
@@ -385,6 +479,8 @@ def _candidates(
     ints, floats, strs = _literals(fn, info)
     checked = _isinstance_names(fn)
     sized = _sized_names(fn)
+    shaped = _shaped(fn, ints, strs)
+    raw = _byte_texts(fn, info)
     called = _called_names(fn)
     mappings = _mapping_names(fn)
     documented = documented_types(fn)
@@ -437,6 +533,16 @@ def _candidates(
             values = _dedupe([*_MIXED[:6], *ints, *strs, *_MIXED[6:]])
         if values is not None and param.name in checked:
             values = _dedupe([*values, *_MIXED])
+        if values and param.name in shaped and base in (None, "Any", "object"):
+            values = _dedupe([*values[:1], *shaped[param.name], *values[1:]])
+        if (
+            values
+            and raw
+            and base in (None, "Any", "object", "bytes")
+            and param.name not in called
+            and not isinstance(param.default, bool)
+        ):
+            values = _dedupe([*values[:2], *raw, *values[2:]])
         if param.has_default:
             values = [_OMIT, *(values or [])]
         if not values:

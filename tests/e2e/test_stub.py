@@ -335,6 +335,30 @@ async def test_a_held_stream_sends_nothing_more_until_released(
     assert record.completed and record.tokens_sent == 3
 
 
+async def test_a_stream_held_twice_goes_on_at_each_release(
+    stub: StubModelServer, client: httpx.AsyncClient
+) -> None:
+    stub.script(Answer(tokens=["a", "b", "c", "d"], hold_after=[1, 3], role_chunk=False))
+    seen: list[str] = []
+    async with client.stream(
+        "POST", f"{stub.base_url}/chat/completions", json=CHAT_BODY
+    ) as response:
+        lines = response.aiter_lines()
+        (record,) = await stub.wait_for_requests(1)
+        for wanted, sent in (("a", 1), ("c", 3)):
+            async for line in lines:
+                if '"content"' in line:
+                    seen.append(line.split('"content":"')[1][0])
+                if f'"content":"{wanted}"' in line:
+                    break
+            assert record.tokens_sent == sent and not record.done.is_set()
+            stub.release()  # as a test in another thread calls it
+        seen += [line.split('"content":"')[1][0] async for line in lines if '"content"' in line]
+    assert seen == ["a", "b", "c", "d"]
+    await stub.wait_closed(record)
+    assert record.completed
+
+
 async def test_client_leaving_a_paced_stream_is_seen_before_the_stream_ends(
     stub: StubModelServer, client: httpx.AsyncClient
 ) -> None:

@@ -61,8 +61,9 @@ dialect, and every knob below works the same on all of them. The knobs of an ans
 - ``drop_after``: after that many tokens, abort the socket mid-stream (no terminating chunk).
 - ``stall_after``: after that many tokens, send nothing more but keep the connection open until
   the client closes it.
-- ``hold_after``: after that many tokens, send nothing more until the test sets the request's
-  ``release`` event (in process only), then go on at ``tps`` from there (streams only).
+- ``hold_after``: after that many tokens (or at each count of a list), send nothing more until
+  the test calls :meth:`StubModelServer.release` (in process only), then go on at ``tps`` from
+  there (streams only).
 - ``malformed`` (``"bad_json"``, ``"no_data_prefix"``, ``"binary"``, ``"error_event"``) injected
   after ``malformed_after`` tokens; the stream then ends cleanly at the HTTP level without a
   finish chunk or ``[DONE]``, unless ``malformed_continue``. ``"error_event"`` is OpenAI's
@@ -210,8 +211,9 @@ _API_DIALECTS: Final[dict[str, ApiDialect]] = {
 class StubModelServer:
     """The stub model server: script answers, point a client at :attr:`base_url`, read requests.
 
-    Everything but :meth:`script`, :meth:`reset` and reading :attr:`requests` must run in the
-    stub's event loop; from another thread use those or the ``/_stub/`` endpoints.
+    Everything but :meth:`script`, :meth:`reset`, :meth:`release` and reading :attr:`requests`
+    must run in the stub's event loop; from another thread use those or the ``/_stub/``
+    endpoints.
     """
 
     def __init__(
@@ -233,6 +235,7 @@ class StubModelServer:
         self._accepted = 0
         self._response_serials = itertools.count(1)
         self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     async def start(
@@ -246,6 +249,7 @@ class StubModelServer:
         """Listen on ``host:port`` (0: a free port) in the running event loop."""
         stub = cls(models=models, default=default)
         stub._server = await asyncio.start_server(stub._on_connection, host, port)
+        stub._loop = asyncio.get_running_loop()
         stub.host = host
         stub.port = int(stub._server.sockets[0].getsockname()[1])
         return stub
@@ -328,6 +332,14 @@ class StubModelServer:
         """Forget the script and the recorded requests (keeps :attr:`default`)."""
         self._script.clear()
         self.requests.clear()
+
+    def release(self) -> None:
+        """Let the streams held by ``hold_after`` go on to their next hold (from any thread)."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the stub has not started")
+        for record in list(self.requests):
+            loop.call_soon_threadsafe(record.release.set)
 
     def _next_answer(self) -> Answer:
         try:

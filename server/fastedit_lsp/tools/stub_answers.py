@@ -131,7 +131,7 @@ class Answer:
     content_type: str | None = None
     drop_after: int | None = None
     stall_after: int | None = None
-    hold_after: int | None = None
+    hold_after: int | list[int] | None = None
     malformed: MalformedKind | None = None
     malformed_after: int = 0
     malformed_continue: bool = False
@@ -179,10 +179,13 @@ class Answer:
                 problems.append(f"{name} must be a number >= 0")
         if not (_is_int(self.status) and 200 <= self.status <= 599):
             problems.append("status must be an integer from 200 to 599")
-        for name in ("drop_after", "stall_after", "hold_after"):
+        for name in ("drop_after", "stall_after"):
             value = getattr(self, name)
             if value is not None and not (_is_int(value) and value >= 0):
                 problems.append(f"{name} must be null or an integer >= 0")
+        holds = self.hold_after if isinstance(self.hold_after, list) else [self.hold_after]
+        if not all(h is None or (_is_int(h) and h >= 0) for h in holds):
+            problems.append("hold_after must be null, an integer >= 0 or a list of them")
         if not (_is_int(self.malformed_after) and self.malformed_after >= 0):
             problems.append("malformed_after must be an integer >= 0")
         if self.malformed is not None and self.malformed not in MALFORMED_KINDS:
@@ -289,7 +292,8 @@ class RecordedRequest:
     ended_at: float | None = None
     #: Set when handling ends, for any reason (bound to the stub's event loop).
     done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
-    #: Set by a test to let a stream held by ``hold_after`` go on.
+    #: Set by a test (:meth:`StubModelServer.release`) to let a stream held by ``hold_after`` go
+    #: on; cleared by the stream at each hold.
     release: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def to_json(self) -> dict[str, Any]:

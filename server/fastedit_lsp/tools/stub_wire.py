@@ -260,11 +260,12 @@ async def _complete(
 def _stream_actions(answer: Answer, n_tokens: int) -> dict[int, list[str]]:
     """Interruptions keyed by the token count after which they happen, in order."""
     actions: dict[int, list[str]] = {}
+    holds = answer.hold_after if isinstance(answer.hold_after, list) else [answer.hold_after]
     points = (
         ("malformed", answer.malformed_after if answer.malformed is not None else None),
         ("drop", answer.drop_after),
         ("stall", answer.stall_after),
-        ("hold", answer.hold_after),
+        *(("hold", after) for after in sorted({h for h in holds if h is not None})),
     )
     for action, after in points:
         if after is not None and after <= n_tokens:
@@ -336,6 +337,7 @@ async def _stream(
                 await flush()
                 held = time.monotonic()
                 await ex.wait_event(record.release)
+                record.release.clear()  # the next hold waits for the next release
                 t0 += time.monotonic() - held  # the schedule goes on from the release
             else:
                 await flush()

@@ -79,10 +79,13 @@ def tier_marks(path: Path) -> tuple[str, ...]:
 # mutation corpora's measure, one group per parameter) run in one worker, so the fixture starts
 # once; the VS Code modules share one worker, since the session's ``vsix`` fixture builds the
 # extension in editors/vscode. Module fixtures that cost nothing (a stub model in a thread, a
-# path) are started again in each worker that needs them: their tests spread.
+# path) are started again in each worker that needs them: their tests spread. So a module's
+# tests that start servers of their own (``make_editor``, which points them at the module's stub)
+# spread too, and only those using the module's server stay together (test_offline's ``tests.run``
+# tests, recorder subprocesses in fresh servers, had made its group the suite's longest).
 _VSCODE_GROUP = "vscode"
 #: Fixtures of a wider scope than the test that are cheap to start once per worker.
-_CHEAP_SHARED = frozenset({"stub_model", "nvim_path", "terminal_tools", "chromium"})
+_CHEAP_SHARED = frozenset({"stub_model", "module_stub", "nvim_path", "terminal_tools", "chromium"})
 
 
 def xdist_group(item: pytest.Item) -> str | None:

@@ -345,10 +345,16 @@ OTHER-SERVER (or rass) rather than fail.  Returns the contact."
     server))
 
 (defun fastedit--flush ()
-  "Send the server what was typed here and not reported yet.
-Otherwise eglot 1.9 reports them after 0.5 s of idle time only."
+  "Send the server what was typed in its buffers and not reported yet.
+Otherwise eglot 1.9 reports them after 0.5 s of idle time only, and an
+edit made in another buffer just before a job (an undo in the test
+module's window) reached the server after the job had started, as an
+edit of the text being written: the job stopped."
   (when (bound-and-true-p eglot--managed-mode)
-    (eglot--signal-textDocument/didChange)))
+    (dolist (buffer (eglot--managed-buffers (eglot-current-server)))
+      (when (buffer-live-p buffer)
+        (with-current-buffer buffer
+          (eglot--signal-textDocument/didChange))))))
 
 (defun fastedit--uri ()
   "This buffer's document URI, as eglot reports it."

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.harness import Editor
 
@@ -23,10 +21,10 @@ async def test_a_rate_limited_fast_model_fails_over_to_standard_and_is_left_alon
     editor.open(URI, "x = \n")
     await editor.command("fastedit.setMode", {"mode": "fast"})
     stub.script(
-        Answer(status=429, headers={"retry-after": "2"}),
+        # A window far longer than the two jobs take, however busy the machine.
+        Answer(status=429, headers={"retry-after": "600"}),
         Answer(text="1"),  # the standard model answers
     )
-    limited_at = time.monotonic()
     record = await _complete(editor)
     assert record["state"] == "done", record
     assert record["route"] == "standard" and record["model"] == "stub-strong"
@@ -35,13 +33,12 @@ async def test_a_rate_limited_fast_model_fails_over_to_standard_and_is_left_alon
     assert isinstance(attempts, list) and [a["route"] for a in attempts] == ["fast", "standard"]
     assert "rate-limited" in attempts[0]["error"]
     assert editor.text(URI) == "x = 1\n"
-    # Within the 2 s, the next job does not call the fast model at all.
+    # Within the window, the next job does not call the fast model at all.
     stub.script(Answer(text="2"))
     record = await _complete(editor)
     assert record["state"] == "done" and record["model"] == "stub-strong"
     fast_calls = [r for r in stub.requests if r.body and r.body.get("model") == "stub-fast"]
     assert len(fast_calls) == 1
-    assert all(r.started_at < limited_at + 2 for r in fast_calls)
 
 
 async def test_the_circuit_opens_after_repeated_failures_and_status_shows_it(

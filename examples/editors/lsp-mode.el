@@ -15,17 +15,32 @@ among them: fastedit's commands never wait."
                          :mode 'detached
                          :error-handler
                          (lambda (err) (message "fastedit: %s" (lsp:json-error-message err))))))
+  (defun fastedit-lsp--say-end (title record)
+    "Say in the echo area how the job TITLE ended (RECORD: its record)."
+    (let* ((verification (lsp-get record :verification))
+           (why (or (lsp-get record :error)
+                    (and verification (not (eq (lsp-get verification :ok) t))
+                         (lsp-get verification :details)))))
+      (message "fastedit: %s %s · %s · %s ms%s" title (lsp-get record :state)
+               (lsp-get record :model) (round (or (lsp-get (lsp-get record :metrics) :elapsedMs) 0))
+               (if why (format " · %s" why) ""))))
+  (defun fastedit-lsp--started (title answer)
+    "When ANSWER names a job, wait for its end without blocking and say it (TITLE)."
+    (when-let ((job (and answer (lsp-get answer :jobId))))
+      (fastedit-lsp-command "fastedit.wait" (vector (ht ("jobId" job) ("timeoutMs" 600000)))
+                            (apply-partially #'fastedit-lsp--say-end title))))
+  (defun fastedit-lsp--run (action)
+    "Run the code ACTION's command; say how its job ended."
+    (fastedit-lsp-command (lsp:command-command action) (lsp:command-arguments? action)
+                          (apply-partially #'fastedit-lsp--started
+                                           (lsp:command-title action))))
   (let ((handlers (make-hash-table :test #'equal)))
-    ;; The commands of fastedit's code actions run through `fastedit-lsp-command'.
+    ;; The commands of fastedit's code actions run through `fastedit-lsp--run'.
     (dolist (command '("fastedit.completeRest" "fastedit.editSelection" "fastedit.fixSyntax"
                        "fastedit.generateRegex" "fastedit.generateTests" "fastedit.run"
                        "fastedit.retry" "fastedit.revert" "fastedit.revertHunk"
                        "fastedit.keepAll"))
-      (puthash command
-               (lambda (action)
-                 (fastedit-lsp-command (lsp:command-command action)
-                                       (lsp:command-arguments? action)))
-               handlers))
+      (puthash command #'fastedit-lsp--run handlers))
     (lsp-register-client
      (make-lsp-client :new-connection (lsp-stdio-connection '("fastedit-lsp"))
                       :activation-fn (lsp-activate-on "python")

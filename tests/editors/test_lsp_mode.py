@@ -243,6 +243,8 @@ def test_lsp_mode_streams_a_code_action_runs_commands_and_reverts_without_a_warn
     assert seen["streamed"] == ORIGINAL + ANSWER
     assert seen["reverted"] is True and seen["after-revert"] == ORIGINAL
     assert seen["status-mode"] == "auto"
+    # The example's setup says how the job ended, as the bundled integrations do.
+    assert "fastedit: Complete the rest done · stub-fast · " in seen["messages"], seen["messages"]
     # No popup: lsp-mode warned "Unknown notification: fastedit/status" for each status.
     assert "Unknown notification" not in seen["messages"], seen["messages"]
     assert "Warning" not in seen["messages"], seen["messages"]

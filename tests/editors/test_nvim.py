@@ -428,9 +428,12 @@ def test_revert_refuses_when_the_regions_text_differs_naming_the_line_and_keeps_
     session.press(session.key("revert"))
 
     def refusal() -> str | None:
-        # The echo area's line (cut to the screen), or the plugin's copy of it whole.
-        lines = [*session.lua("return require('fastedit.status').messages")]
-        lines += session.messages().splitlines()
+        # The echo area's line (cut to the screen), or the plugin's copy of it whole. The echo
+        # area first: the plugin keeps the copy just before it echoes (one scheduled callback),
+        # so a line seen there has its copy when read next (read the other way round, the
+        # callback ran between the two reads on a loaded soak run).
+        lines = session.messages().splitlines()
+        lines += [*session.lua("return require('fastedit.status').messages")]
         said = [m for m in lines if m.startswith("fastedit: not reverted: ")]
         return max(said, key=len) if said else None
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -382,6 +383,18 @@ def test_one_undo_after_typing_during_a_rewrite_removes_the_whole_rewrite_and_re
     assert session.job(job_id)["state"] == "reverted"
 
 
+def _edit_the_function(session: Session, instruction: str) -> dict[str, Any]:
+    """Select the function's two lines, press the edit-selection key, answer the prompt with
+    ``instruction``; the job's record once it ended ``done``."""
+    session.nvim.current.window.cursor = (1, 0)
+    session.press("Vj" + session.key("edit_selection"))
+    session.wait(lambda: session.mode() == "c", "the instruction prompt")
+    session.press(f"{instruction}<CR>")
+    record: dict[str, Any] = session.wait_job(session.last_job())
+    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    return record
+
+
 def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     session: Session, stub: StubModelServer
 ) -> None:
@@ -389,13 +402,7 @@ def test_edit_selection_asks_for_an_instruction_and_revert_restores(
     # Both lines change: each goes out whole as the model finishes it (two edits).
     rewrite = "def add(a: float, b: float) -> int:\n    return int(a) + int(b)\n"
     stub.script(_stream(f"```python\n{rewrite}```\n", tps=80))
-    # Select the function's two lines, press the key, answer the prompt.
-    session.nvim.current.window.cursor = (1, 0)
-    session.press("Vj" + session.key("edit_selection"))
-    session.wait(lambda: session.mode() == "c", "the instruction prompt")
-    session.press("cast both to int<CR>")
-    record = session.wait_job(session.last_job())
-    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    record = _edit_the_function(session, "cast both to int")
     assert record["metrics"]["edits"] >= 2, record
     expected = rewrite + SOURCE.split("\n", 2)[2]
     session.wait(lambda: session.text() == expected, "the rewrite in the buffer")
@@ -412,12 +419,7 @@ def test_revert_refuses_when_the_regions_text_differs_naming_the_line_and_keeps_
     _open(session, "calc.py", SOURCE)
     rewrite = "def add(a: int, b: int) -> int:\n    return int(a) + int(b)\n"
     stub.script(_stream(f"```python\n{rewrite}```\n", tps=300))
-    session.nvim.current.window.cursor = (1, 0)
-    session.press("Vj" + session.key("edit_selection"))
-    session.wait(lambda: session.mode() == "c", "the instruction prompt")
-    session.press("cast both to int<CR>")
-    record = session.wait_job(session.last_job())
-    assert record["state"] == "done", (record.get("error"), record["metrics"])
+    record = _edit_the_function(session, "cast both to int")
     done = rewrite + SOURCE.split("\n", 2)[2]
     session.wait(lambda: session.text() == done, "the rewrite in the buffer")
     # The user changes the job's text: the region no longer holds what the job wrote.

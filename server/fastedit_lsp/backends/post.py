@@ -79,9 +79,7 @@ class _Trace:
     def answer(self) -> None:
         """The answer's head arrived, so the request went out (a transport without traces)."""
         self.answered = True
-        sent, self.sent = self.sent, None
-        if sent is not None:
-            sent()
+        self._tell()
 
     def withdraw(self) -> Callable[[], None] | None:
         """The consumer's ``sent``, not called by this trace any more (the request failed)."""
@@ -89,8 +87,7 @@ class _Trace:
         return sent
 
     def _tell(self) -> None:
-        sent, self.sent = self.sent, None
-        if sent is not None:
+        if (sent := self.withdraw()) is not None:
             sent()
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ gets each one (``_Binding``), its literal constants and its classes (``_ModuleIn
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +46,8 @@ class _ModuleInfo:
     stars: list[str] = field(default_factory=list)
     #: Other modules of the project, parsed once (shared by every module read through this one).
     others: dict[str, _ModuleInfo | None] = field(default_factory=dict)
+    #: The module's plain top-level functions by name, once an evaluator asked (``scope``).
+    functions: dict[str, ast.FunctionDef] | None = field(default=None, compare=False, repr=False)
 
     def other(self, dotted: str) -> _ModuleInfo | None:
         """Another module of the project, if the reader has it."""
@@ -127,9 +130,20 @@ _MUTATORS = frozenset(
 )
 
 
-def _changed_names(tree: ast.Module) -> set[str]:
+#: :func:`_changed_names` of each module tree met (a tree is read for each generation).
+_CHANGED: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _changed_names(tree: ast.Module) -> frozenset[str]:
     """Module-level names whose literal value may not be the one they hold when a test runs:
     bound more than once at module level, declared ``global`` somewhere, or changed in place."""
+    found = _CHANGED.get(tree)
+    if found is None:
+        found = _CHANGED[tree] = frozenset(_find_changed_names(tree))
+    return found
+
+
+def _find_changed_names(tree: ast.Module) -> set[str]:
     counts: dict[str, int] = {}
     for stmt in _nested_statements(tree.body):
         if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):

@@ -11,6 +11,7 @@ import copy
 import itertools
 import math
 import operator
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -831,8 +832,17 @@ def _wrap_call(ctx: _Context, call: str) -> str:
     return call
 
 
+#: :func:`_is_generator` of each function node met (asked for every call text written).
+_GENERATORS: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
+
+
 def _is_generator(fn: _FunctionNode) -> bool:
-    return any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(fn))
+    found = _GENERATORS.get(fn)
+    if found is None:
+        found = _GENERATORS[fn] = any(
+            isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(fn)
+        )
+    return found
 
 
 def _takes_self(target: _Def) -> bool:

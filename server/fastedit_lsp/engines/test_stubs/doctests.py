@@ -148,13 +148,16 @@ def _prints_only(fn: _FunctionNode) -> bool:
 
 def _own_nodes(fn: _FunctionNode) -> Iterator[ast.AST]:
     """The nodes of the function's own body (not of functions or classes nested in it)."""
-    stack: list[ast.AST] = list(fn.body)
+    # Pre-order (source order): the stack holds what is left, last first.
+    stack: list[ast.AST] = list(reversed(fn.body))
     while stack:
-        node = stack.pop(0)
+        node = stack.pop()
         yield node
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue
-        stack[0:0] = list(ast.iter_child_nodes(node))
+        children = list(ast.iter_child_nodes(node))
+        children.reverse()
+        stack += children
 
 
 def _examples(fn: _FunctionNode) -> tuple[list[_Example], list[tuple[int, str]]]:

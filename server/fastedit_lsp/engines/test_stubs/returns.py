@@ -166,6 +166,7 @@ def _return_tests(ctx: _Context, prefix: str, shown_calls: set[str]) -> list[_Te
     # The runs a test can show: a set's order varies, NaN equals nothing.
     runs: list[_Run] = []
     texts: dict[int, tuple[str, str]] = {}
+    calls: set[str] = set()
     for run in explored.returns:
         if _has_set(run.result) or _has_nan(run.result):
             continue
@@ -173,8 +174,9 @@ def _return_tests(ctx: _Context, prefix: str, shown_calls: set[str]) -> list[_Te
         call = _call_text(ctx, params, run.values)
         if rendered is None or call is None or call in shown_calls:
             continue
-        if any(texts[id(r)][0] == call for r in runs):
+        if call in calls:
             continue
+        calls.add(call)
         texts[id(run)] = (call, rendered)
         runs.append(run)
     # The calls that cover the body first: the variants are tried on those.

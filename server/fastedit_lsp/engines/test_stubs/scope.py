@@ -12,6 +12,7 @@ import builtins
 import collections.abc
 import copy
 import numbers
+import weakref
 
 from .bindings import _ModuleInfo
 from .values import (
@@ -52,7 +53,6 @@ class _Scope:
     def __init__(self, info: _ModuleInfo) -> None:
         self.info = info
         self.inexact = False
-        self._functions: dict[int, dict[str, ast.FunctionDef]] = {}
         self._user_funcs: dict[int, UserFunc] = {}
         self._constants: dict[tuple[int, str], object] = {}
 
@@ -66,7 +66,7 @@ class _Scope:
             return copy.deepcopy(self.info.constants[name])
         if name in self.info.computed:
             return self._computed(self.info, name)
-        function = self._module_functions(self.info).get(name)
+        function = self._module_function(self.info, name)
         if function is not None:
             return self._user_func(function, self.info)
         for module, attr in self.info.origins.get(name, []):
@@ -117,7 +117,7 @@ class _Scope:
             # A package whose ``__init__`` is not read (or a namespace package): a submodule?
             submodule = self.info.other(f"{module}.{attr}")
             return ModuleRef(f"{module}.{attr}") if submodule is not None else UNKNOWN
-        function = self._module_functions(info).get(attr)
+        function = self._module_function(info, attr)
         if function is not None:
             return self._user_func(function, info)
         if attr in info.constants:
@@ -144,23 +144,23 @@ class _Scope:
             found = self._user_funcs[id(node)] = UserFunc(node, info)
         return found
 
-    def _module_functions(self, info: _ModuleInfo) -> dict[str, ast.FunctionDef]:
-        """A module's plain top-level functions (no decorator but a cache, not generators),
-        bound once."""
-        if id(info) not in self._functions:
+    def _module_function(self, info: _ModuleInfo, name: str) -> ast.FunctionDef | None:
+        """The module's plain top-level function ``name`` (no decorator but a cache, bound
+        once, declaring nothing ``global``); the module's are found once, kept on its info."""
+        if info.functions is None:
             defined: dict[str, list[ast.stmt]] = {}
             for stmt in info.tree.body:
-                for name in _assigned_names(stmt):
-                    defined.setdefault(name, []).append(stmt)
-            self._functions[id(info)] = {
-                name: stmts[0]
-                for name, stmts in defined.items()
+                for bound in _assigned_names(stmt):
+                    defined.setdefault(bound, []).append(stmt)
+            info.functions = {
+                bound: stmts[0]
+                for bound, stmts in defined.items()
                 if len(stmts) == 1
                 and isinstance(stmts[0], ast.FunctionDef)
                 and all(_transparent(d) for d in stmts[0].decorator_list)
-                and not any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(stmts[0]))
             }
-        return self._functions[id(info)]
+        function = info.functions.get(name)
+        return None if function is None or _declares_global(function) else function
 
     def _types(self, spec: ast.expr, env: dict[str, object], depth: int) -> list[type] | None:
         """The classes an ``isinstance`` spec names, for the values the evaluator makes: the
@@ -201,8 +201,31 @@ class _Scope:
         return None
 
 
+#: :func:`_yields` of each function node met (trees are never changed in place: a variant is a
+#: changed copy).
+_YIELDS: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
+
+
 def _yields(fn: ast.FunctionDef) -> bool:
     """The function's own body yields: calling it makes a generator."""
+    found = _YIELDS.get(fn)
+    if found is None:
+        found = _YIELDS[fn] = _body_yields(fn)
+    return found
+
+
+_GLOBALS: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
+
+
+def _declares_global(fn: ast.FunctionDef) -> bool:
+    """A ``global`` or ``nonlocal`` statement anywhere in the function."""
+    found = _GLOBALS.get(fn)
+    if found is None:
+        found = _GLOBALS[fn] = any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(fn))
+    return found
+
+
+def _body_yields(fn: ast.FunctionDef) -> bool:
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()

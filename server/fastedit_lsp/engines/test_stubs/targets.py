@@ -8,6 +8,7 @@ function a test can import. The user's code is parsed with :mod:`ast` and never 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -39,12 +40,19 @@ class _Def:
 
 
 def _parse(source: str) -> ast.Module:
+    """The module's tree, shared by the calls of one job on one text (finding the target,
+    the recorder's plan, the generation: a file is parsed once); never changed in place."""
     try:
-        return ast.parse(source)
+        return _parsed(source)
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         msg = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise NoTargetError(f"the file does not parse: {msg}{where}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(source: str) -> ast.Module:
+    return ast.parse(source)
 
 
 #: How many top-level blocks one that does not parse alone is tried with (a decorator and its

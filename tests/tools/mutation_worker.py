@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -214,8 +215,21 @@ def _spread(items: list[tuple[int, ...]], count: int) -> list[tuple[int, ...]]:
     return [items[int(i * step + step / 2)] for i in range(count)]
 
 
+def _copied(value: Any) -> Any:
+    """A copy of a tree to change (``copy.deepcopy`` of what ``ast.parse`` makes, faster): nodes
+    without fields (operators, contexts) are shared, since a mutation replaces them."""
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if not isinstance(value, ast.AST) or not value._fields:
+        return value
+    node = copy.copy(value)
+    for name in value._fields:
+        setattr(node, name, _copied(getattr(value, name, None)))
+    return node
+
+
 def _mutate(fn: ast.AST, kind: str, site: tuple[int, ...]) -> ast.AST:
-    clone = copy.deepcopy(fn)
+    clone = _copied(fn)
     nodes = list(_walk(clone))
     node = nodes[site[0]]
     if kind == "statement deletion":
@@ -276,6 +290,12 @@ def _find_def(tree: ast.Module, qualname: str, lineno: int) -> tuple[ast.AST, li
     raise LookupError(qualname)
 
 
+@functools.cache
+def _tree(path: str) -> ast.Module:
+    """A module's tree, parsed once for all its functions (mutants change copies)."""
+    return ast.parse(Path(path).read_text(encoding="utf-8"))
+
+
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     result: dict[str, Any] = {"module": case["module"], "qualname": case["qualname"]}
@@ -304,8 +324,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     result["mutants"] = mutants
     try:
         original, caches = function_behind(module, case["qualname"])
-        source = Path(module.__file__ or "").read_text(encoding="utf-8")
-        fn, classes = _find_def(ast.parse(source), case["qualname"], case["lineno"])
+        fn, classes = _find_def(_tree(module.__file__ or ""), case["qualname"], case["lineno"])
     except (TypeError, LookupError, OSError, KeyError, AttributeError) as exc:
         result["mutant_error"] = f"{type(exc).__name__}: {exc}"
         return result
@@ -313,6 +332,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     saved = original.__code__
     saved_defaults, saved_kwdefaults = original.__defaults__, original.__kwdefaults__
     settings.load_profile("mutants")
+    nodes = list(_walk(fn))
     for kind, sites in _sites(fn).items():
         for site in _spread(sites, PER_KIND):
             try:
@@ -321,7 +341,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
                     continue
             except Exception:
                 continue
-            line = list(_walk(fn))[site[0]]
+            line = nodes[site[0]]
             killed_by = ""
             original.__code__ = mutant.__code__
             original.__defaults__ = mutant.__defaults__

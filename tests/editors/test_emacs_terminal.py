@@ -643,3 +643,34 @@ def test_a_javascript_syntax_fix_leaves_valid_code_and_no_duplicated_line_in_a_t
             screen = terminal.screen()
             assert screen.count("sum += itemTotal(item") == 1, screen
             _undo(terminal, lambda s: broken in s and not shows_fixed(s), "the fix")
+
+
+#: The README's complete-the-rest line alone: nothing earlier in the open files continues it.
+ALONE = "def is_semver(text):\n    return SEMVER_PATTERN.fullmatch(\n"
+NOTICE = (
+    "fastedit: no model configured: offline, completions only continue code already in your open"
+    " files (configure a model for more: fastedit-lsp doctor)"
+)
+
+
+def test_offline_completion_with_nothing_to_complete_says_once_what_it_completes(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    with _emacs(tmp_path, None, False, ("alone.py", ALONE)) as (terminal, _project):
+        terminal.goto_line(2)
+        for _ in range(2):
+            # completion-at-point (M-TAB): eglot asks, the offline engine has nothing.
+            _press(
+                terminal,
+                ("C-e", "M-Tab"),
+                lambda _: "No match" in terminal.echo_area(),
+                "the empty answer",
+            )
+        terminal.keys("C-h", "e")  # *Messages* beside: eglot echoed the server's notice there
+
+        def answered_twice(screen: str) -> bool:
+            messages = screen.replace("\\\n", "")  # a long line wraps at the window's edge
+            return "No match [2 times]" in messages or messages.count("No match") >= 2
+
+        screen = terminal.wait(answered_twice, "both answers in *Messages*")
+        assert screen.replace("\\\n", "").count(NOTICE) == 1, screen

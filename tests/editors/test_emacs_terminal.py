@@ -10,7 +10,9 @@ with the stub model, fastedit-lsp alone and beside jedi-language-server through 
 each job its text and its end message must be on the screen, then one undo takes it back (offline,
 write tests runs again on the module it wrote; with the model, one undo in the module's window
 takes its tests back). With the model, the built-in user action ``docstring`` (``C-c / a``) runs
-too. Deadlines are hang guards only.
+too. The commands that start no job run a few times each (``FEW``): revert (offline), cancel (a
+model's stream held open), the mode keys (fast, standard, auto) and next-edit accept. Deadlines are
+hang guards only.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ ROUNDS = {"alone": 10, "beside-jedi": 2}
 #: 2nd to 5th, the 2nd, the 2nd to 7th job, in 1, 10, 5 and 5 runs of 20 rounds): Emacs' own
 #: requests during a shorter pause did not hide it.
 THINK = 0.3
+#: Rounds of the commands that start no job (revert, cancel, the mode keys, next-edit accept):
+#: each goes through the same never-awaited request as a job's key, so a few rounds check it in
+#: a terminal without adding much to the suite's time (issue 31).
+FEW = {"alone": 3, "beside-jedi": 1}
 
 #: The README's manual setup (editors/emacs/README.md, Install: Manual), with the user's own
 #: server or none. Early-init keeps Debian's native compiler from popping up warnings about
@@ -77,6 +83,11 @@ ERRORS = (
     "Error running timer",
     "Wrong type argument",
     "Debugger entered",
+    # The lighter with an empty route (issue 30: "FE[auto>]" in the source's mode line after write
+    # tests, from the job's first record, sent before it had a route).
+    "FE[auto>]",
+    "FE[fast>]",
+    "FE[standard>]",
 )
 
 VALIDATORS = """import re
@@ -246,11 +257,10 @@ def _emacs(
         socket.unlink(missing_ok=True)  # tmux leaves its socket file behind
 
 
-def _job(
-    terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], title: str
+def _press(
+    terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], what: str
 ) -> None:
-    """Clear the echo area, pause as a person does, press ``keys``, wait for the job's text and
-    its end message."""
+    """Clear the echo area, pause as a person does, press ``keys``, wait for ``what``."""
     terminal.keys("C-l")  # redraws and clears the echo area; nothing is sent to the server
     terminal.wait(lambda _: "fastedit:" not in terminal.echo_area(), "a clear echo area")
     # A person's pause before the key, not a wait for something. While the job runs the test sends
@@ -258,7 +268,14 @@ def _job(
     # the messages a hung job was stuck on, and hide the hang.
     time.sleep(THINK)
     terminal.keys(*keys)
-    terminal.wait(landed, f"the text of {title}")
+    terminal.wait(landed, what)
+
+
+def _job(
+    terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], title: str
+) -> None:
+    """``_press`` a job's keys, then wait for its text and its end message."""
+    _press(terminal, keys, landed, f"the text of {title}")
     terminal.wait(lambda s: f"fastedit: {title} done" in s, f"the end of {title}")
 
 
@@ -281,6 +298,79 @@ def _soak_offline_actions(terminal: Terminal, rounds: int) -> None:
         terminal.goto_line(REGEX_LINE)
         _job(terminal, ("C-c", "/", "r"), lambda s: PATTERN in s, "Generate regex")
         _undo(terminal, lambda s: PATTERN not in s, "the pattern")
+
+
+def _soak_revert(terminal: Terminal, rounds: int) -> None:
+    """Complete the rest, then fastedit's revert (C-c / u) takes the text back and says so."""
+    for _ in range(rounds):
+        terminal.goto_line(UNFINISHED_LINE)
+        _job(terminal, ("C-e", "C-c", "/", "c"), lambda s: COMPLETED in s, "Complete the rest")
+        _press(
+            terminal,
+            ("C-c", "/", "u"),
+            lambda s: COMPLETED not in s and terminal.echo_area() == "fastedit: reverted",
+            "the revert said and the completion gone",
+        )
+
+
+def _mode_line(screen: str, buffer: str) -> str:
+    """The mode line of ``buffer``'s window on ``screen`` ("" if no window shows it)."""
+    return next((row for row in screen.split("\n") if f" {buffer} " in row and "FE" in row), "")
+
+
+def _soak_modes(terminal: Terminal, rounds: int) -> None:
+    """The mode keys, each said and shown in the lighter: the fast toggle (C-c / f) there and
+    back, then C-c / m to standard and to auto."""
+
+    def mode(name: str) -> Callable[[str], bool]:
+        return lambda s: (
+            f"FE[{name}" in _mode_line(s, "validators.py")
+            and terminal.echo_area() == f"fastedit: {name} mode"
+        )
+
+    for _ in range(rounds):
+        _press(terminal, ("C-c", "/", "f"), mode("fast"), "fast mode")
+        _press(terminal, ("C-c", "/", "f"), mode("auto"), "auto mode again")
+        for name in ("standard", "auto"):
+            terminal.keys("C-c", "/", "m")
+            terminal.wait(lambda s: "fastedit mode:" in s, "the mode prompt")
+            terminal.type(name)
+            _press(terminal, ("Enter",), mode(name), f"{name} mode")
+
+
+#: A loop whose variable the user renames on its first line: next-edit suggests the others.
+RENAME = """def total(items, scale):
+    count = 0
+    for item in items:
+        count += item * scale
+    return count
+"""
+
+
+def _soak_next_edit_accept(terminal: Terminal, rounds: int) -> None:
+    """Rename ``count`` to ``acc`` on its first line, accept the two suggested renames with
+    C-c / n, then rename it back the same way."""
+    terminal.keys("C-x", "C-f")
+    terminal.type("total.py")
+    terminal.keys("Enter")
+    terminal.wait(lambda s: "total.py" in s and "FE[auto" in s, "total.py under fastedit")
+    for _ in range(rounds):
+        for old, new in (("count", "acc"), ("acc", "count")):
+            terminal.goto_line(2)
+            terminal.keys("M-f", "M-b", "M-d")
+            terminal.type(new)
+            for shown, accepted in (
+                (f"        {old}{new} += item", f"        {new} += item"),
+                (f"    return {old}{new}", f"    return {new}\n"),
+            ):
+                # The suggestion comes by itself after the typing: nothing is sent meanwhile.
+                terminal.wait(lambda s, shown=shown: shown in s, f"the suggestion {shown!r}")
+                _press(
+                    terminal,
+                    ("C-c", "/", "n"),
+                    lambda s, accepted=accepted: accepted in s,
+                    f"the accepted {accepted.strip()!r}",
+                )
 
 
 def _soak_fix_syntax(terminal: Terminal, rounds: int) -> None:
@@ -314,6 +404,16 @@ def _soak_write_tests(terminal: Terminal, rounds: int) -> None:
         _visit(terminal, "calc.py")
         terminal.goto_line(1)
         _job(terminal, ("C-c", "/", "t"), lambda s: "def test_" in s, "Write tests")
+        # The lighters after a real job (issue 30): the module's has the offline engine's time,
+        # the source's none of it (nor an empty route: ``ERRORS``).
+        terminal.wait(
+            lambda s: (
+                re.search(r"FE\[auto>local offline · [\d,]+ ms\]", _mode_line(s, "test_calc.py"))
+                is not None
+                and "FE[auto]" in _mode_line(s, "calc.py")
+            ),
+            "the lighters of the module and the source",
+        )
 
 
 # Up to 40 jobs, each a hang guard's TIMEOUT at worst: longer than the suite's 180 s default.
@@ -323,11 +423,15 @@ def test_offline_actions_run_again_and_again_without_a_hang(
     terminal_tools: None, tmp_path: Path, variant: str
 ) -> None:
     files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
+    files += (("total.py", RENAME),)
     rounds = ROUNDS[variant]
     with _emacs(tmp_path, None, variant == "beside-jedi", *files) as (terminal, _project):
         _soak_offline_actions(terminal, rounds)
+        _soak_revert(terminal, FEW[variant])
+        _soak_modes(terminal, FEW[variant])
         _soak_fix_syntax(terminal, rounds)
         _soak_write_tests(terminal, rounds)
+        _soak_next_edit_accept(terminal, FEW[variant])
 
 
 #: The docstring preset's rewrite of ``is_email`` (lines 14-15 of VALIDATORS), as a model
@@ -355,6 +459,48 @@ def _soak_docstring(terminal: Terminal, rounds: int) -> None:
         terminal.type("docstring")
         _job(terminal, ("Enter",), lambda s: docstring in s, "Action")
         _undo(terminal, lambda s: docstring not in s, "the docstring")
+
+
+ERASE_MESSAGES = (
+    "(with-current-buffer (messages-buffer) (let ((inhibit-read-only t)) (erase-buffer)))"
+)
+
+
+def _soak_cancel(terminal: Terminal, stub: StubModelServer, rounds: int) -> None:
+    """Complete the rest with a model whose stream stalls after its first text: cancel (C-c / k)
+    stops it and says so, and one undo takes back what landed."""
+    stub.default = Answer(tokens=["text) is not None", "  # never", " finished"], stall_after=2)
+    streamed = COMPLETED + "  # never"
+    for _ in range(rounds):
+        asked = len(stub.requests)
+        terminal.goto_line(UNFINISHED_LINE)
+        _press(terminal, ("C-e", "C-c", "/", "c"), lambda s: streamed in s, "the streamed text")
+        # *Messages* emptied (in Emacs alone), so that what it shows below is this job's.
+        terminal.keys("M-:")
+        terminal.type(ERASE_MESSAGES)
+        terminal.keys("Enter")
+        _press(
+            terminal,
+            ("C-c", "/", "k"),
+            # The reply ("cancelled job-N") or the job's end, whichever Emacs shows last.
+            lambda s: "cancelled" in terminal.echo_area() and streamed in s,
+            "the cancel said",
+        )
+        # The job ended cancelled (the echo area shows its end or the reply, whichever came
+        # last): in *Messages*, shown beside (C-h e) and closed again (C-x 1).
+        terminal.keys("C-h", "e")
+        terminal.wait(lambda s: "fastedit: Complete the rest cancelled" in s, "the job's end")
+        terminal.keys("C-x", "1")
+        terminal.wait(lambda s: "*Messages*" not in s, "the one window again")
+        # The stub, not Emacs, is asked: the job stopped its model's stream.
+        poll(
+            lambda asked=asked: (
+                stub.requests[asked:] and all(r.client_closed for r in stub.requests[asked:])
+            ),
+            "the model's stream closed",
+            TIMEOUT,
+        )
+        _undo(terminal, lambda s: COMPLETED not in s, "the cancelled job's text")
 
 
 def _soak_model_tests(terminal: Terminal, rounds: int) -> None:
@@ -393,6 +539,7 @@ def test_model_actions_run_again_and_again_without_a_hang(
                 "Complete the rest",
             )
             _undo(terminal, lambda s: COMPLETED not in s, "the completion")
+        _soak_cancel(terminal, stub, FEW[variant])
         stub.default = Answer(text=r"\d{4}-\d{2}-\d{2}", token_size=3, tps=200)
         for _ in range(rounds):
             terminal.goto_line(REGEX_LINE)
@@ -437,14 +584,6 @@ def test_the_cursor_ends_after_the_completed_text_and_the_pattern(
             row,
             screen,
         )
-
-
-RENAME = """def total(items, scale):
-    count = 0
-    for item in items:
-        count += item * scale
-    return count
-"""
 
 
 def test_a_next_edit_suggestion_shows_its_key_and_the_replaced_text_in_a_terminal(
@@ -504,3 +643,34 @@ def test_a_javascript_syntax_fix_leaves_valid_code_and_no_duplicated_line_in_a_t
             screen = terminal.screen()
             assert screen.count("sum += itemTotal(item") == 1, screen
             _undo(terminal, lambda s: broken in s and not shows_fixed(s), "the fix")
+
+
+#: The README's complete-the-rest line alone: nothing earlier in the open files continues it.
+ALONE = "def is_semver(text):\n    return SEMVER_PATTERN.fullmatch(\n"
+NOTICE = (
+    "fastedit: no model configured: offline, completions only continue code already in your open"
+    " files (configure a model for more: fastedit-lsp doctor)"
+)
+
+
+def test_offline_completion_with_nothing_to_complete_says_once_what_it_completes(
+    terminal_tools: None, tmp_path: Path
+) -> None:
+    with _emacs(tmp_path, None, False, ("alone.py", ALONE)) as (terminal, _project):
+        terminal.goto_line(2)
+        for _ in range(2):
+            # completion-at-point (M-TAB): eglot asks, the offline engine has nothing.
+            _press(
+                terminal,
+                ("C-e", "M-Tab"),
+                lambda _: "No match" in terminal.echo_area(),
+                "the empty answer",
+            )
+        terminal.keys("C-h", "e")  # *Messages* beside: eglot echoed the server's notice there
+
+        def answered_twice(screen: str) -> bool:
+            messages = screen.replace("\\\n", "")  # a long line wraps at the window's edge
+            return "No match [2 times]" in messages or messages.count("No match") >= 2
+
+        screen = terminal.wait(answered_twice, "both answers in *Messages*")
+        assert screen.replace("\\\n", "").count(NOTICE) == 1, screen

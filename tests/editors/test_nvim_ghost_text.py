@@ -3,7 +3,9 @@ against the stub model: a pause in typing in Insert mode shows the AI completion
 at the cursor (extmarks, further lines as virtual lines); the accept-word, accept-line and
 accept-all keys insert exactly that part as one undo step and keep the rest shown; typing what it
 shows keeps the rest; a cursor move or leaving Insert mode clears it; an answer for a buffer the
-user has typed past is never shown; ``ghost_text = { enable = false }`` switches it off."""
+user has typed past is never shown; ``ghost_text = { enable = false }`` switches it off. Offline,
+the README's example answers, and the first time there is nothing to show the server's notice
+(it only continues code already in the open files) is said, once."""
 
 from __future__ import annotations
 
@@ -391,6 +393,65 @@ def test_offline_ghost_text_answers_the_readmes_complete_the_rest_example(
         assert session.lines()[row - 1] == "    " + typed  # shown, not inserted
         session.press(_keys(session)["all"])
         session.wait(lambda: session.lines()[row - 1] == "    " + becomes, "the accepted text")
+        session.check_no_prompt()
+    finally:
+        nvim_session.stop(session)
+
+
+def test_offline_with_nothing_to_complete_it_says_once_what_it_completes(
+    nvim_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = re.search(r"`(return \w+\.fullmatch\()` becomes", README)
+    assert found is not None, "the README's complete-the-rest example moved"
+    typed = found.group(1)
+    for name in list(os.environ):
+        if name.startswith("FASTEDIT_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name)
+    for name in ("STATE", "DATA", "CONFIG"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / name.lower()))
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    setup = {
+        "cmd": [sys.executable, "-m", "fastedit_lsp"],
+        "filetypes": ["python"],
+        "settings": SETTINGS,
+        "next_edit": False,
+    }
+    session = nvim_session.start(nvim_path, workdir, setup)
+
+    def said() -> list[str]:
+        messages: list[str] = session.lua("return require('fastedit.status').messages")
+        return [m for m in messages if "only continue code" in m]
+
+    def ask() -> int:
+        """Ask for ghost text as the plugin does, and wait for the answer: its items."""
+        items: int = session.lua(
+            """
+            local c = vim.lsp.get_clients({ bufnr = 0, name = 'fastedit' })[1]
+            local params = vim.lsp.util.make_position_params(0, c.offset_encoding)
+            params.context = { triggerKind = 1 }
+            local r = c:request_sync('textDocument/inlineCompletion', params, 60000, 0)
+            local result = r and r.result or {}
+            return #(result.items or result)
+            """
+        )
+        return items
+
+    try:
+        # The README's line alone: nothing earlier in the open files continues it.
+        _open(session, "alone.py", "def is_semver(text):\n    " + typed[:-1] + "\n")
+        session.nvim.current.window.cursor = (2, 0)
+        session.press("A" + typed[-1])
+        [message] = session.wait(said, "the offline notice")
+        assert "already in your open files" in message and "fastedit-lsp doctor" in message
+        assert _ghost(session) is None
+        # On the screen too (one line, cut to its width; :FasteditStatus has it whole).
+        assert "fastedit: no model configured" in session.messages()
+        # Asked again with nothing to complete: answered (the notice would come before the
+        # answer), said no more.
+        assert ask() == 0
+        assert len(said()) == 1 and session.messages().count("fastedit: no model configured") == 1
+        assert _ghost(session) is None
         session.check_no_prompt()
     finally:
         nvim_session.stop(session)

@@ -63,6 +63,94 @@ def test_every_relative_link_and_anchor_of_a_page_resolves(page: Path) -> None:
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 
 
+#: Pages whose file names in prose, code spans and code blocks are checked: what a user or a
+#: contributor reads and follows. (The CHANGELOG is history: it names files that are gone.)
+PATH_PAGES = sorted(
+    [
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "editors").glob("*/README.md"),
+        *(ROOT / "editors" / "nvim" / "doc").glob("*.txt"),
+        *(ROOT / "examples").rglob("*.md"),
+    ]
+)
+
+#: A name that looks like a path in the repository (not a part of a longer path or a URL).
+_PATH = re.compile(
+    r"(?<![\w./~-])(?:server/fastedit_lsp|fastedit_lsp|tests|editors|examples|docs|\.ci)/"
+    r"[\w./*<>{}-]*"
+)
+#: A path in the package without its ``server/fastedit_lsp/`` (``pipeline/runner.py``), in a code
+#: span: its first folder is one of the package's layers.
+_LAYERS = "|".join(
+    sorted(p.parent.name for p in (ROOT / "server" / "fastedit_lsp").glob("*/__init__.py"))
+)
+_IN_PACKAGE = re.compile(rf"`((?:{_LAYERS})/[\w./*-]+)`")
+#: A dotted module name of the package (``python -m fastedit_lsp.tools.stub``).
+_MODULE = re.compile(r"(?<![\w./-])fastedit_lsp(?:\.\w+)+")
+
+#: Paths the pages name that are not in the repository, each with the file it comes from.
+NOT_IN_THE_REPOSITORY = {
+    # What the build script writes (the VS Code extension's package).
+    "editors/vscode/fastedit.vsix": "editors/vscode/scripts/build.sh",
+    # The test module "write tests" creates for the sample (docs/actions.md's example).
+    "tests/test_geometry.py": "examples/python/geometry.py",
+}
+
+
+def _path_exists(name: str, page: Path) -> bool:
+    """Whether ``name`` is in the repository, from its root or (a page in a folder of samples
+    naming its neighbours) from the page's folder; a placeholder (``test_<module>.py``) or an
+    ellipsis (``server/fastedit_lsp/...``) stands for anything in the folder before it."""
+    name = name.rstrip(".,:;")
+    if name.startswith("fastedit_lsp/"):
+        name = "server/" + name
+    cut = min((i for i in (name.find("<"), name.find("{"), name.find("...")) if i >= 0), default=-1)
+    if cut >= 0:
+        name = name[:cut].rsplit("/", 1)[0]
+    for base in (ROOT, page.parent):
+        if any(base.glob(name)) if "*" in name else (base / name).exists():
+            return True
+    return False
+
+
+def _module_exists(dotted: str) -> bool:
+    """Whether ``dotted`` is a module of the package, or a name a module of it defines."""
+    parts = dotted.split(".")
+    base = ROOT / "server" / Path(*parts)
+    if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+        return True
+    parent = base.parent.with_suffix(".py")
+    defined = rf"^(?:async def|def|class) {parts[-1]}\b|^{parts[-1]}\b[^=\n]*="
+    return (
+        parent.is_file()
+        and re.search(defined, parent.read_text(encoding="utf-8"), re.M) is not None
+    )
+
+
+@pytest.mark.parametrize("page", PATH_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_repository_path_and_module_a_page_names_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    paths = {m.group(0) for m in _PATH.finditer(text)}
+    paths |= {f"fastedit_lsp/{m.group(1)}" for m in _IN_PACKAGE.finditer(text)}
+    missing = sorted(
+        p
+        for p in paths
+        if p.rstrip(".,:;") not in NOT_IN_THE_REPOSITORY and not _path_exists(p, page)
+    )
+    missing += sorted(m for m in set(_MODULE.findall(text)) if not _module_exists(m))
+    assert missing == [], f"{page.relative_to(ROOT)} names what is not in the repository: {missing}"
+
+
+def test_the_paths_named_that_are_not_in_the_repository_come_from_files_that_are() -> None:
+    for path, origin in NOT_IN_THE_REPOSITORY.items():
+        assert not (ROOT / path).exists(), f"{path} is in the repository: drop it from the list"
+        assert (ROOT / origin).is_file(), origin
+    build = (ROOT / "editors/vscode/scripts/build.sh").read_text(encoding="utf-8")
+    assert "editors/vscode/fastedit.vsix" in build
+
+
 def _code_blocks(text: str) -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```", text, re.M | re.S)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import copy
 import functools
 import importlib
 import importlib.util
@@ -35,6 +34,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
+from fastedit_lsp.engines.test_stubs.variants import copy_tree
 from fastedit_lsp.project.record_worker import function_behind
 
 PER_KIND = 3
@@ -215,21 +215,8 @@ def _spread(items: list[tuple[int, ...]], count: int) -> list[tuple[int, ...]]:
     return [items[int(i * step + step / 2)] for i in range(count)]
 
 
-def _copied(value: Any) -> Any:
-    """A copy of a tree to change (``copy.deepcopy`` of what ``ast.parse`` makes, faster): nodes
-    without fields (operators, contexts) are shared, since a mutation replaces them."""
-    if isinstance(value, list):
-        return [_copied(v) for v in value]
-    if not isinstance(value, ast.AST) or not value._fields:
-        return value
-    node = copy.copy(value)
-    for name in value._fields:
-        setattr(node, name, _copied(getattr(value, name, None)))
-    return node
-
-
 def _mutate(fn: ast.AST, kind: str, site: tuple[int, ...]) -> ast.AST:
-    clone = _copied(fn)
+    clone = copy_tree(fn)
     nodes = list(_walk(clone))
     node = nodes[site[0]]
     if kind == "statement deletion":

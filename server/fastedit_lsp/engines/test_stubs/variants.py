@@ -104,22 +104,21 @@ def _sites(fn: _FunctionNode) -> list[tuple[int, int]]:
     return sites
 
 
-def _copied(value: Any) -> Any:
+def copy_tree(value: Any) -> Any:
     """A copy of a tree (or a list of trees) to change: what ``copy.deepcopy`` gives for what
-    ``ast.parse`` makes, faster; nodes without fields (operators, contexts) are shared, since
-    a change replaces them and never changes them in place."""
+    ``ast.parse`` makes, faster."""
     if isinstance(value, list):
-        return [_copied(v) for v in value]
-    if not isinstance(value, ast.AST) or not value._fields:
+        return [copy_tree(v) for v in value]
+    if not isinstance(value, ast.AST):
         return value  # a constant's value, a name, None: never changed in place
     node = copy.copy(value)
-    for name in value._fields:
-        setattr(node, name, _copied(getattr(value, name, None)))
+    for name, field in ast.iter_fields(value):
+        setattr(node, name, copy_tree(field))
     return node
 
 
 def _change(body: list[ast.stmt], index: int, which: int) -> list[ast.stmt]:
-    body = _copied(body)
+    body = copy_tree(body)
     nodes = _nodes(body)
     node = nodes[index]
     if which == -1:

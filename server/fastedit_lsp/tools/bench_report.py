@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bench_core import Figures
 from .bench_figures import RATES, SYNC_LINES
 from .bench_lines import ACTIONS, FIRST_LINE, LAST_EDIT, LINE_GAP, LINE_RATES, MODEL_LINE, NAMES
 from .bench_lines import key as line_key
 from .bench_start import RSS_WARM
+
+if TYPE_CHECKING:
+    from .bench_compare import Pairs
 
 #: Goals as (description, measured text, met), met None when it could not be measured.
 Goal = tuple[str, str, bool | None]
@@ -267,6 +270,24 @@ def ratios(ours: Figures, ours_name: str, ref: Figures, ref_name: str) -> str:
         rows.append(
             f"| {key} | {ratio('median')} | {ratio('p90')} "
             f"| {ratio('p99')} | {_fmt(b['median'], unit)} |"
+        )
+    return "\n".join(rows)
+
+
+def paired(figures: Figures, pairs: Pairs, ours: str) -> str:
+    """``--paired``: per figure, the median of the per-round ratios (this ÷ reference), their
+    10th–90th percentile, and in how many rounds this side was lower."""
+    rows = [
+        "| measure | ratio per round: median | p10–p90 | this lower in | rounds |",
+        "|---|---|---|---|---|",
+    ]
+    for key in row_keys(figures, ours):
+        s = pairs.summary(key)
+        if not s["rounds"]:
+            continue
+        rows.append(
+            f"| {key} | {s['median']:.3f} | {s['p10']:.3f}–{s['p90']:.3f} "
+            f"| {int(s['lower'])} | {int(s['rounds'])} |"
         )
     return "\n".join(rows)
 

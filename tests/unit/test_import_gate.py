@@ -169,3 +169,14 @@ async def test_a_grammar_opened_during_the_warm_up_loads_after_the_jobs_request_
     warmup.grammar(owners, "file:///b.py", "python")
     await tasks[1]
     assert loaded == ["file:///a.py", "file:///b.py"]
+
+
+def test_a_python_documents_background_load_reads_the_names_checks_builtins() -> None:
+    # Reading typeshed's builtins.pyi (75 ms of CPU at load 6) was the first Python draft's
+    # check's own cost in every session; the document's grammar load reads it in the background.
+    from fastedit_lsp.engines.names import python_stdlib
+
+    python_stdlib.builtins.cache_clear()
+    warmup._load_grammar("file:///a.py", "python")
+    assert python_stdlib.builtins.cache_info().currsize == 1
+    assert "print" in python_stdlib.builtins()

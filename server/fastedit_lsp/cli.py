@@ -62,7 +62,15 @@ def _parser() -> argparse.ArgumentParser:
         help="also measure another revision (main~3) or checkout path, alternating; print ratios",
     )
     bench.add_argument(
-        "--rounds", type=int, default=3, help="alternating rounds per side with --compare"
+        "--rounds",
+        type=int,
+        help="alternating rounds per side with --compare (default 3; 10 with --paired)",
+    )
+    bench.add_argument(
+        "--paired",
+        action="store_true",
+        help="with --compare: each round one session per side, adjacent, and the ratio per "
+        "round (its median and the rounds this side was lower: steady under load)",
     )
     bench.add_argument(
         "--ack-ms",
@@ -183,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_next_edit(sys.stdout, runs=max(1, args.runs))
     if command == "bench":
+        if args.paired and not args.compare:
+            raise SystemExit("fastedit-lsp bench --paired: name the other side, --compare REF")
         from .tools.bench import main as bench_main
         from .tools.bench import sections
         from .tools.bench_core import EditorModel
@@ -198,9 +208,10 @@ def main(argv: list[str] | None = None) -> int:
             json_path=args.json,
             plot_path=args.plot,
             compare=args.compare,
-            rounds=args.rounds,
+            rounds=args.rounds or (10 if args.paired else 3),
             model=model,
             only=sections(args.only),
+            paired=args.paired,
         )
     if command == "editors":
         from .tools.editors import main as editors_main

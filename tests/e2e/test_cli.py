@@ -305,6 +305,52 @@ def test_bench_compare_measures_another_checkout_alternately_and_prints_ratios(
     assert data["compare"]["figures"]["cold start to initialize reply: fastedit-lsp"]["runs"] >= 3
 
 
+@pytest.mark.timeout(BENCH_GUARD + 60)
+def test_bench_paired_pairs_each_rounds_sessions_and_prints_the_ratio_per_round(
+    tmp_path: Path,
+) -> None:
+    # --paired: each round one first-job session per side, adjacent (cold starts one by one),
+    # and per figure the median of the per-round ratios and the rounds this side was lower.
+    root = Path(__file__).resolve().parents[2]
+    figures = tmp_path / "bench.json"
+    out = subprocess.run(
+        [
+            *("fastedit-lsp", "bench", "--runs", "2", "--rounds", "2", "--paired"),
+            *("--only", "cold-start,first-job"),
+            *("--compare", str(root), "--json", str(figures)),
+        ],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(),
+        timeout=BENCH_GUARD,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    paired = out.stdout.split(f"### Paired rounds, this checkout ÷ ref {root}")[1]
+    assert "| first job of a session: first edit | " in paired
+    data = json.loads(figures.read_text())["compare"]
+    first_job = data["paired"]["first job of a session: first edit"]
+    # One session per side and round: two rounds, two pairs, each of both sides' figure.
+    assert first_job["rounds"] == 2 and len(first_job["pairs"]) == 2
+    assert data["figures"]["first job of a session: first edit"]["runs"] == 2
+    assert 0 <= first_job["lower"] <= 2
+    this, ref = first_job["pairs"][0]
+    assert first_job["median"] > 0 and this > 0 and ref > 0
+    # Cold starts pair run by run (5 runs at least, as without --paired).
+    assert data["paired"]["cold start to initialize reply: fastedit-lsp"]["rounds"] >= 5
+
+
+def test_bench_paired_without_compare_says_what_is_missing() -> None:
+    out = subprocess.run(
+        ["fastedit-lsp", "bench", "--paired", "--only", "first-job"],
+        capture_output=True,
+        text=True,
+        env=hermetic_env(),
+        timeout=60,
+    )
+    assert out.returncode != 0
+    assert "--paired: name the other side, --compare REF" in out.stderr
+
+
 async def test_a_request_whose_params_do_not_fit_gets_an_error_instead_of_silence() -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,

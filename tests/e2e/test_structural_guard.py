@@ -259,6 +259,9 @@ async def test_after_the_warm_up_the_first_job_and_completion_import_nothing(
         warm = await session.modules()
         assert {"fastedit_lsp.backends.network", "fastedit_lsp.pipeline.runner"} <= warm
         assert "grex" not in warm  # engines only some actions need are not loaded
+        # httpx's command line (its console script's click and pygments) is never loaded: a
+        # third of httpx's import time, on the warm-up's way to the first job.
+        assert {"click", "pygments"} & warm == set()
         stub.default = Answer(text="1", role_chunk=False)
         await session.run(
             "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}

@@ -366,3 +366,37 @@ def test_pyright_on_a_file_whose_folder_is_not_on_disk_is_not_run_and_says_why(
         "not run: the file's folder is not on disk (pyright resolves the project from it)"
     )
     assert not marker.exists()
+
+
+def test_a_drafts_checkers_share_one_environment_and_skipped_ones_build_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The environment (a copy of the server's, PATH filtered) was built once per checker named,
+    # those that do not run too: three copies per Python draft's check.
+    from fastedit_lsp.project import checkers
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, says in (("ruff", "[]"), ("pyright", '{"generalDiagnostics": []}')):
+        program = bin_dir / name
+        program.write_text(f"#!{sys.executable}\nprint({says!r})\n")
+        program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    built: list[bool] = []
+
+    def counted(root: str | None, *, trusted: bool) -> dict[str, str]:
+        built.append(trusted)
+        return checker_env(root, trusted=trusted)
+
+    monkeypatch.setattr(checkers, "checker_env", counted)
+    (tmp_path / "ws").mkdir()
+    path = tmp_path / "ws" / "m.py"
+    path.write_text("x = 1\n")
+    draft = shadow(str(path), "python", "x = 1\n", 0, 0, "y = 2\n")
+    names = ["ruff", "pyright", "mypy"]  # mypy is not on PATH: skipped
+    runs = asyncio.run(
+        run_checkers(draft, str(tmp_path / "ws"), names, trust_workspace=False, listed=None)
+    )
+    assert [run.name for run in runs] == names
+    assert runs[2].skipped is not None
+    assert built == [False]

@@ -7,8 +7,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from types import SimpleNamespace
+from typing import cast
 
-from fastedit_lsp.lsp.warmup import ImportGate
+import pytest
+
+from fastedit_lsp.lsp import warmup
+from fastedit_lsp.lsp.warmup import ImportGate, WarmUpOwners
 
 
 async def test_a_background_import_waits_until_the_server_is_idle() -> None:
@@ -137,3 +142,41 @@ async def test_work_waiting_for_quiet_waits_for_an_idle_server_and_hurry_ends_it
     gate.last_message = time.monotonic()
     gate.hurry()
     await asyncio.wait_for(gate.quiet_for(3600), 5)
+
+
+async def test_a_grammar_opened_during_the_warm_up_loads_after_the_jobs_request_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A document opened with the session asks for its grammar before the warm-up has loaded
+    # what a job needs up to its first edit; the grammar (34-47 ms) waits for that part instead
+    # of coming first, and meanwhile does not make the server busy.
+    gate = ImportGate(lambda: False)
+    loaded: list[str] = []
+    monkeypatch.setattr(warmup, "_load_grammar", lambda uri, language: loaded.append(uri))
+    tasks: list[asyncio.Task[object]] = []
+    owners = cast(
+        WarmUpOwners,
+        SimpleNamespace(imports=gate, spawn=lambda c: tasks.append(asyncio.ensure_future(c))),
+    )
+    gate.hold_grammars()
+    warmup.grammar(owners, "file:///a.py", "python")
+    await asyncio.sleep(0.05)
+    assert loaded == [] and gate.own == set(tasks)
+    gate.release_grammars()
+    await tasks[0]
+    assert loaded == ["file:///a.py"]
+    # Without a warm-up (no hold), a grammar loads at once.
+    warmup.grammar(owners, "file:///b.py", "python")
+    await tasks[1]
+    assert loaded == ["file:///a.py", "file:///b.py"]
+
+
+def test_a_python_documents_background_load_reads_the_names_checks_builtins() -> None:
+    # Reading typeshed's builtins.pyi (75 ms of CPU at load 6) was the first Python draft's
+    # check's own cost in every session; the document's grammar load reads it in the background.
+    from fastedit_lsp.engines.names import python_stdlib
+
+    python_stdlib.builtins.cache_clear()
+    warmup._load_grammar("file:///a.py", "python")
+    assert python_stdlib.builtins.cache_info().currsize == 1
+    assert "print" in python_stdlib.builtins()

@@ -15,7 +15,8 @@ would cost memory in every session.
 
 In order: the job's modules, the HTTP client and a connection to each profile's model server
 (opened, nothing sent: the first request skips the TCP handshake), the converter's code for a
-job's messages (:mod:`.warm_messages`) and the exclude patterns, the completion modules and,
+job's messages (:mod:`.warm_messages`); then the grammars of the documents opened meanwhile
+(:func:`grammar`), the exclude patterns, the completion modules and,
 when a profile uses https, the TLS context's trusted certificates. Once no message has come
 for a second (what is left would delay a job that came meanwhile): the converter's code for
 typing's messages and for what a job sends later, then start-up's garbage is freed
@@ -138,6 +139,9 @@ class ImportGate:
         self.last_message = time.monotonic()
         #: Set by :meth:`hurry`: background work waiting for a quiet moment goes on at once.
         self._hurried: asyncio.Event | None = None
+        #: Unset while the warm-up loads what a job needs up to its model request and first edit
+        #: (:meth:`hold_grammars`): the grammars of opened documents load after it.
+        self._request_path: asyncio.Event | None = None
 
     @property
     def pending(self) -> bool:
@@ -182,6 +186,23 @@ class ImportGate:
                     return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(hurried.wait(), max(left, YIELD_SECONDS))
+
+    def hold_grammars(self) -> None:
+        """The warm-up is starting: grammars wait for :meth:`release_grammars` (called as
+        ``initialized`` spawns the warm-up, before any ``didOpen`` is handled)."""
+        self._request_path = asyncio.Event()
+
+    def release_grammars(self) -> None:
+        if self._request_path is not None:
+            self._request_path.set()
+
+    async def after_request_path(self) -> None:
+        """Wait (without making the server busy) until the warm-up has loaded what a job needs
+        up to its first edit, or gave up; at once when no warm-up runs."""
+        if self._request_path is None or self._request_path.is_set():
+            return
+        with self.waiting():
+            await self._request_path.wait()
 
     def _event(self) -> asyncio.Event:
         if self._hurried is None:
@@ -280,21 +301,10 @@ async def warm_up(server: WarmUpOwners) -> None:
     done)."""
     started = time.perf_counter()
     try:
-        await _load(server, JOB_MODULES)
-        models = _model_profiles(server)
-        if models is None or models:  # the offline engine alone needs no HTTP
-            # What the first request needs (httpx, aiohttp), then the HTTP client (its
-            # proxies, and its TLS context reading the trusted certificates, ~25 ms of CPU)
-            # made off the event loop: the first job finds both ready.
-            await _load(server, HTTP_MODULES)
-            await asyncio.to_thread(server.backends.prepare)
-        await _load(server, ("fastedit_lsp.lsp.warm_messages",))
+        await _request_path(server)
+        server.imports.release_grammars()
         from . import warm_messages
 
-        for message in warm_messages.JOB:
-            await server.imports.run(
-                functools.partial(warm_messages.exchange, server.protocol, message)
-            )
         await server.imports.run(
             functools.partial(warm_messages.exchange_progress, server.protocol)
         )
@@ -303,6 +313,8 @@ async def warm_up(server: WarmUpOwners) -> None:
     except Exception as exc:  # a missing optional piece: the first use imports it, as before
         log.warning("warm-up failed: %s", exc)
         return
+    finally:
+        server.imports.release_grammars()
     await server.imports.run(_freeze_loaded)
     server.timings.record("warmUp", time.perf_counter() - started)
     # What the session will need later, once it is quiet.
@@ -311,6 +323,29 @@ async def warm_up(server: WarmUpOwners) -> None:
     await _make_code(server, warm_messages.TYPING + warm_messages.LATER)
     await server.imports.run(_collect_start_up_garbage)
     server.timings.record("quietWork", time.perf_counter() - started)
+
+
+async def _request_path(server: WarmUpOwners) -> None:
+    """What a job needs up to its model request and its first edit: its modules, the HTTP
+    client, the converter's code for its messages. Then the grammars of the documents opened
+    meanwhile load (they wait for this: a draft's parse check needs them, the first edit not;
+    first, they put 34–47 ms before the job's modules, which the first job of a session then
+    paid when it came 300 ms after ``initialized``)."""
+    await _load(server, JOB_MODULES)
+    models = _model_profiles(server)
+    if models is None or models:  # the offline engine alone needs no HTTP
+        # What the first request needs (httpx, aiohttp), then the HTTP client (its proxies, and
+        # its TLS context reading the trusted certificates, ~25 ms of CPU) made off the event
+        # loop: the first job finds both ready.
+        await _load(server, HTTP_MODULES)
+        await asyncio.to_thread(server.backends.prepare)
+    await _load(server, ("fastedit_lsp.lsp.warm_messages",))
+    from . import warm_messages
+
+    for message in warm_messages.JOB:
+        await server.imports.run(
+            functools.partial(warm_messages.exchange, server.protocol, message)
+        )
 
 
 async def _make_code(server: WarmUpOwners, messages: tuple[Message, ...]) -> None:
@@ -356,9 +391,21 @@ def _load_grammar(uri: str, language_id: str) -> None:
     language = parse.language_of(language_id) or parse.language_of(uri)
     if language is not None:
         parse.load(language)
+    if language == "python":
+        # The names check's builtins (typeshed's builtins.pyi read: 75 ms of CPU at load 6),
+        # which the first Python draft's check of a session read otherwise.
+        from ..engines.names import python_stdlib
+
+        python_stdlib.builtins()
 
 
 def grammar(server: WarmUpOwners, uri: str, language_id: str) -> None:
-    """On ``didOpen``: load the grammar of the document's language in the background, so the
-    first draft's parse check there does not (the first grammar cost 10–20 ms to import)."""
-    server.spawn(server.imports.run(functools.partial(_load_grammar, uri, language_id)))
+    """On ``didOpen``: load the grammar of the document's language (and for Python the names
+    check's builtins) in the background, once the warm-up has loaded a job's request path, so
+    the first draft's checks there do not (the first grammar cost 10–20 ms to import)."""
+    server.spawn(_grammar_later(server, uri, language_id))
+
+
+async def _grammar_later(server: WarmUpOwners, uri: str, language_id: str) -> None:
+    await server.imports.after_request_path()
+    await server.imports.run(functools.partial(_load_grammar, uri, language_id))

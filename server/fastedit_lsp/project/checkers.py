@@ -40,7 +40,7 @@ import shutil
 import tempfile
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,30 +106,51 @@ async def run_checkers(
     listed: Sequence[str] | None,
 ) -> list[CheckerRun]:
     """Each checker in ``names`` on both texts of ``shadow``, side by side."""
+    # One environment per trust, built when a checker runs: it was built per checker, skipped
+    # ones too (three copies of the environment per Python draft's check).
+    envs: dict[bool, dict[str, str]] = {}
+
+    def env(trusted: bool) -> dict[str, str]:
+        if trusted not in envs:
+            envs[trusted] = checker_env(root, trusted=trusted)
+        return envs[trusted]
+
     runs = [
-        _one(name, shadow, root, trusted=trust_workspace or (listed is not None and name in listed))
+        _one(
+            name,
+            shadow,
+            root,
+            trusted=trust_workspace or (listed is not None and name in listed),
+            env_of=env,
+        )
         for name in names
     ]
     return list(await asyncio.gather(*runs))
 
 
-async def _one(name: str, shadow: Shadow, root: str | None, *, trusted: bool) -> CheckerRun:
+async def _one(
+    name: str,
+    shadow: Shadow,
+    root: str | None,
+    *,
+    trusted: bool,
+    env_of: Callable[[bool], dict[str, str]],
+) -> CheckerRun:
     clock = time.perf_counter()
     program, cwd, skipped = await asyncio.to_thread(_plan, name, shadow, root, trusted)
-    env = checker_env(root, trusted=trusted)
     try:
         if skipped is not None or program is None:
             run = CheckerRun(name, skipped=skipped)
         elif name == "ruff":
-            run = await _ruff(program, shadow, cwd, env)
+            run = await _ruff(program, shadow, cwd, env_of(trusted))
         elif name == "go vet":
-            run = await _vet(program, shadow, env)
+            run = await _vet(program, shadow, env_of(trusted))
         elif name == "pyright":
-            run = await _pyright(program, shadow, root, trusted, env)
+            run = await _pyright(program, shadow, root, trusted, env_of(trusted))
         elif name == "tsc":
-            run = await _tsc(program, shadow, root, env)
+            run = await _tsc(program, shadow, root, env_of(trusted))
         else:
-            run = await _mypy(program, shadow, cwd, env)
+            run = await _mypy(program, shadow, cwd, env_of(trusted))
     except (OSError, ValueError) as exc:
         run = CheckerRun(name, skipped=f"{name} failed: {exc}")
     run.ms = (time.perf_counter() - clock) * 1000

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import bench_report
-from .bench_compare import describe_this, reference, this_server
+from .bench_compare import Pairs, describe_this, reference, this_server
 from .bench_core import INIT_OPTIONS, EditorModel, Figures, Server, base_env, initialize, machine
 from .bench_figures import SECTIONS, session_figures
 from .bench_start import cold_start, first_job, jedi_server, start_once
@@ -87,7 +87,12 @@ async def _session(
 
 
 async def _run(
-    runs: int, model: EditorModel, ref: Server | None, rounds: int, only: frozenset[str]
+    runs: int,
+    model: EditorModel,
+    ref: Server | None,
+    rounds: int,
+    only: frozenset[str],
+    pairs: Pairs | None = None,
 ) -> tuple[Figures, Figures | None]:
     env = base_env()
     ours = this_server() if ref is not None else Server(OURS)
@@ -100,20 +105,25 @@ async def _run(
     # Cold starts: every side (and the peer, measured once) alternately.
     peer = jedi_server() if ref is None else None
     if "cold-start" in only:
-        await _cold_starts(env, sides, peer, max(5, runs // 5), mine)
+        await _cold_starts(env, sides, peer, max(5, runs // 5), mine, pairs)
     rounds = rounds if ref is not None else 1
     async with await StubModelServer.start() as stub:
         env = {**env, "FASTEDIT_FAST_BASE_URL": stub.base_url, "FASTEDIT_FAST_MODEL": "stub-fast"}
         env["FASTEDIT_MODE"] = "fast"
         per_round = max(5, runs // rounds)
-        sessions = max(3, runs // 10 // rounds)
+        # Paired: one first-job session per side and round, the round's two sessions adjacent.
+        sessions = 1 if pairs is not None else max(3, runs // 10 // rounds)
         for index in range(rounds):
             order = sides if index % 2 == 0 else list(reversed(sides))
+            if pairs is not None:
+                pairs.start_round(mine, sides[1][1])
             for server, figures in order:
                 if "first-job" in only:
                     await first_job(env, server, stub, sessions, figures, model)
                 if only - {"cold-start", "first-job", "parse", "names"}:
                     await _session(server, env, stub, per_round, figures, model, only)
+            if pairs is not None:
+                pairs.end_round(mine, sides[1][1])
     return mine, sides[1][1] if ref is not None else None
 
 
@@ -136,8 +146,10 @@ async def _cold_starts(
     peer: Server | None,
     runs: int,
     mine: Figures,
+    pairs: Pairs | None = None,
 ) -> None:
-    """Cold starts of every side alternately (and of the peer, into our figures)."""
+    """Cold starts of every side alternately (and of the peer, into our figures); with
+    ``pairs``, each run's two starts are a pair."""
     if len(sides) == 1:
         servers = [sides[0][0]] + ([peer] if peer is not None else [])
         await cold_start(env, servers, runs, mine)
@@ -146,8 +158,12 @@ async def _cold_starts(
     mine.note_load()
     for run in range(runs + 1):
         order = sides if run % 2 else list(reversed(sides))
+        if pairs is not None:
+            pairs.start_round(mine, sides[1][1])
         for server, figures in order:
             await start_once(env, server, figures if run else None)
+        if pairs is not None:
+            pairs.end_round(mine, sides[1][1])
 
 
 def sections(only: str | None) -> frozenset[str]:
@@ -170,6 +186,7 @@ def report(
     *,
     model: EditorModel = DEFAULT_EDITOR,
     info: dict[str, Any] | None = None,
+    pairs: Pairs | None = None,
 ) -> str:
     """The Markdown printed by ``fastedit-lsp bench``."""
     info = info or machine()
@@ -185,6 +202,11 @@ def report(
             f"### Ratios, this checkout ÷ {ref_name} (same run, alternating)",
             bench_report.ratios(figures, "this", ref, "ref"),
         ]
+        if pairs is not None:
+            parts += [
+                f"### Paired rounds, this checkout ÷ {ref_name} (each round's two sides adjacent)",
+                bench_report.paired(figures, pairs, OURS),
+            ]
     parts.append(bench_report.goals_table(bench_report.goals(figures, OURS, ref, ref_name)))
     if figures.notes:
         parts.append(bench_report.notes(figures))
@@ -212,16 +234,18 @@ def main(
     rounds: int = 3,
     model: EditorModel = DEFAULT_EDITOR,
     only: frozenset[str] = frozenset(SECTIONS),
+    paired: bool = False,
 ) -> int:
     info = machine()
+    pairs = Pairs() if paired and compare is not None else None
     if compare is None:
         figures, ref_figures = asyncio.run(_run(runs, model, None, 1, only))
         ref_name = ""
     else:
         with reference(compare) as ref:
-            figures, ref_figures = asyncio.run(_run(runs, model, ref, max(1, rounds), only))
+            figures, ref_figures = asyncio.run(_run(runs, model, ref, max(1, rounds), only, pairs))
             ref_name = ref.name
-    out.write(report(figures, ref_figures, ref_name, model=model, info=info))
+    out.write(report(figures, ref_figures, ref_name, model=model, info=info, pairs=pairs))
     parse_checks = None
     if "parse" in only:
         from . import bench_parse  # the parse check's section, in process
@@ -243,6 +267,11 @@ def main(
                 data["namesCheck"] = names_checks
             if ref_figures is not None:
                 data["compare"] = {"ref": ref_name, **_json(ref_figures)}
+                if pairs is not None:
+                    data["compare"]["paired"] = {
+                        key: {**pairs.summary(key), "pairs": rounds}
+                        for key, rounds in pairs.rounds.items()
+                    }
             json.dump(data, f, indent=2)
     if plot_path:
         problem = bench_report.plot(figures, plot_path)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .bench_core import Server
+from .bench_core import Figures, Server
 
 
 def _checkout_root() -> Path | None:
@@ -83,3 +84,54 @@ def describe_this() -> str:
     except RuntimeError:
         return os.fspath(root)
     return f"{head}{' + uncommitted changes' if dirty else ''}"
+
+
+class Pairs:
+    """``--paired``: each round's figures of the two sides, side by side.
+
+    The sides run one after the other in every round (the order alternating), so a round's two
+    medians saw the same minute's load; the median of the per-round ratios and the number of
+    rounds this side was lower stay steady where the pooled ratios of ``--compare`` swing with the
+    load (0.4–1.9 × for the same code at load 9–14). Cold starts pair one by one.
+    """
+
+    def __init__(self) -> None:
+        #: Per key, one (this, reference) pair of medians per round.
+        self.rounds: dict[str, list[tuple[float, float]]] = {}
+        self._before: tuple[dict[str, int], dict[str, int]] = ({}, {})
+
+    def start_round(self, this: Figures, ref: Figures) -> None:
+        self._before = (this.counts(), ref.counts())
+
+    def end_round(self, this: Figures, ref: Figures) -> None:
+        """The medians of what each side measured since :meth:`start_round`."""
+        for key in this.counts().keys() & ref.counts().keys():
+            a = this.since(key, self._before[0].get(key, 0))
+            b = ref.since(key, self._before[1].get(key, 0))
+            if a and b:
+                self.add(key, statistics.median(a), statistics.median(b))
+
+    def add(self, key: str, this: float, ref: float) -> None:
+        self.rounds.setdefault(key, []).append((this, ref))
+
+    def summary(self, key: str) -> dict[str, float]:
+        """The median and the 10th and 90th percentile of the per-round ratios, the rounds this
+        side was lower in and the rounds counted (a round whose reference is 0 has no ratio)."""
+        pairs = [(a, b) for a, b in self.rounds.get(key, []) if b]
+        ratios = sorted(a / b for a, b in pairs)
+        if not ratios:
+            return {"median": float("nan"), "p10": float("nan"), "p90": float("nan")} | {
+                "lower": 0,
+                "rounds": 0,
+            }
+
+        def pct(p: int) -> float:
+            return ratios[max(0, -(-p * len(ratios) // 100) - 1)]
+
+        return {
+            "median": round(statistics.median(ratios), 4),
+            "p10": round(pct(10), 4),
+            "p90": round(pct(90), 4),
+            "lower": sum(1 for a, b in pairs if a < b),
+            "rounds": len(ratios),
+        }

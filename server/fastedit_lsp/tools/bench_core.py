@@ -67,6 +67,14 @@ class Figures:
     def stats(self, key: str) -> dict[str, float]:
         return stats(self.samples.get(key, ([], ""))[0])
 
+    def counts(self) -> dict[str, int]:
+        """How many samples each key holds (``--paired`` reads a round's samples after these)."""
+        return {key: len(samples) for key, (samples, _) in self.samples.items()}
+
+    def since(self, key: str, count: int) -> list[float]:
+        """The samples of ``key`` added after its first ``count``."""
+        return self.samples.get(key, ([], ""))[0][count:]
+
     def median(self, key: str) -> float:
         return self.stats(key)["median"]
 

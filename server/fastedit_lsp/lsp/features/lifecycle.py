@@ -56,8 +56,11 @@ def register(
 
         # Before the warm-up starts the process' first thread.
         memory.one_arena()
-        # First, so that its thread imports while the settings are validated on the loop.
-        spawn(warm_up(warm_up_owners()))
+        # First, so that its thread imports while the settings are validated on the loop; the
+        # grammars of documents opened meanwhile wait for its first part.
+        owners = warm_up_owners()
+        owners.imports.hold_grammars()
+        spawn(warm_up(owners))
         config.reload()
         client.send_status(None)
         if problems := internals.problems():

@@ -638,3 +638,34 @@ async def test_a_huge_result_is_left_out_not_written_into_the_answer(tmp_path: P
         ("big(-2)", 100),
     ]
     assert recording.dropped == {"unrenderable": 2}
+
+
+async def test_a_found_call_a_cache_may_answer_from_another_calls_entry_is_left_out(
+    extra: str,
+) -> None:
+    """``at(1.0, "abc")`` raises alone (a float index), but after another test called
+    ``at(1, "abc")`` it finds that call's entry in the function's ``lru_cache`` (``1.0 == 1``)
+    and returns: its test would fail there. The search leaves it out."""
+    (Path(extra) / "cached.py").write_text(
+        "import functools\n\n\n@functools.lru_cache\ndef at(i, text):\n    return text[i]\n"
+    )
+    plan = RecordPlan(
+        "cached",
+        "at",
+        ('at(2, "abc")', 'at(3, "abc")'),
+        # Told apart by an index that is a whole float only.
+        ("def at(i, text):\n    return text[int(i) if i == int(i) else i]",),
+    )
+    [recording] = await _record(extra, plan)
+    by_call = {o.call: o for o in recording.observations}
+    assert by_call['at(2, "abc")'].value == "c"
+    assert recording.variants == 1
+    assert not [c for c in by_call if ".0," in c], by_call
+
+
+def test_a_cache_may_answer_a_call_with_a_whole_float_or_a_boolean() -> None:
+    from fastedit_lsp.project.record_caches import cache_may_answer
+
+    assert cache_may_answer("f(1.0)") and cache_may_answer("f([1, True])")
+    assert cache_may_answer("f(x=(2.0,))")
+    assert not cache_may_answer("f(1, 0.5, 'a', None)") and not cache_may_answer("f(")

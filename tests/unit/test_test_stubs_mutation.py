@@ -20,8 +20,15 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   search under load). Then 70.7 % (435/615, 83/83 pass; one run, load 7): sequences of the
   size a parameter is taken apart into, and bytes made of the bytes a function holds, both
   tuned on standard library modules only; the plans of 3 held-out functions changed, and those
-  kill 26 of their 35 mutants instead of 22. Issue 28's pass goals (98 % / 99 %) are met; its
-  75 % mutation goal is not.
+  kill 26 of their 35 mutants instead of 22. Then 71.2 %, 70.9 %, 70.6 % (438, 436 and 434
+  of 615; 83/83 pass; three runs at load 7 to 9): functions that fill a module-level table on
+  their first call (``global`` set under ``is None``, an item stored under ``not in``) are
+  planned, texts the function's pieces wrap (``"a"``, ``<a>``) tried, the search starts from
+  the calls that told the most variants apart, leaves out calls a cache may answer from
+  another call's entry (a whole float, a boolean: one such found call's test had failed on
+  the unchanged code), and a call costs half; tuned on standard library modules, humanize,
+  inflection and boltons only (a stdlib set 55.7 -> 66.3 %). Issue 28's pass goals
+  (98 % / 99 %) are met; its 75 % mutation goal is not.
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
   survived, so their score says what the rules do, not how the generator does on unseen code;
@@ -134,9 +141,9 @@ HELD_OUT_2026_12 = Corpus(
     min_functions=80,
     min_mutants=600,
     recorded_pass_floor=0.99,  # issue 28's goal (tests.run): measured 83/83
-    # A guard under the blind 70.1 % (main: 70.2 %, 432/615 against 431/615); issue 28's goal is
-    # 75 %: not met on this set.
-    recorded_mutation_floor=0.67,
+    # A guard under the blind 70.6 to 71.2 % (434 to 438 of 615); issue 28's goal is 75 %: not
+    # met on this set.
+    recorded_mutation_floor=0.68,
 )
 #: What no held-out set may share with the generator's tuning (issue 28).
 TUNING_PACKAGES = frozenset(

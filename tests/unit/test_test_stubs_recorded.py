@@ -77,6 +77,48 @@ def test_nothing_is_planned_for_a_function_that_changes_the_module() -> None:
     assert stubs.record_plan(source, stubs.find_target(source, 3), "mod") is None
 
 
+LAZY = """
+_TABLE = None
+_PAIRS = {}
+_COUNT = 0
+
+
+def encode(text: str) -> str:
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = {c: c.upper() for c in "abc"}
+    return "".join(_TABLE.get(c, c) for c in text)
+
+
+def pairs(alphabet: str) -> list[str]:
+    if alphabet not in _PAIRS:
+        _PAIRS[alphabet] = [a + b for a in alphabet for b in alphabet]
+    return _PAIRS[alphabet]
+
+
+def count(n: int) -> int:
+    global _COUNT
+    if not _COUNT:
+        _COUNT = n
+    _COUNT += 1
+    return _COUNT
+"""
+
+
+def test_a_function_that_fills_a_module_table_on_its_first_call_is_planned() -> None:
+    """A table built on the first call that needs it (``global`` set under ``is None``, an
+    item stored under ``not in``) is the same for every later call: no test sees what
+    another did. A global changed on every call still gets no plan."""
+    lines = LAZY.split("\n")
+    line = {
+        n: next(i for i, t in enumerate(lines) if t.startswith(f"def {n}("))
+        for n in ("encode", "pairs", "count")
+    }
+    assert stubs.record_plan(LAZY, stubs.find_target(LAZY, line["encode"]), "mod") is not None
+    assert stubs.record_plan(LAZY, stubs.find_target(LAZY, line["pairs"]), "mod") is not None
+    assert stubs.record_plan(LAZY, stubs.find_target(LAZY, line["count"]), "mod") is None
+
+
 @given(
     st.recursive(
         st.none()

@@ -15,11 +15,18 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def neighbours(calls: list[str], most: int) -> list[str]:
+def neighbours(calls: list[str], most: int, kills: list[list[int]] | None = None) -> list[str]:
     """New calls made of the given ones, at most ``most``: one argument of a call replaced by
     the one another call of the same shape passes at its place, or two texts joined where
     both pass text there (:func:`_crossed`), taken in turn with calls whose one argument is
-    changed a little (:func:`_nudged`); each kind in a fixed pseudo-random order."""
+    changed a little (:func:`_nudged`); each kind in a fixed pseudo-random order, within
+    blocks of :data:`SEEDS` given calls, the first ones' first: with ``kills`` (the variants
+    each call told apart), those that told the most apart, the calls furthest into the
+    function."""
+    if kills is not None:
+        # The calls that told the most variants apart (``kills``, per call) first.
+        order = sorted(range(len(calls)), key=lambda i: -len(kills[i]))
+        calls = [calls[i] for i in order]
     known = set(calls)
     out: dict[str, None] = {}
     kinds = [iter(_crossed(calls)), iter(_nudged(calls))]
@@ -60,14 +67,20 @@ def _with(call: ast.Call, index: int, option: ast.expr) -> str:
     return ast.unparse(node)
 
 
+#: How many of the given calls :func:`neighbours` takes together, in a pseudo-random order,
+#: before the next ones.
+SEEDS = 8
+
+
 def _crossed(calls: list[str]) -> Iterator[str]:
-    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[ast.Call]] = {}
-    for node in _parsed(calls):
+    shapes: dict[tuple[str, int, tuple[str | None, ...]], list[tuple[int, ast.Call]]] = {}
+    for rank, node in enumerate(_parsed(calls)):
         key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
-        shapes.setdefault(key, []).append(node)
+        shapes.setdefault(key, []).append((rank, node))
     pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
     random.Random(0).shuffle(pairs)
-    for first, second in pairs:
+    pairs.sort(key=lambda pair: min(pair[0][0], pair[1][0]) // SEEDS)
+    for (_, first), (_, second) in pairs:
         values = [*first.args, *(k.value for k in first.keywords)]
         others = [*second.args, *(k.value for k in second.keywords)]
         for index, (mine, theirs) in enumerate(zip(values, others, strict=True)):
@@ -86,12 +99,13 @@ def _crossed(calls: list[str]) -> Iterator[str]:
 MAX_NUDGED = 4000
 
 
-def _nudged(calls: list[str]) -> list[str]:
+def _nudged(calls: list[str]) -> Iterator[str]:
     """Calls with one literal argument changed a little (:func:`nudges`: a number one more,
     halved, a third; a text cut short, doubled, in other case; a list reversed, one item
-    shorter): the values next to a boundary the given calls fall either side of."""
-    out: list[str] = []
-    for node in _parsed(calls):
+    shorter): the values next to a boundary the given calls fall either side of. Written out
+    as they are taken: the search takes a few hundred of the thousands it orders."""
+    out: list[tuple[int, ast.Call, int, ast.expr, ast.expr, object]] = []
+    for rank, node in enumerate(_parsed(calls)):
         for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
             try:
                 options = [(arg, nudges(ast.literal_eval(arg)))]
@@ -103,17 +117,21 @@ def _nudged(calls: list[str]) -> list[str]:
                     for c in ast.walk(arg)
                     if isinstance(c, ast.Constant) and not isinstance(c.value, bool)
                 ]
-            for place, nudged in options:
-                for value in nudged:
-                    try:
-                        option = ast.parse(repr(value), mode="eval").body
-                    except (SyntaxError, ValueError):
-                        continue
-                    out.append(_with(node, index, _replaced(arg, place, option)))
+            out += [
+                (rank // SEEDS, node, index, arg, place, value)
+                for place, nudged in options
+                for value in nudged
+            ]
             if len(out) >= MAX_NUDGED:
                 break
     random.Random(0).shuffle(out)
-    return out
+    out.sort(key=lambda nudged: nudged[0])
+    for _, node, index, arg, place, value in out:
+        try:
+            option = ast.parse(repr(value), mode="eval").body
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        yield _with(node, index, _replaced(arg, place, option))
 
 
 def _replaced(tree: ast.expr, old: ast.expr, new: ast.expr) -> ast.expr:

@@ -65,7 +65,6 @@ import json
 import math
 import os
 import re
-import shutil
 import signal
 import sys
 import tempfile
@@ -77,15 +76,18 @@ from typing import Any, TextIO, cast
 
 try:
     from . import record_texts  # imported with the package (the tests)
-    from .record_env import CLOCK_SHIFT, NoStdin, StdinRead, shift_clock
+    from .record_caches import cache_may_answer
+    from .record_env import CLOCK_SHIFT, NoStdin, StdinRead, Workdir, shift_clock
     from .record_members import MEMBERS_CALL, member_calls
     from .record_search import neighbours
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
+    from record_caches import cache_may_answer  # type: ignore[no-redef, import-not-found]
     from record_env import (  # type: ignore[no-redef, import-not-found]
         CLOCK_SHIFT,
         NoStdin,
         StdinRead,
+        Workdir,
         shift_clock,
     )
     from record_members import (  # type: ignore[no-redef, import-not-found]
@@ -293,84 +295,45 @@ def _call(code: types.CodeType, namespace: dict[str, Any], seconds: float) -> _O
     return outcome
 
 
-class _Workdir:
-    """The process' working directory, made empty for it by the recorder: what a call leaves
-    there is removed after it. A later call (or a variant's) must not see it: a test written
-    from what it saw would fail in another folder (a file a variant created once made
-    ``open_if_exists('1', '1.5')`` raise). A call that changed the working directory is moved
-    back first. Nothing is removed anywhere else, nor without ``workdir`` in the job."""
-
-    def __init__(self) -> None:
-        self.path: str | None = None
-        self.held: frozenset[str] = frozenset()
-
-    def use(self, path: str | None) -> None:
-        if path is None or not os.path.isdir(path) or os.listdir(path):
-            return  # not the empty folder the recorder made: never tidied
-        os.chdir(path)
-        self.path = os.getcwd()
-
-    def settle(self) -> None:
-        """What is there now (a module that writes files as it is imported) is kept."""
-        if self.path is not None:
-            self.held = frozenset(os.listdir(self.path))
-
-    def tidy(self) -> bool:
-        """Whether the call left something; it is removed."""
-        if self.path is None:
-            return False
-        with contextlib.suppress(OSError):
-            if os.getcwd() != self.path:
-                os.chdir(self.path)
-        try:
-            left = set(os.listdir(self.path)) - self.held
-        except OSError:
-            return False
-        for name in left:
-            path = os.path.join(self.path, name)
-            with contextlib.suppress(OSError):
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
-        return bool(left)
+_workdir = Workdir()
 
 
-_workdir = _Workdir()
+_NO_STDIN = cast(TextIO, NoStdin())
 
 
 def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
     wrap = ""
-    stdin, sys.stdin = sys.stdin, cast(TextIO, NoStdin())
+    streams = sys.stdin, sys.stdout, sys.stderr
+    # Swapped by hand: ``contextlib.redirect_stdout`` costs as much as a small call.
+    sys.stdin, sys.stdout, sys.stderr = _NO_STDIN, io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            value = eval(code, namespace)
-            if isinstance(value, Iterator):
-                wrap = "list"
-                items = list(itertools.islice(value, ITEMS + 1))
-                if len(items) > ITEMS:
-                    wrap, items = "islice", items[:ITEMS]
-                value = items
-            elif (
-                isinstance(value, tuple | list)
-                and any(isinstance(v, Iterator) for v in value)
-                and all(isinstance(v, Iterable) for v in value)
-            ):
-                # Iterators side by side (``partition``): what each yields, when it ends soon
-                # (an exception on the way is what the test sees too).
-                wrap = "parts"
-                parts = [list(itertools.islice(v, ITEMS + 1)) for v in value]
-                if all(len(p) <= ITEMS for p in parts):
-                    value = parts
-                else:
-                    wrap = ""
-            return _Outcome(value, wrap=wrap)
+        value = eval(code, namespace)
+        if isinstance(value, Iterator):
+            wrap = "list"
+            items = list(itertools.islice(value, ITEMS + 1))
+            if len(items) > ITEMS:
+                wrap, items = "islice", items[:ITEMS]
+            value = items
+        elif (
+            isinstance(value, tuple | list)
+            and any(isinstance(v, Iterator) for v in value)
+            and all(isinstance(v, Iterable) for v in value)
+        ):
+            # Iterators side by side (``partition``): what each yields, when it ends soon
+            # (an exception on the way is what the test sees too).
+            wrap = "parts"
+            parts = [list(itertools.islice(v, ITEMS + 1)) for v in value]
+            if all(len(p) <= ITEMS for p in parts):
+                value = parts
+            else:
+                wrap = ""
+        return _Outcome(value, wrap=wrap)
     except BaseException as exc:  # the function's answer
         if isinstance(exc, KeyboardInterrupt | _Timeout):
             raise
         return _Outcome(error=exc, wrap=wrap)
     finally:
-        sys.stdin = stdin
+        sys.stdin, sys.stdout, sys.stderr = streams
 
 
 def _is_function(value: object) -> bool:
@@ -788,9 +751,9 @@ def _search(
     saved = (original.__code__, original.__defaults__, original.__kwdefaults__)
     tried = {obs["call"] for obs, _, _ in kept}
     found: list[str] = []
-    # Round one from the kept calls; the next from the calls found (a call that told some
-    # variants apart is near a boundary the others may be found at), while some are found.
-    planned = neighbours([obs["call"] for obs, _, _ in kept], MAX_SEARCHED)
+    # Round one from the kept calls (the most telling first); then from those found, if any.
+    seeds, told = [o["call"] for o, _, _ in kept], [o["kills"] for o, _, _ in kept]
+    planned = neighbours(seeds, MAX_SEARCHED, told)
     rounds = SEARCH_ROUNDS
     while planned or (found and rounds > 1):
         if not planned:
@@ -802,6 +765,8 @@ def _search(
         if not left or time.monotonic() > deadline:
             break
         tried.add(call)
+        if caches and cache_may_answer(call):
+            continue  # its test could find another test's entry in the cache (record_caches)
         try:
             code = compile(call, "<recorded>", "eval")
         except SyntaxError:

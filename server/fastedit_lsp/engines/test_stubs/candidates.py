@@ -199,8 +199,11 @@ def _literals(fn: _FunctionNode, info: _ModuleInfo) -> tuple[list[int], list[flo
     for piece in pieces:
         if isinstance(piece, str):
             combos += [piece, f"a{piece}", f"{piece}a", f"a{piece}a"]
+    # A text the pieces wrap (``"a"``, ``<a>``): what ``startswith`` and ``endswith`` together
+    # look for.
+    combos += [f"{piece}a{piece}" for piece in pieces]
     for first, second in itertools.permutations(pieces, 2):
-        combos.append(f"a{first}a{second}a")
+        combos += [f"a{first}a{second}a", f"{first}a{second}"]
     for piece in pieces:
         if isinstance(piece, str):
             combos += [f"1{piece}0", f"0{piece}1"]

@@ -181,8 +181,9 @@ def mutates_module_state(fn: _FunctionNode, module_names: set[str]) -> bool:
         n.id for n in _own(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     } | params
     shared = module_names - local
+    lazy, filled = _filled_once(fn)
     for node in _own(fn):
-        if isinstance(node, ast.Global):
+        if isinstance(node, ast.Global) and not set(node.names) <= lazy:
             return True
         if (
             isinstance(node, ast.Call)
@@ -197,9 +198,65 @@ def mutates_module_state(fn: _FunctionNode, module_names: set[str]) -> bool:
             and isinstance(node.ctx, ast.Store | ast.Del)
             and isinstance(node.value, ast.Name)
             and node.value.id in shared
+            and id(node) not in filled
         ):
             return True
     return False
+
+
+def _filled_once(fn: _FunctionNode) -> tuple[set[str], set[int]]:
+    """What the function fills in on the first call that needs it and never changes after: the
+    names it declares ``global`` whose every assignment is under ``if NAME is None:`` or
+    ``if not NAME:`` (a table or a compiled pattern built when first needed, as
+    ``base64.a85encode`` does), and the item stores ``TABLE[KEY] = ...`` under
+    ``if KEY not in TABLE:`` (``base64._b32encode``'s table per alphabet). A call after the one
+    that filled them finds the module as that one left it: no test sees what another did."""
+    guarded: dict[str, set[int]] = {}
+    for node in _own(fn):
+        if isinstance(node, ast.If):
+            for name in _unset_test(node.test):
+                inside = {id(n) for stmt in node.body for n in ast.walk(stmt)}
+                guarded.setdefault(name, set()).update(inside)
+    declared = {n for node in _own(fn) if isinstance(node, ast.Global) for n in node.names}
+    # Tables built together are tested by one of them: ``if _a85chars2 is None:`` fills both.
+    unset = {i for name in declared for i in guarded.get(name, set())}
+    lazy = set(declared)
+    items: set[int] = set()
+    for node in _own(fn):
+        changed = isinstance(node, ast.Name) and (
+            isinstance(node.ctx, ast.Del)
+            or (isinstance(node.ctx, ast.Store) and id(node) not in unset)
+        )
+        if changed and isinstance(node, ast.Name):
+            lazy.discard(node.id)
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and id(node) in guarded.get(f"{node.value.id}[{ast.unparse(node.slice)}]", set())
+        ):
+            items.add(id(node))
+    return lazy, items
+
+
+def _unset_test(test: ast.expr) -> set[str]:
+    """What ``test`` finds unset: ``NAME`` for ``NAME is None`` and ``not NAME``,
+    ``TABLE[KEY]`` for ``KEY not in TABLE``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return {test.operand.id} if isinstance(test.operand, ast.Name) else set()
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return set()
+    op, right = test.ops[0], test.comparators[0]
+    if (
+        isinstance(op, ast.Is)
+        and isinstance(test.left, ast.Name)
+        and isinstance(right, ast.Constant)
+        and right.value is None
+    ):
+        return {test.left.id}
+    if isinstance(op, ast.NotIn) and isinstance(right, ast.Name):
+        return {f"{right.id}[{ast.unparse(test.left)}]"}
+    return set()
 
 
 # ``text (str): ...`` (Google), ``:param str text:`` / ``:type text: str`` (Sphinx),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,59 @@ def test_a_project_header_on_disk_declares_names(tmp_path: Path) -> None:
     assert _check(text, includes=includes).ok is True
     wrong = text.replace('load_config("x"', 'load_settings("x"')
     assert _check(wrong, includes=includes).ok is False
+
+
+def _age(*paths: Path) -> None:
+    """Files and folders as if last changed a minute ago (what a kept closure trusts)."""
+    past = time.time() - 60
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+def test_what_an_include_brings_is_kept_until_a_header_changes(tmp_path: Path) -> None:
+    util = tmp_path / "util.h"
+    util.write_text("int load_config(const char *p);\n")
+    text = '#include "util.h"\n' + PROGRAM.replace('read_config("x"', 'load_config("x"')
+    (tmp_path / "main.c").write_text(text)
+    _age(util, tmp_path / "main.c", tmp_path)
+    headers = CHeaders()
+    includes = headers.includes(str(tmp_path / "main.c"))
+    first = headers.header("util.h", True, tmp_path)
+    assert first is not None and "load_config" in first.words
+    # Kept: the same answer, not a new reading.
+    assert headers.header("util.h", True, tmp_path) is first
+    assert _check(text, includes=includes).ok is True
+    # The header renamed its function: the next check reads it again.
+    util.write_text("int load_settings(const char *path);\n")
+    _age(util)
+    verdict = _check(text, includes=includes)
+    assert verdict.ok is False and "'load_config' is not defined" in verdict.message
+
+
+def test_a_header_created_after_a_check_is_found_by_the_next(tmp_path: Path) -> None:
+    text = '#include "util.h"\n' + PROGRAM.replace('read_config("x"', 'load_config("x"')
+    (tmp_path / "main.c").write_text(text)
+    _age(tmp_path / "main.c", tmp_path)
+    includes = CHeaders().includes(str(tmp_path / "main.c"))
+    assert includes is not None
+    assert _check(text, includes=includes).ok is None  # "util.h" cannot be read
+    (tmp_path / "util.h").write_text("int load_config(const char *p);\n")
+    assert _check(text, includes=includes).ok is True
+
+
+def test_a_header_changed_within_the_last_second_is_read_again(tmp_path: Path) -> None:
+    # An mtime may not show a second change in the same clock tick: a header changed in the
+    # last second is not kept. Here the change keeps the size and the mtime, as in one tick.
+    util = tmp_path / "util.h"
+    util.write_text("int load_config(const char *p);\n")
+    seen = util.stat().st_mtime_ns
+    headers = CHeaders()
+    first = headers.header("util.h", True, tmp_path)
+    util.write_text("int load_kernel(const char *p);\n")
+    os.utime(util, ns=(seen, seen))
+    again = headers.header("util.h", True, tmp_path)
+    assert first is not None and again is not None
+    assert "load_kernel" in again.words and "load_config" not in again.words
 
 
 def test_an_unknown_macro_argument_is_not_checked_rather_than_flagged() -> None:

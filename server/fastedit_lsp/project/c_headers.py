@@ -16,13 +16,18 @@ A header that cannot be found or read, or that includes one that cannot (unless 
 ``#if``, or inside a header included under one: another platform's, as a rule), makes the
 answer None: the check then does not flag
 a name it does not know. A source file that another one next to it includes (a unity build) is
-marked so. Each file's words are kept by its size and modification time.
+marked so. Each file's words are kept by its size and modification time, and what an include
+brings (the closure of the headers it reads) is kept until one of those files or a folder a
+quoted include was looked for in changes: a draft's check of a file with a dozen includes then
+stats a few files instead of searching every include path again.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sysconfig
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +61,10 @@ class CHeaders:
 
     _files: dict[str, tuple[tuple[int, int], _Read]] = field(default_factory=dict)
     _system: tuple[Path, ...] | None = None
+    #: What ``header(name, quoted, folder)`` answered, with the stamps it holds while.
+    _closures: dict[tuple[str, bool, str], tuple[CHeader | None, _Stamps]] = field(
+        default_factory=dict
+    )
 
     def includes(self, path: str) -> CIncludes | None:
         """What the headers a C or C++ file at ``path`` includes bring."""
@@ -88,6 +97,27 @@ class CHeaders:
     def header(self, name: str, quoted: bool, folder: Path) -> CHeader | None:
         """What ``#include "name"`` (``quoted``) or ``<name>`` in a file of ``folder`` brings;
         None when it cannot be found or read."""
+        key = (name, quoted, str(folder))
+        kept = self._closures.get(key)
+        if kept is not None and all(_stamp(path) == stamp for path, stamp in kept[1]):
+            return kept[0]
+        stamps: dict[str, tuple[int, int] | None] = {}
+        answer = self._closure(name, quoted, folder, stamps)
+        # An mtime comes from a coarse clock: a change in the same tick as the one seen leaves
+        # it as it was. So nothing changed in the last second is trusted to stay as seen.
+        settled = time.time_ns() - SETTLED_NS
+        if all(stamp is None or stamp[1] < settled for stamp in stamps.values()):
+            if len(self._closures) >= MAX_CLOSURES:
+                self._closures.clear()
+            self._closures[key] = (answer, tuple(stamps.items()))
+        return answer
+
+    def _closure(
+        self, name: str, quoted: bool, folder: Path, stamps: dict[str, tuple[int, int] | None]
+    ) -> CHeader | None:
+        # A folder a quoted include is looked for in: a header created there changes the
+        # answer (its mtime changes with its entries).
+        stamps[str(folder)] = _stamp(str(folder))
         first = self._find(name, quoted, folder)
         if first is None:
             return None
@@ -98,6 +128,8 @@ class CHeaders:
         todo = [(first, False)]
         while todo:
             file, optional = todo.pop()
+            stamps[str(file)] = _stamp(str(file))
+            stamps.setdefault(str(file.parent), _stamp(str(file.parent)))
             read = self._read(file)
             if read is None:
                 if optional:
@@ -162,8 +194,25 @@ class CHeaders:
                 if depth > guard:
                     conditional.add(header)
         answer = (words(text), tuple(nested), frozenset(conditional))
-        self._files[str(file)] = (key, answer)
+        if key[1] < time.time_ns() - SETTLED_NS:  # as for closures (header)
+            self._files[str(file)] = (key, answer)
         return answer
+
+
+#: How old (ns) a file's or folder's mtime must be for a closure holding it to be kept.
+SETTLED_NS = 1_000_000_000
+#: Closures kept at most (a folder's includes each: far more than one project's).
+MAX_CLOSURES = 4096
+#: Files and folders with their (size, mtime) when a closure was made; None: not there.
+_Stamps = tuple[tuple[str, tuple[int, int] | None], ...]
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        seen = os.stat(path)
+    except OSError:
+        return None
+    return seen.st_size, seen.st_mtime_ns
 
 
 #: Folders climbed at most to find a header where a build's include path would (``-I``).

@@ -88,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the stub's HTTP chunks: one per SSE event (as providers) or one per write",
     )
     bench.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller workloads (fewer runs, shorter streams and answers, a 50-line --rewrite): "
+        "checks that every section and figure is produced; not figures to compare",
+    )
+    bench.add_argument(
         "--only",
         metavar="SECTIONS",
         help="only these comma-separated sections: cold-start, first-job, first-edit, "
@@ -185,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "bench" and args.rewrite:
         from .tools.bench_rewrite import main as rewrite_main
 
-        return rewrite_main(sys.stdout, runs=max(1, min(args.runs, 20)))
+        return rewrite_main(sys.stdout, runs=max(1, min(args.runs, 20)), quick=args.quick)
     if command == "bench" and args.next_edit:
         from .tools.bench_next_edit import main as bench_next_edit
 
@@ -212,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             model=model,
             only=sections(args.only),
             paired=args.paired,
+            quick=args.quick,
         )
     if command == "editors":
         from .tools.editors import main as editors_main

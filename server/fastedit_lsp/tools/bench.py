@@ -33,9 +33,12 @@ echo of applied edits), ``--chunk batch|event`` (the stub's HTTP chunking).
 
 ``--compare REF`` measures another checkout or revision the same way in the same minute:
 ``--rounds`` alternating rounds of each side (cold starts alternate one by one), then prints the
-ratio of every figure. Modules: ``bench_core`` (samples, processes, the editor),
-``bench_floors`` (raw-socket and bare-reader yardsticks), ``bench_figures`` (warm-session
-figures), ``bench_start`` (fresh-process figures), ``bench_compare``, ``bench_report``.
+ratio of every figure. ``--quick`` (:data:`QUICK`) runs every section and prints every figure
+and table with smaller workloads, to check that the bench works (the tests run it): its figures
+are not the goals' and are not comparable with a default run's. Modules: ``bench_core``
+(samples, processes, the editor), ``bench_floors`` (raw-socket and bare-reader yardsticks),
+``bench_figures`` (warm-session figures), ``bench_start`` (fresh-process figures),
+``bench_compare``, ``bench_report``.
 """
 
 from __future__ import annotations
@@ -63,6 +66,18 @@ OURS = "fastedit-lsp"
 DEFAULT_PLOT = "docs/benchmarks.png"
 #: The default editor: replies 1 ms after an edit arrives, echoes it, one HTTP chunk per event.
 DEFAULT_EDITOR = EditorModel(ack_ms=1.0)
+#: The fewest runs of a figure whose count ``--runs`` scales (cold starts, first lines, a
+#: round's first edits, the parse and names checks); with ``--quick``, :data:`QUICK_FLOOR`.
+FLOOR = 5
+QUICK_FLOOR = 3
+#: The parse check's document with ``--quick`` (lines; else ``bench_parse.LINES``).
+QUICK_PARSE_LINES = 2_000
+#: What ``--quick`` shrinks, for the note under its report.
+QUICK = (
+    "--quick: smaller workloads (at least 3 runs of a figure, streams of a tenth of the tokens, "
+    "first-line answers of 200 tokens, parse checks on 2,000 lines); a check that the bench "
+    "works, not figures to compare"
+)
 
 
 async def _session(
@@ -73,6 +88,7 @@ async def _session(
     figures: Figures,
     model: EditorModel,
     only: frozenset[str],
+    quick: bool = False,
 ) -> None:
     client, _ = await initialize(server.environ(env), server.command, INIT_OPTIONS)
     try:
@@ -81,7 +97,7 @@ async def _session(
             await client.request(
                 "fastedit/debugStats", {"settle": True, "timeoutMs": 10_000}, seconds=30
             )
-        await session_figures(client, stub, runs, figures, model, env, only)
+        await session_figures(client, stub, runs, figures, model, env, only, quick=quick)
     finally:
         await client.shutdown()
 
@@ -93,8 +109,10 @@ async def _run(
     rounds: int,
     only: frozenset[str],
     pairs: Pairs | None = None,
+    quick: bool = False,
 ) -> tuple[Figures, Figures | None]:
     env = base_env()
+    floor = QUICK_FLOOR if quick else FLOOR
     ours = this_server() if ref is not None else Server(OURS)
     byte_compile(ours, ref)
     ours = Server(OURS, ours.command, ours.env)
@@ -105,12 +123,12 @@ async def _run(
     # Cold starts: every side (and the peer, measured once) alternately.
     peer = jedi_server() if ref is None else None
     if "cold-start" in only:
-        await _cold_starts(env, sides, peer, max(5, runs // 5), mine, pairs)
+        await _cold_starts(env, sides, peer, max(floor, runs // 5), mine, pairs)
     rounds = rounds if ref is not None else 1
     async with await StubModelServer.start() as stub:
         env = {**env, "FASTEDIT_FAST_BASE_URL": stub.base_url, "FASTEDIT_FAST_MODEL": "stub-fast"}
         env["FASTEDIT_MODE"] = "fast"
-        per_round = max(5, runs // rounds)
+        per_round = max(floor, runs // rounds)
         # Paired: one first-job session per side and round, the round's two sessions adjacent.
         sessions = 1 if pairs is not None else max(3, runs // 10 // rounds)
         for index in range(rounds):
@@ -121,7 +139,7 @@ async def _run(
                 if "first-job" in only:
                     await first_job(env, server, stub, sessions, figures, model)
                 if only - {"cold-start", "first-job", "parse", "names"}:
-                    await _session(server, env, stub, per_round, figures, model, only)
+                    await _session(server, env, stub, per_round, figures, model, only, quick)
             if pairs is not None:
                 pairs.end_round(mine, sides[1][1])
     return mine, sides[1][1] if ref is not None else None
@@ -235,28 +253,36 @@ def main(
     model: EditorModel = DEFAULT_EDITOR,
     only: frozenset[str] = frozenset(SECTIONS),
     paired: bool = False,
+    quick: bool = False,
 ) -> int:
     info = machine()
+    floor = QUICK_FLOOR if quick else FLOOR
     pairs = Pairs() if paired and compare is not None else None
     if compare is None:
-        figures, ref_figures = asyncio.run(_run(runs, model, None, 1, only))
+        figures, ref_figures = asyncio.run(_run(runs, model, None, 1, only, quick=quick))
         ref_name = ""
     else:
         with reference(compare) as ref:
-            figures, ref_figures = asyncio.run(_run(runs, model, ref, max(1, rounds), only, pairs))
+            figures, ref_figures = asyncio.run(
+                _run(runs, model, ref, max(1, rounds), only, pairs, quick)
+            )
             ref_name = ref.name
     out.write(report(figures, ref_figures, ref_name, model=model, info=info, pairs=pairs))
+    if quick:
+        out.write(f"\n{QUICK}\n")
     parse_checks = None
     if "parse" in only:
         from . import bench_parse  # the parse check's section, in process
 
-        parse_checks = bench_parse.measure(max(5, runs // 2))
+        parse_checks = bench_parse.measure(
+            max(floor, runs // 2), QUICK_PARSE_LINES if quick else bench_parse.LINES
+        )
         out.write(bench_parse.report(parse_checks))
     names_checks = None
     if "names" in only:
         from . import bench_names  # the names check's section, in process
 
-        names_checks = bench_names.measure(max(5, runs // 2))
+        names_checks = bench_names.measure(max(floor, runs // 2))
         out.write(bench_names.report(names_checks))
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:

@@ -30,6 +30,10 @@ from .stub import Answer, StubModelServer
 
 #: Stream figures: (tokens per second, tokens streamed).
 RATES = ((1_000, 2_000), (5_000, 5_000), (20_000, 20_000))
+#: The same rates with ``--quick``: a tenth of the tokens.
+QUICK_RATES = tuple((rate, count // 10) for rate, count in RATES)
+#: The first-line figures' answer with ``--quick`` (tokens; else ``bench_lines.ANSWER_TOKENS``).
+QUICK_ANSWER_TOKENS = 200
 #: Document sizes (lines) for the incremental sync figure.
 SYNC_LINES = (1_000, 10_000, 50_000)
 DEBUG_TIMINGS = "fastedit/debugTimings"
@@ -85,11 +89,13 @@ async def streams(
     runs: int,
     figures: Figures,
     env: dict[str, str],
+    rates: tuple[tuple[int, int], ...] = RATES,
 ) -> None:
-    """Edit span ÷ stub span, edits per second and CPU per 1,000 tokens at each rate; at the
-    lowest rate also a bare httpx reader's CPU on the same stream."""
+    """Edit span ÷ stub span, edits per second and CPU per 1,000 tokens at each rate (tokens
+    per second, tokens streamed); at the lowest rate also a bare httpx reader's CPU on the
+    same stream."""
     pid = client.proc.pid
-    for rate, count in RATES:
+    for rate, count in rates:
         tokens = code_tokens(count)
         stub.default = Answer(
             tokens=tokens, tps=rate, role_chunk=False, chunk_per_event=editor.model.chunk_per_event
@@ -130,7 +136,7 @@ async def streams(
             )
             figures.add(f"server CPU per 1,000 tokens, {rate:,} tok/s", [cpu / count * 1000], "s")
             edits_per_stream.append(len(arrivals))
-            if rate == RATES[0][0]:
+            if rate == rates[0][0]:
                 bare = await bare_reader_cpu(stub.base_url, count, env)
                 figures.add(
                     f"bare httpx reader CPU per 1,000 tokens, {rate:,} tok/s",
@@ -346,16 +352,23 @@ async def session_figures(
     model: EditorModel,
     env: dict[str, str],
     only: frozenset[str] = frozenset(SECTIONS),
+    *,
+    quick: bool = False,
 ) -> None:
-    """Every warm-session figure (those of the ``only`` sections), in one session of ``client``."""
+    """Every warm-session figure (those of the ``only`` sections), in one session of ``client``;
+    ``quick``: smaller workloads (``fastedit-lsp bench --quick``)."""
     editor = Editor(client, model)
     few = max(3, runs // 10)
     if "first-edit" in only:
         await first_edit(client, editor, stub, runs, figures)
     if "first-line" in only:
-        await first_lines(client, editor, stub, max(5, runs // 5), figures)
+        lines_runs = max(3 if quick else 5, runs // 5)
+        if quick:
+            await first_lines(client, editor, stub, lines_runs, figures, count=QUICK_ANSWER_TOKENS)
+        else:
+            await first_lines(client, editor, stub, lines_runs, figures)
     if "streams" in only:
-        await streams(client, editor, stub, few, figures, env)
+        await streams(client, editor, stub, few, figures, env, QUICK_RATES if quick else RATES)
     if "cancel" in only:
         await cancel(client, editor, stub, runs, figures)
     if "sync" in only:

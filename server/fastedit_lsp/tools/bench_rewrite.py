@@ -13,7 +13,7 @@ once, and the loopback stub model streaming the same answer at the same rate:
 
 For each: the time from ``executeCommand`` to the last edit received, the edits, the characters
 the edits deleted and inserted, and the server's CPU seconds per 1,000 tokens. Medians of
-``runs``.
+``runs``. ``--quick`` (:data:`QUICK_LINES`): a 50-line rewrite, to check that the bench works.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from .lsp_client import LspClient
 from .stub import Answer, StubModelServer
 
 LINES = 200
+#: The rewrite's lines with ``--quick``.
+QUICK_LINES = 50
 #: Every tenth line changes.
 EVERY = 10
 TPS = 2_000
@@ -35,15 +37,15 @@ TPS = 2_000
 SPEEDUP = 3.0
 
 
-def _texts() -> tuple[str, str]:
+def _texts(lines: int) -> tuple[str, str]:
     original = "".join(
-        f"    total_{i} = compute(values[{i}], scale={i % 7})\n" for i in range(LINES)
+        f"    total_{i} = compute(values[{i}], scale={i % 7})\n" for i in range(lines)
     )
     rewrite = "".join(
         f"    total_{i} = compute(values[{i}], scale={i % 7}, fast=True)\n"
         if i % EVERY == EVERY // 2
         else f"    total_{i} = compute(values[{i}], scale={i % 7})\n"
-        for i in range(LINES)
+        for i in range(lines)
     )
     return original, rewrite
 
@@ -106,9 +108,9 @@ def _cpu_seconds(pid: int) -> float:
 
 
 async def _one(
-    client: LspClient, editor: _Editor, stub: StubModelServer, way: str, run: int
+    client: LspClient, editor: _Editor, stub: StubModelServer, way: str, run: int, lines: int
 ) -> dict[str, float]:
-    original, rewrite = _texts()
+    original, rewrite = _texts(lines)
     uri = f"file:///bench/rewrite_{way}_{run}.py"
     stub.default = Answer(text=rewrite, tps=TPS, prediction_speedup=SPEEDUP)
     if way == "retype":
@@ -121,7 +123,7 @@ async def _one(
             "uri": uri,
             "range": {
                 "start": {"line": 1, "character": 0},
-                "end": {"line": 1 + LINES, "character": 0},
+                "end": {"line": 1 + lines, "character": 0},
             },
             "instruction": "pass fast=True where the scale is 5",
         }
@@ -146,7 +148,7 @@ async def _one(
     }
 
 
-async def _run(runs: int) -> dict[str, dict[str, float]]:
+async def _run(runs: int, lines: int) -> dict[str, dict[str, float]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FASTEDIT_")}
     env = {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
     out: dict[str, dict[str, float]] = {}
@@ -168,21 +170,21 @@ async def _run(runs: int) -> dict[str, dict[str, float]]:
             )
             client.notify("initialized", {})
             try:
-                samples = [await _one(client, editor, stub, way, run) for run in range(runs)]
+                samples = [await _one(client, editor, stub, way, run, lines) for run in range(runs)]
             finally:
                 await client.shutdown()
             out[way] = {k: statistics.median(s[k] for s in samples) for k in samples[0]}
     return out
 
 
-def report(results: dict[str, dict[str, float]], runs: int) -> str:
+def report(results: dict[str, dict[str, float]], runs: int, rewritten: int = LINES) -> str:
     names = {
         "retype": "delete and retype",
         "minimal": "minimal diff",
         "prediction": f"prediction ({SPEEDUP:g}× emulated)",
     }
     lines = [
-        f"rewrite of {LINES} lines changing {100 // EVERY} % of them, {TPS:,} tok/s, "
+        f"rewrite of {rewritten} lines changing {100 // EVERY} % of them, {TPS:,} tok/s, "
         f"median of {runs} runs",
         f"{'':28} {'last edit':>10} {'edits':>6} {'deleted':>8} {'inserted':>9} "
         f"{'CPU s/1k tok':>13}",
@@ -196,7 +198,8 @@ def report(results: dict[str, dict[str, float]], runs: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(out: TextIO, runs: int = 5) -> int:
-    results = asyncio.run(_run(runs))
-    out.write(report(results, runs))
+def main(out: TextIO, runs: int = 5, *, quick: bool = False) -> int:
+    lines = QUICK_LINES if quick else LINES
+    results = asyncio.run(_run(runs, lines))
+    out.write(report(results, runs, lines))
     return 0

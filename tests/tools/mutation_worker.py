@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from fastedit_lsp.engines.test_stubs.variants import copy_tree
 from fastedit_lsp.project.record_worker import function_behind
@@ -55,12 +55,15 @@ settings.register_profile(
     suppress_health_check=list(HealthCheck),
     print_blob=False,
 )
+# A mutant is killed by a test's first failing example: no shrinking it, no explaining it
+# (either may run the function hundreds of times more; the outcome, fail, is the same).
 settings.register_profile(
     "mutants",
     derandomize=True,
     database=None,
     deadline=None,
     max_examples=MUTANT_EXAMPLES,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
     suppress_health_check=list(HealthCheck),
     print_blob=False,
 )

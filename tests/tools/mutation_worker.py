@@ -1,7 +1,8 @@
 """Runs generated tests against installed packages and against mutants of the functions they test.
 
-Run as a script in a subprocess (``python mutation_worker.py JOB.json``), never imported by the
-test process: it imports third-party code and swaps function bodies. ``JOB.json`` lists cases
+Run as a script in a subprocess (``python mutation_worker.py JOB.json``), never run by the test
+process: it imports third-party code and swaps function bodies (``test_mutation_worker`` only
+imports it, for :func:`run_test`'s time limit). ``JOB.json`` lists cases
 (``module``, ``qualname``, ``lineno``, ``test_file``); the answer (JSON, written to the job's
 ``output`` file) gives, per case, each generated test's outcome on the unchanged code, and per
 mutant whether the tests that passed on the unchanged code killed it.
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from fastedit_lsp.engines.test_stubs.variants import copy_tree
 from fastedit_lsp.project.record_worker import function_behind
@@ -45,6 +46,8 @@ TEST_SECONDS = 30.0
 # A mutant that loops forever is killed by the time limit (a slow one, under load, too).
 MUTANT_TEST_SECONDS = 2.0
 MEMORY_LIMIT = 3 * 1024**3
+#: How soon the time limit's alarm comes again if the code under test swallowed it.
+_TIMEOUT_REPEAT = 0.1
 
 settings.register_profile(
     "baseline",
@@ -55,12 +58,15 @@ settings.register_profile(
     suppress_health_check=list(HealthCheck),
     print_blob=False,
 )
+# A mutant is killed by a test's first failing example: no shrinking it, no explaining it
+# (either may run the function hundreds of times more; the outcome, fail, is the same).
 settings.register_profile(
     "mutants",
     derandomize=True,
     database=None,
     deadline=None,
     max_examples=MUTANT_EXAMPLES,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
     suppress_health_check=list(HealthCheck),
     print_blob=False,
 )
@@ -70,8 +76,13 @@ class _Timeout(BaseException):
     pass
 
 
+#: Whether a test is running under the time limit (an alarm outside one is ignored).
+_armed = False
+
+
 def _alarm(_signum: int, _frame: object) -> None:
-    raise _Timeout
+    if _armed:
+        raise _Timeout
 
 
 class _Capsys:
@@ -92,10 +103,19 @@ def run_test(test: Callable[..., object], seconds: float) -> tuple[str, str]:
     params = inspect.signature(test).parameters
     capsys = _Capsys()
     kwargs = {"capsys": capsys} if "capsys" in params else {}
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    global _armed
+    # The alarm repeats until disarmed: one raised where Python ignores it (a gc callback,
+    # a trace function) does not let the test run on unbounded. It is disarmed before any
+    # handler runs: one raised in a handler would escape this function and end the worker.
+    signal.setitimer(signal.ITIMER_REAL, seconds, _TIMEOUT_REPEAT)
+    _armed = True
     try:
-        with contextlib.redirect_stdout(capsys.buffer) if kwargs else contextlib.nullcontext():
-            test(**kwargs)
+        try:
+            with contextlib.redirect_stdout(capsys.buffer) if kwargs else contextlib.nullcontext():
+                test(**kwargs)
+        finally:
+            _armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Timeout:
         return "fail", "timeout"
     except BaseException as exc:
@@ -104,8 +124,6 @@ def run_test(test: Callable[..., object], seconds: float) -> tuple[str, str]:
         if isinstance(exc, KeyboardInterrupt):
             raise
         return "fail", f"{type(exc).__name__}: {str(exc)[:300]}"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     return "pass", ""
 
 

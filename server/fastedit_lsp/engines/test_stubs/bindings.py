@@ -6,6 +6,7 @@ gets each one (``_Binding``), its literal constants and its classes (``_ModuleIn
 from __future__ import annotations
 
 import ast
+import functools
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,16 @@ class _Binding:
     module: str  # "" for a plain ``import x``
     name: str  # the imported name (for ``import a.b``: "a.b")
     alias: str | None = None
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(source: str) -> ast.Module | None:
+    """Another module's tree, parsed once for the functions of one file written in turn (trees
+    are only read here, never changed); None when it does not parse."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 #: The source of another module of the project by dotted name (None: not one, or unreadable).
@@ -57,10 +68,7 @@ class _ModuleInfo:
             self.others[dotted] = None  # an import cycle ends here
             source = self.reader(dotted) if self.reader is not None else None
             if source is not None:
-                try:
-                    tree = ast.parse(source)
-                except (SyntaxError, ValueError):
-                    tree = None
+                tree = _parsed(source)
                 if tree is not None:
                     found = _ModuleInfo.of(tree, dotted, self.reader)
                     found.others = self.others

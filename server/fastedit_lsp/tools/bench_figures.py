@@ -24,7 +24,7 @@ from .bench_core import (
     python_lines,
 )
 from .bench_floors import RawStreamClient, bare_reader_cpu
-from .bench_lines import first_lines
+from .bench_lines import ANSWER_TOKENS, first_lines
 from .lsp_client import LspClient, LspError
 from .stub import Answer, StubModelServer
 
@@ -362,11 +362,9 @@ async def session_figures(
     if "first-edit" in only:
         await first_edit(client, editor, stub, runs, figures)
     if "first-line" in only:
+        count = QUICK_ANSWER_TOKENS if quick else ANSWER_TOKENS
         lines_runs = max(3 if quick else 5, runs // 5)
-        if quick:
-            await first_lines(client, editor, stub, lines_runs, figures, count=QUICK_ANSWER_TOKENS)
-        else:
-            await first_lines(client, editor, stub, lines_runs, figures)
+        await first_lines(client, editor, stub, lines_runs, figures, count=count)
     if "streams" in only:
         await streams(client, editor, stub, few, figures, env, QUICK_RATES if quick else RATES)
     if "cancel" in only:

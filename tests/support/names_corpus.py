@@ -159,6 +159,10 @@ class Cut:
 
 Verdict = dict[str, object] | None
 
+#: The documents' last parses, kept across samples as the server keeps them across jobs (one
+#: ``ParseTrees``, the job runner's): a file's drafts find its text before parsed already.
+_TREES = ParseTrees()
+
 
 def verify(sample: Sample, language: str, package: Callable[[], object] | None = None) -> Verdict:
     """The job's verification of the sample's draft (``actions.parse_check``: parse, the
@@ -170,7 +174,7 @@ def verify(sample: Sample, language: str, package: Callable[[], object] | None =
         path = sample.path
         start, end = sample.start, sample.end
         original = None
-        trees = ParseTrees()
+        trees = _TREES
 
         @staticmethod
         def package() -> object:

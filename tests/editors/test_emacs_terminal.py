@@ -34,6 +34,7 @@ from fastedit_lsp.tools.stub import Answer, StubModelServer
 from tests.support.editors.emacs_driver import ELISP, emacs, skip_or_fail
 from tests.support.editors.polling import poll
 from tests.support.harness import checkers_config
+from tests.support.summary_figures import section_lines
 
 WIDTH, HEIGHT = 120, 36
 #: A hang guard: a job's text lands in well under a second; a first start loads three servers.
@@ -128,6 +129,8 @@ class Terminal:
     def __init__(self, env: dict[str, str]) -> None:
         self.socket = f"fastedit-emacs-{uuid.uuid4().hex[:12]}"
         self.env = env
+        #: Each job's title and seconds from its last key to its end message on the screen.
+        self.jobs: list[tuple[str, float]] = []
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -259,8 +262,9 @@ def _emacs(
 
 def _press(
     terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], what: str
-) -> None:
-    """Clear the echo area, pause as a person does, press ``keys``, wait for ``what``."""
+) -> float:
+    """Clear the echo area, pause as a person does, press ``keys``, wait for ``what``; when
+    the keys were pressed (``time.monotonic``)."""
     terminal.keys("C-l")  # redraws and clears the echo area; nothing is sent to the server
     terminal.wait(lambda _: "fastedit:" not in terminal.echo_area(), "a clear echo area")
     # A person's pause before the key, not a wait for something. While the job runs the test sends
@@ -268,15 +272,36 @@ def _press(
     # the messages a hung job was stuck on, and hide the hang.
     time.sleep(THINK)
     terminal.keys(*keys)
+    pressed = time.monotonic()
     terminal.wait(landed, what)
+    return pressed
 
 
 def _job(
     terminal: Terminal, keys: tuple[str, ...], landed: Callable[[str], bool], title: str
 ) -> None:
-    """``_press`` a job's keys, then wait for its text and its end message."""
-    _press(terminal, keys, landed, f"the text of {title}")
+    """``_press`` a job's keys, then wait for its text and its end message (the time from
+    the keys to that message is kept: :func:`_figures`)."""
+    pressed = _press(terminal, keys, landed, f"the text of {title}")
     terminal.wait(lambda s: f"fastedit: {title} done" in s, f"the end of {title}")
+    terminal.jobs.append((title, time.monotonic() - pressed))
+
+
+def _figures(request: pytest.FixtureRequest, terminal: Terminal, name: str) -> None:
+    """Print (never assert) how long each action's jobs took from the key to the end message
+    on the screen, as a person waits for them (the screen read every 50 ms): a job held until
+    other output came, as eglot's synchronous request once did beside jedi-language-server
+    (~1.2 s on every other job), shows as a max far above the median."""
+    by_title: dict[str, list[float]] = {}
+    for title, seconds in terminal.jobs:
+        by_title.setdefault(title, []).append(seconds * 1000)
+    lines = section_lines(request, "Emacs in a terminal: a job's key to its end on the screen")
+    for title, times in by_title.items():
+        times.sort()
+        lines.append(
+            f"{name}, {title}: {len(times)} jobs, median {times[len(times) // 2]:,.0f} ms, "
+            f"max {times[-1]:,.0f} ms"
+        )
 
 
 def _undo(terminal: Terminal, gone: Callable[[str], bool], what: str) -> None:
@@ -420,7 +445,7 @@ def _soak_write_tests(terminal: Terminal, rounds: int) -> None:
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("variant", ROUNDS)
 def test_offline_actions_run_again_and_again_without_a_hang(
-    terminal_tools: None, tmp_path: Path, variant: str
+    terminal_tools: None, tmp_path: Path, variant: str, request: pytest.FixtureRequest
 ) -> None:
     files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
     files += (("total.py", RENAME),)
@@ -432,6 +457,7 @@ def test_offline_actions_run_again_and_again_without_a_hang(
         _soak_fix_syntax(terminal, rounds)
         _soak_write_tests(terminal, rounds)
         _soak_next_edit_accept(terminal, FEW[variant])
+    _figures(request, terminal, f"offline, {variant}")
 
 
 #: The docstring preset's rewrite of ``is_email`` (lines 14-15 of VALIDATORS), as a model
@@ -524,7 +550,11 @@ def _soak_model_tests(terminal: Terminal, rounds: int) -> None:
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("variant", ROUNDS)
 def test_model_actions_run_again_and_again_without_a_hang(
-    terminal_tools: None, tmp_path: Path, stub: StubModelServer, variant: str
+    terminal_tools: None,
+    tmp_path: Path,
+    stub: StubModelServer,
+    variant: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     files = ("validators.py", VALIDATORS), ("broken.py", BROKEN), ("calc.py", CALC)
     rounds = ROUNDS[variant]
@@ -561,6 +591,7 @@ def test_model_actions_run_again_and_again_without_a_hang(
         _soak_fix_syntax(terminal, rounds)
         stub.default = Answer(text=f"```python\n{MODEL_TESTS}```\n", token_size=4, tps=400)
         _soak_model_tests(terminal, rounds)
+    _figures(request, terminal, f"model, {variant}")
 
 
 def test_the_cursor_ends_after_the_completed_text_and_the_pattern(

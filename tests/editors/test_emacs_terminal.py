@@ -48,7 +48,11 @@ TIMEOUT = 60.0
 #: 5 runs of 5 (2nd to 4th job). Beside jedi (through rass) the reverted code ran 80 jobs without
 #: a hang: those rounds check the actions through rass in a terminal (as test_emacs.py's batch
 #: tests do each once).
+#: ``FASTEDIT_EMACS_ROUNDS=20`` runs the full soak of issue 30 (20 jobs in a row per action, alone
+#: and beside jedi; CONTRIBUTING, "The Emacs soak"): about four times the suite's rounds.
 ROUNDS = {"alone": 10, "beside-jedi": 2}
+if os.environ.get("FASTEDIT_EMACS_ROUNDS"):
+    ROUNDS = dict.fromkeys(ROUNDS, int(os.environ["FASTEDIT_EMACS_ROUNDS"]))
 #: A person's short pause before pressing an action's key (see ``_job``), in seconds. On the
 #: reverted code a pause of 1.0, 0.6, 0.3 or 0 s each caught the hang (its first at the 4th, the
 #: 2nd to 5th, the 2nd, the 2nd to 7th job, in 1, 10, 5 and 5 runs of 20 rounds): Emacs' own
@@ -441,8 +445,9 @@ def _soak_write_tests(terminal: Terminal, rounds: int) -> None:
         )
 
 
-# Up to 40 jobs, each a hang guard's TIMEOUT at worst: longer than the suite's 180 s default.
-@pytest.mark.timeout(1200)
+# Up to 40 jobs (more with FASTEDIT_EMACS_ROUNDS), each a hang guard's TIMEOUT at worst: longer
+# than the suite's 180 s default.
+@pytest.mark.timeout(1200 * max(1, max(ROUNDS.values()) // 10))
 @pytest.mark.parametrize("variant", ROUNDS)
 def test_offline_actions_run_again_and_again_without_a_hang(
     terminal_tools: None, tmp_path: Path, variant: str, request: pytest.FixtureRequest
@@ -546,8 +551,9 @@ def _soak_model_tests(terminal: Terminal, rounds: int) -> None:
         terminal.keys("C-x", "o")  # back to calc.py
 
 
-# Up to 60 jobs, each a hang guard's TIMEOUT at worst: longer than the suite's 180 s default.
-@pytest.mark.timeout(1200)
+# Up to 60 jobs (more with FASTEDIT_EMACS_ROUNDS), each a hang guard's TIMEOUT at worst: longer
+# than the suite's 180 s default.
+@pytest.mark.timeout(1200 * max(1, max(ROUNDS.values()) // 10))
 @pytest.mark.parametrize("variant", ROUNDS)
 def test_model_actions_run_again_and_again_without_a_hang(
     terminal_tools: None,

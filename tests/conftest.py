@@ -12,7 +12,6 @@ set their own ``max_examples``, and the example database in ``.hypothesis/`` rep
 
 from __future__ import annotations
 
-import compileall
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import fastedit_lsp
+from fastedit_lsp.tools.bytecode import byte_compile
 from tests.support.summary_figures import WorkerFigures
 
 #: Variables that change the trusted certificates (SSL_CERT_FILE, SSL_CERT_DIR).
@@ -125,15 +125,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _byte_compile_the_package() -> None:
-    """Write the package's bytecode once, as ``pip install .`` does at install time. The tests
-    start ~500 server processes (``python -m fastedit_lsp``) from the editable install; where
+    """Write the package's bytecode once (:mod:`fastedit_lsp.tools.bytecode`). The tests start
+    ~500 server processes (``python -m fastedit_lsp``) from the editable install; where
     ``PYTHONDONTWRITEBYTECODE`` is set (this project's machines set it) nothing wrote that
     bytecode until test_cli's ``fastedit-lsp bench`` byte-compiled the package, some minutes
     into a run: each server started before then compiled every module it imported again
-    (~0.13 s of CPU per server, 8 %, measured alternating with and without at load ~5). Stale
-    bytecode is never read: Python checks each file's source against it (mtime and size). A
-    folder that cannot be written (an install owned by another user) is left as it is."""
-    compileall.compile_dir(Path(fastedit_lsp.__file__).parent, quiet=2, workers=1)
+    (~0.13 s of CPU per server, 8 %, measured alternating with and without at load ~5)."""
+    byte_compile(Path(fastedit_lsp.__file__).parent)
 
 
 # First, so pytest-xdist's own hook (which reads the groups) sees them.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -851,6 +851,47 @@ async def test_the_test_module_strategy_writes_the_offline_tests_through_its_own
     assert "def test_" in written and "add(" in written
     assert job.reason.endswith("written to /w/test_t.py")
     assert host.document.text == "def add(a, b):\n    return a + b\n"  # the source untouched
+
+
+class ReadsAnotherModule(DiskOnly):
+    """The module under test calls a helper of another project module, which the generator reads
+    (and parses) through ``read_module``."""
+
+    async def test_module(self, job: Job, source: Document) -> tuple[TestModule, Document | None]:
+        module, _ = await super().test_module(job, source)
+        helpers = "def scale(x):\n    return x * 2\n"
+        read = {"helpers": helpers}.get
+        return replace(module, read_module=read), None
+
+
+async def test_a_test_writing_job_keeps_no_tree_of_the_other_modules_it_read() -> None:
+    from fastedit_lsp.engines.test_stubs import bindings
+
+    source = "from helpers import scale\n\n\ndef add(a, b):\n    return scale(a) + b\n"
+    host = ReadsAnotherModule(_doc(source))
+    spec = Registry().get("generateTests")
+    assert spec is not None
+    placed = spec.load().start(host.document, CommandInput(Point(3, 4), Point(3, 4)))
+    job = Job("job-1", "generateTests", host.document.uri, ((3, 4), (3, 4)), RegionTracker(
+        placed.start, placed.end, ""), inputs=placed.inputs)  # fmt: skip
+    host.jobs.add(job)
+    bindings.forget_parsed()
+    read: list[str] = []
+    parse = bindings.ast.parse
+
+    def counted(text: str, *args: object, **kwargs: object) -> object:
+        read.append(text)
+        return parse(text, *args, **kwargs)  # type: ignore[call-overload]
+
+    bindings.ast.parse = counted  # type: ignore[assignment]
+    try:
+        runner = JobRunner(host, Registry(), RouteStats(), tests=host)  # type: ignore[arg-type]
+        await runner.run(job, host.document)
+    finally:
+        bindings.ast.parse = parse
+    assert job.state == "done", (job.error, job.reason)
+    assert "def scale" in "".join(read), "the generator never read the helper module"
+    assert bindings._parsed.cache_info().currsize == 0
 
 
 async def test_a_test_writing_job_without_the_test_module_port_fails_with_a_message() -> None:

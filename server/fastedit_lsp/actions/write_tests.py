@@ -293,15 +293,20 @@ def prepare(data: ActionInput) -> Draft:
         return placed(existing, appended(existing, generated))[1]
 
     async def offline() -> OfflineAnswer | None:
-        from ..engines.test_stubs import generate, record_plan
+        from ..engines.test_stubs import forget_parsed, generate, record_plan
 
-        recording = None
-        plan = record_plan(source, target, module, read_module) if record else None
-        if record is not None and plan is not None:
-            recording = await record(plan)
-        # A recording that yields nothing keeps the static tests as they are.
-        observed = recording if recording is not None and recording.observations else None
-        generated = generate(source, target, module, read_module, observed, hypothesis=hypothesis)
+        try:
+            recording = None
+            plan = record_plan(source, target, module, read_module) if record else None
+            if record is not None and plan is not None:
+                recording = await record(plan)
+            # A recording that yields nothing keeps the static tests as they are.
+            observed = recording if recording is not None and recording.observations else None
+            generated = generate(
+                source, target, module, read_module, observed, hypothesis=hypothesis
+            )
+        finally:
+            forget_parsed()  # the other modules' trees are not kept past the job
         return OfflineAnswer(
             insertion(generated), note=_recorded_note(generated, recording, plan, record)
         )
@@ -309,13 +314,18 @@ def prepare(data: ActionInput) -> Draft:
     async def supplement(text: str) -> tuple[str, str]:
         """A model's tests (``text``, placed as :func:`insertion` places them) with the
         recorder's added: what the function really did, chosen to catch slips."""
-        from ..engines.test_stubs import generate, merge, record_plan
+        from ..engines.test_stubs import forget_parsed, generate, merge, record_plan
 
         if record is None:
             return text, ""
-        plan = record_plan(source, target, module, read_module)
-        recording = await record(plan) if plan is not None else None
-        generated = generate(source, target, module, read_module, recording, hypothesis=hypothesis)
+        try:
+            plan = record_plan(source, target, module, read_module)
+            recording = await record(plan) if plan is not None else None
+            generated = generate(
+                source, target, module, read_module, recording, hypothesis=hypothesis
+            )
+        finally:
+            forget_parsed()
         others = [name for name in test_names(generated) if "_recorded_" not in name]
         recorded = without_tests(generated, others) if others else generated
         note = _recorded_note(recorded, recording, plan, record)

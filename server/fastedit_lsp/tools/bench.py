@@ -44,7 +44,6 @@ are not the goals' and are not comparable with a default run's. Modules: ``bench
 from __future__ import annotations
 
 import asyncio
-import compileall
 import contextlib
 import json
 import os
@@ -57,6 +56,7 @@ from .bench_compare import Pairs, describe_this, reference, this_server
 from .bench_core import INIT_OPTIONS, EditorModel, Figures, Server, base_env, initialize, machine
 from .bench_figures import SECTIONS, session_figures
 from .bench_start import cold_start, first_job, jedi_server, start_once
+from .bytecode import byte_compile as compile_package
 from .lsp_client import LspError
 from .stub import StubModelServer
 
@@ -155,7 +155,7 @@ def byte_compile(*servers: Server | None) -> None:
         for root in paths or [str(Path(__file__).resolve().parents[2])]:
             package = Path(root) / "fastedit_lsp"
             if package.is_dir():
-                compileall.compile_dir(package, quiet=1)
+                compile_package(package)
 
 
 async def _cold_starts(

@@ -29,6 +29,7 @@ The modules, each importing only ones above it in this list:
 
 from __future__ import annotations
 
+from .bindings import forget_parsed
 from .generate import generate, record_plan
 from .merge import merge
 from .placement import module_name, test_path
@@ -43,6 +44,7 @@ __all__ = [
     "Target",
     "amended_tests",
     "find_target",
+    "forget_parsed",
     "generate",
     "merge",
     "module_name",

@@ -27,11 +27,19 @@ class _Binding:
 @functools.lru_cache(maxsize=32)
 def _parsed(source: str) -> ast.Module | None:
     """Another module's tree, parsed once for the functions of one file written in turn (trees
-    are only read here, never changed); None when it does not parse."""
+    are only read here, never changed); None when it does not parse. A server forgets them
+    when its job ends (:func:`forget_parsed`)."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+
+
+def forget_parsed() -> None:
+    """Drop the trees of other modules kept by :func:`_parsed`: a write-tests job calls it as it
+    ends, so a long session keeps no tree of the project's modules (up to 32 of them, tens of MB
+    for a large project) after its jobs."""
+    _parsed.cache_clear()
 
 
 #: The source of another module of the project by dotted name (None: not one, or unreadable).

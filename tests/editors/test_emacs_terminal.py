@@ -49,7 +49,7 @@ TIMEOUT = 60.0
 #: a hang: those rounds check the actions through rass in a terminal (as test_emacs.py's batch
 #: tests do each once).
 #: ``FASTEDIT_EMACS_ROUNDS=20`` runs the full soak of issue 30 (20 jobs in a row per action, alone
-#: and beside jedi; CONTRIBUTING, "The Emacs soak"): about four times the suite's rounds.
+#: and beside jedi; CONTRIBUTING, "Emacs soak"): about four times the suite's rounds.
 ROUNDS = {"alone": 10, "beside-jedi": 2}
 if os.environ.get("FASTEDIT_EMACS_ROUNDS"):
     ROUNDS = dict.fromkeys(ROUNDS, int(os.environ["FASTEDIT_EMACS_ROUNDS"]))

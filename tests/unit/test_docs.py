@@ -458,6 +458,16 @@ def test_contributing_soak_commands_run_the_soak_tool_with_its_options() -> None
     assert options and options <= declared, (options, declared)
 
 
+def test_contributing_emacs_soak_command_sets_what_the_emacs_terminal_module_reads() -> None:
+    text = _contributing(r"^Emacs soak")
+    module = (ROOT / "tests" / "editors" / "test_emacs_terminal.py").read_text(encoding="utf-8")
+    [command] = [c for block in _code_blocks(text) for c in block.splitlines() if "pytest" in c]
+    assert (rounds := re.search(r"FASTEDIT_EMACS_ROUNDS=(\d+)", command)), command
+    assert 'os.environ["FASTEDIT_EMACS_ROUNDS"]' in module and int(rounds[1]) >= 20, command
+    assert (selected := re.search(r"-k (\w+)", command)), command
+    assert len(re.findall(rf"^def test_\w*{selected[1]}\w*\(", module, re.M)) == 2, command
+
+
 def test_contributing_bench_command_parses_with_the_real_cli() -> None:
     from fastedit_lsp.cli import _parser
     from fastedit_lsp.tools.bench_figures import SECTIONS

@@ -785,18 +785,23 @@ def test_a_refused_command_is_said_as_a_sentence_and_eglot_shows_no_error(
     tmp_path: Path, env: dict[str, str], stub: StubModelServer
 ) -> None:
     # A second job on the region of a running one: the server refuses it (JSON-RPC -32803).
-    stub.script(Answer(text="compute(1, 2, 3)  # " + "x" * 200, token_size=2, tps=10))
+    # The first job's model stalls after a few tokens and fastedit-lsp runs alone, so nothing
+    # reaches Emacs between the refusal and the look at eglot's last error (jsonrpc replaces it
+    # with each message it reads: a message after the refusal would hide it).
+    stub.script(Answer(text="compute(1, 2, 3)  # " + "x" * 200, token_size=2, stall_after=3))
     seen = session(
         tmp_path,
         env,
         """
 (fe-key "C-c / c")
 (fe-last-started)
+(fe-wait "the text before the stall" (lambda () (string-match-p "comp" (buffer-string))))
 (fe-key "C-c / c")
 (fe-observe "messages" (with-current-buffer "*Messages*" (buffer-string)))
 (fe-observe "last-error" (and (jsonrpc-last-error (eglot-current-server)) t))
 (fe-key "C-c / k")
 """,
+        setup="(fastedit-eglot-setup 'python-mode nil)",
     )
     messages = seen["messages"]
     said = [

@@ -646,8 +646,9 @@ def test_a_next_edit_suggestion_shows_its_key_and_the_replaced_text_in_a_termina
 
 
 CART = (Path(__file__).parents[2] / "examples" / "javascript" / "cart.js").read_text()
-#: Fixes in a row on cart.js: a few (the Python fix above runs ``ROUNDS`` times).
-CART_ROUNDS = 3
+#: Fixes in a row on cart.js. The hang of issue 30 (fastedit.el waiting for the command's reply)
+#: hit about 1 job in 4 or 5 here: 3 rounds caught it in 1 run of 3, 10 rounds in 3 of 3.
+CART_ROUNDS = 10
 
 
 def test_a_javascript_syntax_fix_leaves_valid_code_and_no_duplicated_line_in_a_terminal(

@@ -75,7 +75,7 @@ def tier_marks(path: Path) -> tuple[str, ...]:
     return ()
 
 
-# Under pytest-xdist (``-n 2 --dist loadgroup``, the README's command) tests are spread one by one,
+# Under pytest-xdist (``-n 3 --dist loadgroup``, the README's command) tests are spread one by one,
 # except where they share something costly: the tests that use one module's costly fixture (a
 # shared server and stub, tests/support/shared_server.py; a venv with the package installed; the
 # mutation corpora's measure, one group per parameter) run in one worker, so the fixture starts

@@ -5,12 +5,12 @@ the test (CONTRIBUTING.md, "Soak"). This runs the suite from a clean clone of a 
 under a chosen load, and prints one line per run: the commit, the load average seen during the run,
 pytest's summary and the wall time.
 
-    python tests/tools/soak.py                      # 5 runs of the README's `pytest -n 2 --dist
+    python tests/tools/soak.py                      # 5 runs of the README's `pytest -n 3 --dist
                                                     # loadgroup` under busy loops, HEAD
     python tests/tools/soak.py --runs 3 --load none  # quiet runs
     python tests/tools/soak.py --load suite          # under a second copy of the suite
     python tests/tools/soak.py -- -m "not slow" -x   # pytest arguments after -- (in place of
-                                                    # the README's -n 2 --dist loadgroup)
+                                                    # the README's -n 3 --dist loadgroup)
 
 The clone is installed nowhere: its ``server/`` goes first on ``PYTHONPATH``, so the commit under
 test is what runs (the end-to-end tests start ``python -m fastedit_lsp`` with that environment).
@@ -30,8 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: pytest's arguments in the README's test command (two workers; a module's shared fixtures in one).
-README_ARGS = ("-n", "2", "--dist", "loadgroup")
+#: pytest's arguments in the README's test command (three workers; a module's shared fixtures
+#: in one).
+README_ARGS = ("-n", "3", "--dist", "loadgroup")
 SUMMARY = re.compile(r"^=+ (.*) in [\d.]+s.*=+$", re.M)
 
 

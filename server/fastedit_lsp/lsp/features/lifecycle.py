@@ -56,8 +56,9 @@ def register(
 
         # Before the warm-up starts the process' first thread.
         memory.one_arena()
-        # First, so that its thread imports while the settings are validated on the loop; the
-        # grammars of documents opened meanwhile wait for its first part.
+        # Spawned first, but it starts once this handler yields (at the configuration pull):
+        # the settings are validated before it, which its profiles need. The grammars of
+        # documents opened meanwhile wait for its first part.
         owners = warm_up_owners()
         owners.imports.hold_grammars()
         spawn(warm_up(owners))

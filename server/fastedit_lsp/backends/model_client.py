@@ -71,7 +71,8 @@ class ModelClient(httpx.AsyncClient):
             url = self.url(url)
         headers = options.get("headers")
         if (
-            options.keys() - _PLAIN_OPTIONS
+            # ``stream()`` and ``request()`` pass every option, the unused ones as None.
+            {name for name, value in options.items() if value is not None} - _PLAIN_OPTIONS
             or not isinstance(headers, dict)
             or self.cookies
             or self.params

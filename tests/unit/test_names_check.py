@@ -5,6 +5,8 @@ on Python's syntax."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from fastedit_lsp.actions import parse_check
@@ -249,6 +251,30 @@ def test_the_bench_section_measures_the_names_check_and_gets_the_verdicts_right(
     assert result["lines"] >= 250
     table = bench_names.report(result)
     assert "names check" in table and "| python |" in table
+
+
+def test_the_names_benchs_warm_figures_leave_out_the_processes_first_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process's first Python check reads the stubs of the document's imports (~70 ms; the
+    section measures that as the first use, in a new process): the warm p50 and p99 come after
+    it. Measured with it, the warm p99 of 80 runs had been that first check (72 of 81 ms)."""
+    from fastedit_lsp.engines import names
+    from fastedit_lsp.tools import bench_names
+
+    real, clock, checks = names.check_names, [0.0], [0]
+
+    def check(language: str, *args: Any) -> Any:
+        checks[0] += 1
+        if checks[0] == 1:
+            clock[0] += 1.0  # the first check in this process: a second of loading
+        return real(language, *args)
+
+    monkeypatch.setattr(names, "check_names", check)
+    monkeypatch.setattr(bench_names.time, "perf_counter", lambda: clock[0])
+    result = bench_names.measure(5, lines=300)
+    assert result["verdictsRight"] is True
+    assert result["warmMs"]["p99"] == 0, result["warmMs"]
 
 
 @pytest.mark.parametrize(

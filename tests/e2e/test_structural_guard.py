@@ -283,6 +283,30 @@ async def test_after_the_warm_up_the_first_job_and_completion_import_nothing(
         await session.client.shutdown()
 
 
+async def test_the_first_job_finds_its_connection_to_the_model_server_open(
+    stub: StubModelServer,
+) -> None:
+    # The warm-up opens a connection to each profile's model server (nothing sent): the
+    # session's first request skips the TCP handshake (and a hosted server's TLS one).
+    session = await Session.start(_env(stub))
+    try:
+        await session.initialized()
+        uri = "file:///guard/first_connection.py"
+        session.open(uri, "x = \n")
+        stats = await session.settled()
+        assert stub.connections_accepted == 1, stats["http"]
+        assert stub.requests == []  # opened, nothing sent
+        assert stats["http"] == {"open": 1, "idle": 1}
+        stub.default = Answer(text="1", role_chunk=False)
+        await session.run(
+            "fastedit.completeRest", {"uri": uri, "position": {"line": 0, "character": 4}}
+        )
+        assert len(stub.requests) == 1
+        assert stub.connections_accepted == 1  # the request went on it
+    finally:
+        await session.client.shutdown()
+
+
 async def test_a_stream_shorter_than_the_edit_interval_is_three_edits_carrying_only_their_text(
     stub: StubModelServer,
 ) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+import yarl
 
 from .base import END_WATCH
 
@@ -232,6 +233,24 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 END_WATCH: stream.watch_end,
             },
         )
+
+    async def preconnect(self, url: str, seconds: float) -> None:
+        """Open a connection to ``url``'s server (through this transport's proxy, TLS included)
+        and leave it in the pool, nothing sent: the next request there, within the pool's
+        keep-alive, skips the handshakes. A server that cannot be reached is left to that
+        request to report."""
+        connector = self._get_session().connector
+        assert connector is not None  # the session's own (made above)
+        request = aiohttp.ClientRequest(
+            "GET",
+            yarl.URL(url),
+            loop=asyncio.get_running_loop(),
+            proxy=yarl.URL(self._proxy) if self._proxy else None,
+        )
+        timeout = aiohttp.ClientTimeout(total=None, connect=seconds, sock_connect=seconds)
+        with contextlib.suppress(aiohttp.ClientError, OSError, TimeoutError, ValueError):
+            connection = await connector.connect(request, [], timeout)
+            connection.release()
 
     async def aclose(self) -> None:
         if self._session is not None:

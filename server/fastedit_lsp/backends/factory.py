@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import NoModelError
@@ -94,6 +94,20 @@ class Backends:
 
         with contextlib.suppress(BackendError):
             _ = self.client
+
+    async def preconnect(self, base_urls: Iterable[str]) -> None:
+        """A connection to each model server, opened now and kept in the pool, nothing sent (the
+        warm-up: the session's first job skips the TCP and TLS handshakes when it comes within
+        the pool's keep-alive); on the event loop, once the client is made (:meth:`prepare`)."""
+        from .base import BackendError
+        from .network import preconnect
+
+        try:
+            client = self.client
+        except BackendError:
+            return
+        for url in dict.fromkeys(base_urls):
+            await preconnect(client, url)
 
     @property
     def breakers(self) -> CircuitBreakers:

@@ -272,6 +272,23 @@ def _no_proxy_pattern(entry: str) -> str:
     return f"all://*{entry}"
 
 
+async def preconnect(client: httpx.AsyncClient, url: str, seconds: float = 5.0) -> None:
+    """Open a connection to ``url``'s server on the transport httpx would send a request there
+    through (direct or a proxy's), nothing sent (:meth:`.AiohttpTransport.preconnect`); nothing
+    when that transport is not one of ours (a test's ``MockTransport``)."""
+    import httpx
+
+    from .aio_transport import AiohttpTransport
+
+    route = getattr(client, "_transport_for_url", None)  # httpx's own routing by its mounts
+    try:
+        transport = route(httpx.URL(url)) if callable(route) else None
+    except httpx.InvalidURL:
+        return
+    if isinstance(transport, AiohttpTransport):
+        await transport.preconnect(url, seconds)
+
+
 def pool_counts(client: httpx.AsyncClient) -> dict[str, int]:
     """The client's open connections and, of those, idle ones (``fastedit/debugStats``), over
     its transports (the direct one and one per proxy)."""

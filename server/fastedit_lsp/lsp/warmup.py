@@ -339,6 +339,13 @@ async def _request_path(server: WarmUpOwners) -> None:
         # loop: the first job finds both ready.
         await _load(server, HTTP_MODULES)
         await asyncio.to_thread(server.backends.prepare)
+        if models:
+            # Opened beside what follows, not awaited (a hosted server's TLS handshake takes
+            # 50 ms or more); it does not make the server busy.
+            urls = [profile.base_url for profile in models if profile.base_url]
+            opening = server.spawn(server.backends.preconnect(urls))
+            server.imports.own.add(opening)
+            opening.add_done_callback(server.imports.own.discard)
     await _load(server, ("fastedit_lsp.lsp.warm_messages",))
     from . import warm_messages
 

@@ -292,21 +292,25 @@ def prepare(data: ActionInput) -> Draft:
     def insertion(generated: str) -> str:
         return placed(existing, appended(existing, generated))[1]
 
-    async def offline() -> OfflineAnswer | None:
+    async def tests() -> tuple[RecordPlan | None, Recording | None, str]:
+        """The generator's tests of the target, with what the recorder (``tests.run``) saw it
+        do: the plan, the recording and the tests. A recording that yields nothing keeps the
+        static tests as they are. The other modules' trees read meanwhile are not kept past it."""
         from ..engines.test_stubs import forget_parsed, generate, record_plan
 
         try:
-            recording = None
             plan = record_plan(source, target, module, read_module) if record else None
-            if record is not None and plan is not None:
-                recording = await record(plan)
-            # A recording that yields nothing keeps the static tests as they are.
+            recording = await record(plan) if record is not None and plan is not None else None
             observed = recording if recording is not None and recording.observations else None
             generated = generate(
                 source, target, module, read_module, observed, hypothesis=hypothesis
             )
         finally:
-            forget_parsed()  # the other modules' trees are not kept past the job
+            forget_parsed()
+        return plan, recording, generated
+
+    async def offline() -> OfflineAnswer | None:
+        plan, recording, generated = await tests()
         return OfflineAnswer(
             insertion(generated), note=_recorded_note(generated, recording, plan, record)
         )
@@ -314,18 +318,11 @@ def prepare(data: ActionInput) -> Draft:
     async def supplement(text: str) -> tuple[str, str]:
         """A model's tests (``text``, placed as :func:`insertion` places them) with the
         recorder's added: what the function really did, chosen to catch slips."""
-        from ..engines.test_stubs import forget_parsed, generate, merge, record_plan
+        from ..engines.test_stubs import merge
 
         if record is None:
             return text, ""
-        try:
-            plan = record_plan(source, target, module, read_module)
-            recording = await record(plan) if plan is not None else None
-            generated = generate(
-                source, target, module, read_module, recording, hypothesis=hypothesis
-            )
-        finally:
-            forget_parsed()
+        plan, recording, generated = await tests()
         others = [name for name in test_names(generated) if "_recorded_" not in name]
         recorded = without_tests(generated, others) if others else generated
         note = _recorded_note(recorded, recording, plan, record)

@@ -18,8 +18,10 @@ and after each variant; the last is its answer (a job killed for time keeps what
 - ``observations``: per kept call, ``value`` (tagged: ``["int", "3"]``, ``["list", [...]]``...,
   only when decoding it gives back an equal value) or ``exception`` (``[module, name]``, only when
   the name finds the class there; ``message``, its message when short, the same in both runs and
-  free of what changes between processes), and ``kills``, the variants whose outcome differed
-  (another message counts);
+  free of what changes between processes), ``warning`` (``[module, name]`` of the category of
+  the first warning it emitted, when every run emitted the same ones; ``warning_message``, its
+  message when matchable as an exception's is), and ``kills``, the variants whose outcome
+  differed (another message counts, and a warning missing);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record,
   ``stdin`` for a call that read the standard input, ``files`` for a call that left files in
@@ -70,6 +72,7 @@ import sys
 import tempfile
 import time
 import types
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -260,6 +263,8 @@ class _Outcome:
         self.seconds = 0.0
         #: The call left files in the working directory (removed since).
         self.wrote = False
+        #: The warnings it emitted: (category, message), in order.
+        self.warned: list[tuple[type[Warning], str]] = []
 
 
 #: What a test takes of an iterator the function returns (it may be endless).
@@ -302,6 +307,16 @@ _NO_STDIN = cast(TextIO, NoStdin())
 
 
 def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
+    # Every warning the call emits, as ``pytest.warns`` sees them (each time, whatever filters
+    # the package set).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _run_caught(code, namespace)
+    outcome.warned = [(w.category, str(w.message)) for w in caught]
+    return outcome
+
+
+def _run_caught(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
     wrap = ""
     streams = sys.stdin, sys.stdout, sys.stderr
     # Swapped by hand: ``contextlib.redirect_stdout`` costs as much as a small call.
@@ -343,7 +358,11 @@ def _is_function(value: object) -> bool:
 
 def _exception(exc: BaseException) -> list[str] | None:
     """[module, name] naming the exception's class, when the name finds it there."""
-    cls = type(exc)
+    return _class_name(type(exc))
+
+
+def _class_name(cls: type) -> list[str] | None:
+    """[module, name] naming the class, when the name finds it there."""
     module = sys.modules.get(cls.__module__)
     if module is None or "." in cls.__qualname__ or getattr(module, cls.__name__, None) is not cls:
         return None
@@ -439,6 +458,11 @@ def _message(exc: BaseException | None) -> str | None:
         text = str(exc)
     except Exception:
         return None
+    return _matchable(text)
+
+
+def _matchable(text: str) -> str | None:
+    """The text, when a test can match it whole in any process (see :func:`_message`)."""
     if not text or len(text) > MESSAGE_CHARS or not text.isprintable():
         return None
     if re.search(r"0x[0-9a-fA-F]{6,}|[{}]| at 0x|object at", text):
@@ -532,7 +556,45 @@ def _observe(
 ) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
     """One call, made twice: what a test can assert of it and how a variant fails that (None
     when its outcome has no form a test can write), with its first outcome; or why it is
-    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``)."""
+    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``). The first warning it
+    emitted, when both runs emitted the same ones and a test can name its category, is part
+    of what the test asserts (``warning``, and ``warning_message`` when matchable)."""
+    observed = _observe_outcome(call, code, namespace, call_seconds)
+    if isinstance(observed, str):
+        return observed
+    obs, differs, first = observed
+    if obs is None or differs is None or not first.warned:
+        return observed
+    second = _call(code, namespace, call_seconds)
+    category, message = first.warned[0]
+    name = _class_name(category)
+    if second.warned != first.warned or name is None:
+        return observed  # a test cannot count on it (nor name it): the warnings are not asserted
+    obs["warning"] = name
+    matched = _matchable(message)
+    if matched is not None:
+        obs["warning_message"] = matched
+    return obs, _warns_otherwise(category, matched, differs), first
+
+
+def _warns_otherwise(
+    category: type[Warning], message: str | None, differs: Callable[[_Outcome], bool]
+) -> Callable[[_Outcome], bool]:
+    """Whether an outcome fails the test ``differs`` checks inside ``with
+    pytest.warns(category)`` (with ``match`` the whole ``message``, when there is one)."""
+
+    def warns_otherwise(got: _Outcome) -> bool:
+        return differs(got) or not any(
+            issubclass(c, category) and (message is None or m == message) for c, m in got.warned
+        )
+
+    return warns_otherwise
+
+
+def _observe_outcome(
+    call: str, code: types.CodeType, namespace: dict[str, Any], call_seconds: float
+) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
+    """:func:`_observe` without the warnings."""
     first = _call(code, namespace, call_seconds)
     second = first if first.timeout else _call(code, namespace, call_seconds)
     if first.timeout or second.timeout:
@@ -858,7 +920,20 @@ def _isolated(
 
 
 def _differs_from(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:
-    """How an outcome fails the test ``obs`` becomes (None: its exception is not found)."""
+    """How an outcome fails the test ``obs`` becomes (None: its exception or warning class is
+    not found)."""
+    differs = _differs_without_warning(obs)
+    if differs is None or "warning" not in obs:
+        return differs
+    module_name, name = obs["warning"]
+    module = sys.modules.get(module_name)
+    cls = getattr(module, name, None) if module is not None else None
+    if not (isinstance(cls, type) and issubclass(cls, Warning)):
+        return None
+    return _warns_otherwise(cls, obs.get("warning_message"), differs)
+
+
+def _differs_without_warning(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:
     if "exception" in obs:
         module_name, name = obs["exception"]
         module = sys.modules.get(module_name)

@@ -64,7 +64,6 @@ import importlib
 import io
 import itertools
 import json
-import math
 import os
 import re
 import signal
@@ -83,6 +82,7 @@ try:
     from .record_env import CLOCK_SHIFT, NoStdin, StdinRead, Workdir, shift_clock
     from .record_members import MEMBERS_CALL, member_calls
     from .record_search import neighbours
+    from .record_values import decode, encode, has_nan, matches
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
     from record_caches import cache_may_answer  # type: ignore[no-redef, import-not-found]
@@ -98,14 +98,16 @@ except ImportError:  # run as a script: its folder is first on ``sys.path`` unti
         member_calls,
     )
     from record_search import neighbours  # type: ignore[no-redef, import-not-found]
+    from record_values import (  # type: ignore[no-redef, import-not-found]
+        decode,
+        encode,
+        has_nan,
+        matches,
+    )
 
 MEMORY_LIMIT = 2 * 1024**3
 #: Outcomes no test should pin: they depend on the machine, not on the function.
 _NOT_RECORDED = (MemoryError, RecursionError, KeyboardInterrupt, SystemExit, GeneratorExit)
-_MAX_DEPTH = 12
-_MAX_ITEMS = 200
-#: A text longer than this is no test's expected value (and would swell the answer).
-_MAX_CHARS = 2000
 
 
 class _Timeout(BaseException):
@@ -151,94 +153,6 @@ class _Alarm:
 
 
 _alarm = _Alarm()
-
-
-# -- values as data ------------------------------------------------------------------------------
-
-
-def encode(value: object, depth: int = 0) -> list[Any] | None:
-    """The tagged form of a value built of literals (subclasses as their base), or None."""
-    if depth > _MAX_DEPTH:
-        return None
-    if value is None:
-        return ["none"]
-    if isinstance(value, bool):
-        return ["bool", bool(value)]
-    if isinstance(value, int):
-        # Python writes no int of more than 4,300 digits (and no test should).
-        return ["int", str(int(value))] if value.bit_length() <= 4 * _MAX_CHARS else None
-    if isinstance(value, float):
-        return ["float", repr(float(value))]
-    if isinstance(value, complex):
-        return ["complex", repr(value.real), repr(value.imag)]
-    if isinstance(value, str):
-        return ["str", str(value)] if len(value) <= _MAX_CHARS else None
-    if isinstance(value, bytes):
-        return ["bytes", bytes(value).hex()] if len(value) <= _MAX_CHARS else None
-    tag = next(
-        (
-            t
-            for t, k in (("list", list), ("tuple", tuple), ("set", set), ("frozenset", frozenset))
-            if isinstance(value, k)
-        ),
-        None,
-    )
-    if tag is not None:
-        items = list(value)  # type: ignore[call-overload]
-        if len(items) > _MAX_ITEMS:
-            return None
-        parts = [encode(v, depth + 1) for v in items]
-        return None if any(p is None for p in parts) else [tag, parts]
-    if isinstance(value, dict):
-        if len(value) > _MAX_ITEMS:
-            return None
-        pairs = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]
-        return None if any(k is None or v is None for k, v in pairs) else ["dict", pairs]
-    return None
-
-
-def decode(tagged: list[Any]) -> object:
-    tag, *rest = tagged
-    arg: Any = rest[0] if rest else None
-    if tag == "none":
-        return None
-    if tag == "bool":
-        return bool(arg)
-    if tag in ("int", "float", "str"):
-        return {"int": int, "float": float, "str": str}[tag](arg)
-    if tag == "bytes":
-        return bytes.fromhex(arg)
-    if tag == "complex":
-        return complex(float(rest[0]), float(rest[1]))
-    if tag == "list":
-        return [decode(v) for v in arg]
-    if tag == "tuple":
-        return tuple(decode(v) for v in arg)
-    if tag == "set":
-        return {decode(v) for v in arg}
-    if tag == "frozenset":
-        return frozenset(decode(v) for v in arg)
-    return {decode(k): decode(v) for k, v in arg}
-
-
-def _has_nan(value: object) -> bool:
-    if isinstance(value, float):
-        return math.isnan(value)
-    if isinstance(value, list | tuple | set | frozenset):
-        return any(_has_nan(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_nan(k) or _has_nan(v) for k, v in value.items())
-    return False
-
-
-def matches(got: object, expected: object) -> bool:
-    """Whether the generated assertion passes: ``is`` for None and booleans, else ``==``."""
-    if expected is None or isinstance(expected, bool):
-        return got is expected
-    try:
-        return bool(got == expected)
-    except Exception:
-        return False
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -511,7 +425,7 @@ def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | 
     with contextlib.suppress(Exception):
         if not isinstance(value, type) and hasattr(value, "__dict__") and vars(value):
             tagged = encode(_vars(value))
-            if tagged is not None and not _has_nan(_vars(value)):
+            if tagged is not None and not has_nan(_vars(value)):
                 return "vars", _vars, tagged
     if type(value).__repr__ is object.__repr__:
         return None
@@ -634,7 +548,7 @@ def _observe_outcome(
                     tagged = None
             except Exception:
                 tagged = None
-    if tagged is None or (view is None and _has_nan(first.value)):
+    if tagged is None or (view is None and has_nan(first.value)):
         return None, None, first
     try:
         expected = decode(tagged)

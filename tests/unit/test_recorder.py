@@ -211,6 +211,7 @@ async def test_a_function_the_function_returns_is_recorded_by_what_it_does(proje
 EXTRA = textwrap.dedent("""
     import enum
     import re
+    import warnings
 
     RANGE = re.compile(r"(\\d+)-(\\d+)|~(\\d+)")
 
@@ -255,6 +256,11 @@ EXTRA = textwrap.dedent("""
         if n < 0:
             raise ValueError("negative")
         return n - 1 if down else n + 1
+
+
+    def old_step(n):
+        warnings.warn("old_step is deprecated", DeprecationWarning, stacklevel=2)
+        return n + 1
 
 
     def answer(prompt=None):
@@ -408,6 +414,27 @@ async def test_an_exceptions_message_is_recorded_and_another_message_tells_a_var
     raised = next(o for o in recording.observations if o.call == "step(-1)")
     assert raised.exception == ("builtins", "ValueError") and raised.message == "negative"
     assert raised.kills == {0}
+
+
+async def test_a_warning_is_recorded_and_a_variant_that_drops_or_changes_it_is_told_apart(
+    extra: str,
+) -> None:
+    warn = "    warnings.warn({!r}, DeprecationWarning, stacklevel=2)\n"
+    plan = RecordPlan(
+        "extra",
+        "old_step",
+        ("old_step(1)",),
+        (
+            "def old_step(n):\n    pass\n    return n + 1",
+            "def old_step(n):\n" + warn.format("old_step is deprecated_") + "    return n + 1",
+            "def old_step(n):\n" + warn.format("old_step is deprecated") + "    return n + 1",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    seen = next(o for o in recording.observations if o.call == "old_step(1)")
+    assert seen.value == 2 and seen.warning == ("builtins", "DeprecationWarning")
+    assert seen.warning_message == "old_step is deprecated"
+    assert seen.kills == {0, 1}  # the third is the function itself
 
 
 async def test_a_value_with_no_literal_form_is_seen_through_its_attributes_or_its_repr(

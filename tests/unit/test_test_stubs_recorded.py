@@ -283,6 +283,79 @@ def test_a_recorded_exceptions_message_is_matched_whole() -> None:
     assert not re.search(pattern, "XX" + message) and not re.search(pattern, message + "_")
 
 
+def test_a_recorded_warning_is_asserted_with_its_whole_message() -> None:
+    recording = recording_from(
+        {
+            "observations": [
+                {
+                    "call": "clamp(1, 7, 3)",
+                    "exception": ["mod", "ParseError"],
+                    "warning": ["builtins", "DeprecationWarning"],
+                    "warning_message": "clamp(1.5) is old",
+                    "kills": [0],
+                },
+                {
+                    "call": "clamp(7, 2, 9)",
+                    "value": ["int", "7"],
+                    "warning": ["builtins", "UserWarning"],
+                    "kills": [1],
+                },
+                # A category no test can name: its kills count on it, so it is left out.
+                {"call": "clamp(3)", "value": ["int", "3"], "warning": None, "kills": [2]},
+            ]
+        }
+    )
+    assert [o.call for o in recording.observations] == ["clamp(1, 7, 3)", "clamp(7, 2, 9)"]
+    generated = stubs.generate(SOURCE, _target("clamp"), "mod", None, recording)
+    bodies = [
+        block.split(" -> None:\n", 1)[1].split("\n\n")[0].splitlines()
+        for block in generated.split("def test_clamp_recorded_")[1:]
+    ]
+    assert [
+        '    with pytest.warns(DeprecationWarning, match=r"^clamp\\(1\\.5\\) is old$"):',
+        "        with pytest.raises(ParseError):",
+        "            clamp(1, 7, 3)",
+    ] in bodies
+    assert ["    with pytest.warns(UserWarning):", "        assert clamp(7, 2, 9) == 7"] in bodies
+    compile(generated, "generated", "exec")
+
+
+def test_the_variants_change_the_functions_and_lambdas_the_function_defines() -> None:
+    source = textwrap.dedent("""
+        def ranked(items):
+            def score(item: int = 1) -> int:
+                "The item's score."
+                return item * 2
+
+            return sorted(items, key=lambda item: score(item) + 1)
+    """).lstrip()
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    assert any("return item // 2" in v for v in plan.variants)
+    assert any("key=lambda item: score(item) - 1" in v for v in plan.variants)
+    assert any("item: int=2" in v for v in plan.variants)  # a default of the inner function
+    # Not its docstring, its hints, nor whether it is defined.
+    assert not any("The item's score._" in v for v in plan.variants)
+    assert not any("def score" not in v for v in plan.variants)
+
+
+def test_a_function_that_takes_text_apart_gets_texts_of_its_pieces_in_turn() -> None:
+    source = textwrap.dedent("""
+        def content_range(value: str):
+            units, rest = value.split(None, 1)
+            span, length = rest.split("/", 1)
+            start, stop = span.split("-", 1)
+            return units, int(start), int(stop), int(length)
+    """).lstrip()
+    plan = stubs.record_plan(source, stubs.find_target(source, 0), "mod")
+    assert plan is not None
+    assert 'content_range("1 2-3/4")' in plan.calls
+    # A function that takes no text apart does not get them.
+    plain = 'def tidy(text: str):\n    return text.replace("/", "").replace("-", " ")\n'
+    plan = stubs.record_plan(plain, stubs.find_target(plain, 0), "mod")
+    assert plan is not None and not any("2-3" in c or "2/3" in c for c in plan.calls)
+
+
 def test_views_of_values_with_no_literal_form_are_read_and_written() -> None:
     recording = recording_from(
         {

@@ -18,8 +18,10 @@ and after each variant; the last is its answer (a job killed for time keeps what
 - ``observations``: per kept call, ``value`` (tagged: ``["int", "3"]``, ``["list", [...]]``...,
   only when decoding it gives back an equal value) or ``exception`` (``[module, name]``, only when
   the name finds the class there; ``message``, its message when short, the same in both runs and
-  free of what changes between processes), and ``kills``, the variants whose outcome differed
-  (another message counts);
+  free of what changes between processes), ``warning`` (``[module, name]`` of the category of
+  the first warning it emitted, when every run emitted the same ones; ``warning_message``, its
+  message when matchable as an exception's is), and ``kills``, the variants whose outcome
+  differed (another message counts, and a warning missing);
 - ``dropped``: calls left out, by reason (``unstable`` when two runs disagreed, ``timeout``,
   ``unrenderable``, ``unnamed`` exception, ``crash`` for what the process should not record,
   ``stdin`` for a call that read the standard input, ``files`` for a call that left files in
@@ -62,7 +64,6 @@ import importlib
 import io
 import itertools
 import json
-import math
 import os
 import re
 import signal
@@ -70,6 +71,7 @@ import sys
 import tempfile
 import time
 import types
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -80,6 +82,7 @@ try:
     from .record_env import CLOCK_SHIFT, NoStdin, StdinRead, Workdir, shift_clock
     from .record_members import MEMBERS_CALL, member_calls
     from .record_search import neighbours
+    from .record_values import decode, encode, has_nan, matches
 except ImportError:  # run as a script: its folder is first on ``sys.path`` until main()
     import record_texts  # type: ignore[no-redef, import-not-found]
     from record_caches import cache_may_answer  # type: ignore[no-redef, import-not-found]
@@ -95,14 +98,16 @@ except ImportError:  # run as a script: its folder is first on ``sys.path`` unti
         member_calls,
     )
     from record_search import neighbours  # type: ignore[no-redef, import-not-found]
+    from record_values import (  # type: ignore[no-redef, import-not-found]
+        decode,
+        encode,
+        has_nan,
+        matches,
+    )
 
 MEMORY_LIMIT = 2 * 1024**3
 #: Outcomes no test should pin: they depend on the machine, not on the function.
 _NOT_RECORDED = (MemoryError, RecursionError, KeyboardInterrupt, SystemExit, GeneratorExit)
-_MAX_DEPTH = 12
-_MAX_ITEMS = 200
-#: A text longer than this is no test's expected value (and would swell the answer).
-_MAX_CHARS = 2000
 
 
 class _Timeout(BaseException):
@@ -150,94 +155,6 @@ class _Alarm:
 _alarm = _Alarm()
 
 
-# -- values as data ------------------------------------------------------------------------------
-
-
-def encode(value: object, depth: int = 0) -> list[Any] | None:
-    """The tagged form of a value built of literals (subclasses as their base), or None."""
-    if depth > _MAX_DEPTH:
-        return None
-    if value is None:
-        return ["none"]
-    if isinstance(value, bool):
-        return ["bool", bool(value)]
-    if isinstance(value, int):
-        # Python writes no int of more than 4,300 digits (and no test should).
-        return ["int", str(int(value))] if value.bit_length() <= 4 * _MAX_CHARS else None
-    if isinstance(value, float):
-        return ["float", repr(float(value))]
-    if isinstance(value, complex):
-        return ["complex", repr(value.real), repr(value.imag)]
-    if isinstance(value, str):
-        return ["str", str(value)] if len(value) <= _MAX_CHARS else None
-    if isinstance(value, bytes):
-        return ["bytes", bytes(value).hex()] if len(value) <= _MAX_CHARS else None
-    tag = next(
-        (
-            t
-            for t, k in (("list", list), ("tuple", tuple), ("set", set), ("frozenset", frozenset))
-            if isinstance(value, k)
-        ),
-        None,
-    )
-    if tag is not None:
-        items = list(value)  # type: ignore[call-overload]
-        if len(items) > _MAX_ITEMS:
-            return None
-        parts = [encode(v, depth + 1) for v in items]
-        return None if any(p is None for p in parts) else [tag, parts]
-    if isinstance(value, dict):
-        if len(value) > _MAX_ITEMS:
-            return None
-        pairs = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]
-        return None if any(k is None or v is None for k, v in pairs) else ["dict", pairs]
-    return None
-
-
-def decode(tagged: list[Any]) -> object:
-    tag, *rest = tagged
-    arg: Any = rest[0] if rest else None
-    if tag == "none":
-        return None
-    if tag == "bool":
-        return bool(arg)
-    if tag in ("int", "float", "str"):
-        return {"int": int, "float": float, "str": str}[tag](arg)
-    if tag == "bytes":
-        return bytes.fromhex(arg)
-    if tag == "complex":
-        return complex(float(rest[0]), float(rest[1]))
-    if tag == "list":
-        return [decode(v) for v in arg]
-    if tag == "tuple":
-        return tuple(decode(v) for v in arg)
-    if tag == "set":
-        return {decode(v) for v in arg}
-    if tag == "frozenset":
-        return frozenset(decode(v) for v in arg)
-    return {decode(k): decode(v) for k, v in arg}
-
-
-def _has_nan(value: object) -> bool:
-    if isinstance(value, float):
-        return math.isnan(value)
-    if isinstance(value, list | tuple | set | frozenset):
-        return any(_has_nan(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_nan(k) or _has_nan(v) for k, v in value.items())
-    return False
-
-
-def matches(got: object, expected: object) -> bool:
-    """Whether the generated assertion passes: ``is`` for None and booleans, else ``==``."""
-    if expected is None or isinstance(expected, bool):
-        return got is expected
-    try:
-        return bool(got == expected)
-    except Exception:
-        return False
-
-
 # -- running -------------------------------------------------------------------------------------
 
 
@@ -260,6 +177,8 @@ class _Outcome:
         self.seconds = 0.0
         #: The call left files in the working directory (removed since).
         self.wrote = False
+        #: The warnings it emitted: (category, message), in order.
+        self.warned: list[tuple[type[Warning], str]] = []
 
 
 #: What a test takes of an iterator the function returns (it may be endless).
@@ -302,6 +221,16 @@ _NO_STDIN = cast(TextIO, NoStdin())
 
 
 def _run(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
+    # Every warning the call emits, as ``pytest.warns`` sees them (each time, whatever filters
+    # the package set).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _run_caught(code, namespace)
+    outcome.warned = [(w.category, str(w.message)) for w in caught]
+    return outcome
+
+
+def _run_caught(code: types.CodeType, namespace: dict[str, Any]) -> _Outcome:
     wrap = ""
     streams = sys.stdin, sys.stdout, sys.stderr
     # Swapped by hand: ``contextlib.redirect_stdout`` costs as much as a small call.
@@ -343,7 +272,11 @@ def _is_function(value: object) -> bool:
 
 def _exception(exc: BaseException) -> list[str] | None:
     """[module, name] naming the exception's class, when the name finds it there."""
-    cls = type(exc)
+    return _class_name(type(exc))
+
+
+def _class_name(cls: type) -> list[str] | None:
+    """[module, name] naming the class, when the name finds it there."""
     module = sys.modules.get(cls.__module__)
     if module is None or "." in cls.__qualname__ or getattr(module, cls.__name__, None) is not cls:
         return None
@@ -439,6 +372,11 @@ def _message(exc: BaseException | None) -> str | None:
         text = str(exc)
     except Exception:
         return None
+    return _matchable(text)
+
+
+def _matchable(text: str) -> str | None:
+    """The text, when a test can match it whole in any process (see :func:`_message`)."""
     if not text or len(text) > MESSAGE_CHARS or not text.isprintable():
         return None
     if re.search(r"0x[0-9a-fA-F]{6,}|[{}]| at 0x|object at", text):
@@ -487,7 +425,7 @@ def _view(value: object) -> tuple[str, Callable[[object], object], list[Any]] | 
     with contextlib.suppress(Exception):
         if not isinstance(value, type) and hasattr(value, "__dict__") and vars(value):
             tagged = encode(_vars(value))
-            if tagged is not None and not _has_nan(_vars(value)):
+            if tagged is not None and not has_nan(_vars(value)):
                 return "vars", _vars, tagged
     if type(value).__repr__ is object.__repr__:
         return None
@@ -532,7 +470,45 @@ def _observe(
 ) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
     """One call, made twice: what a test can assert of it and how a variant fails that (None
     when its outcome has no form a test can write), with its first outcome; or why it is
-    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``)."""
+    left out (``timeout``, ``crash``, ``unstable``, ``unnamed``). The first warning it
+    emitted, when both runs emitted the same ones and a test can name its category, is part
+    of what the test asserts (``warning``, and ``warning_message`` when matchable)."""
+    observed = _observe_outcome(call, code, namespace, call_seconds)
+    if isinstance(observed, str):
+        return observed
+    obs, differs, first = observed
+    if obs is None or differs is None or not first.warned:
+        return observed
+    second = _call(code, namespace, call_seconds)
+    category, message = first.warned[0]
+    name = _class_name(category)
+    if second.warned != first.warned or name is None:
+        return observed  # a test cannot count on it (nor name it): the warnings are not asserted
+    obs["warning"] = name
+    matched = _matchable(message)
+    if matched is not None:
+        obs["warning_message"] = matched
+    return obs, _warns_otherwise(category, matched, differs), first
+
+
+def _warns_otherwise(
+    category: type[Warning], message: str | None, differs: Callable[[_Outcome], bool]
+) -> Callable[[_Outcome], bool]:
+    """Whether an outcome fails the test ``differs`` checks inside ``with
+    pytest.warns(category)`` (with ``match`` the whole ``message``, when there is one)."""
+
+    def warns_otherwise(got: _Outcome) -> bool:
+        return differs(got) or not any(
+            issubclass(c, category) and (message is None or m == message) for c, m in got.warned
+        )
+
+    return warns_otherwise
+
+
+def _observe_outcome(
+    call: str, code: types.CodeType, namespace: dict[str, Any], call_seconds: float
+) -> tuple[dict[str, Any] | None, Callable[[_Outcome], bool] | None, _Outcome] | str:
+    """:func:`_observe` without the warnings."""
     first = _call(code, namespace, call_seconds)
     second = first if first.timeout else _call(code, namespace, call_seconds)
     if first.timeout or second.timeout:
@@ -572,7 +548,7 @@ def _observe(
                     tagged = None
             except Exception:
                 tagged = None
-    if tagged is None or (view is None and _has_nan(first.value)):
+    if tagged is None or (view is None and has_nan(first.value)):
         return None, None, first
     try:
         expected = decode(tagged)
@@ -858,7 +834,20 @@ def _isolated(
 
 
 def _differs_from(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:
-    """How an outcome fails the test ``obs`` becomes (None: its exception is not found)."""
+    """How an outcome fails the test ``obs`` becomes (None: its exception or warning class is
+    not found)."""
+    differs = _differs_without_warning(obs)
+    if differs is None or "warning" not in obs:
+        return differs
+    module_name, name = obs["warning"]
+    module = sys.modules.get(module_name)
+    cls = getattr(module, name, None) if module is not None else None
+    if not (isinstance(cls, type) and issubclass(cls, Warning)):
+        return None
+    return _warns_otherwise(cls, obs.get("warning_message"), differs)
+
+
+def _differs_without_warning(obs: dict[str, Any]) -> Callable[[_Outcome], bool] | None:
     if "exception" in obs:
         module_name, name = obs["exception"]
         module = sys.modules.get(module_name)

@@ -20,6 +20,7 @@ import ast
 import contextlib
 import copy
 import dataclasses
+import itertools
 import math
 import re
 import sys
@@ -102,6 +103,11 @@ class Observation:
     expression's source."""
     message: str | None = None
     """The exception's whole message, when the recorder found it stable."""
+    warning: tuple[str, str] | None = None
+    """(module, name) of the category of the first warning the call emitted (every run the
+    same), which the test asserts with ``pytest.warns``."""
+    warning_message: str | None = None
+    """That warning's whole message, when the recorder found it matchable."""
 
     def expression(self) -> str:
         """The call as the test writes it (an iterator's items taken)."""
@@ -205,6 +211,17 @@ def _plan(ctx: _Context) -> RecordPlan | None:
             [*options, *(v for v in _extra(param) if v not in options)]
             for param, options in zip(params, candidates, strict=True)
         ]
+        # Last, where a parameter takes text: texts of several pieces the body looks for, in
+        # turn, between digits and letters (``"a 1-2/3"``), what a parser that takes the text
+        # apart at each of them gets through whole. (Put before the other values, they
+        # pushed calls that told variants apart out of the plan: tuning modules lost some.)
+        joined = _joined_texts(fn)
+        candidates = [
+            [*options, *(t for t in joined if t not in options)]
+            if any(isinstance(o, str) for o in options)
+            else options
+            for options in candidates
+        ]
         for rank in range(1, max(len(c) for c in candidates) if candidates else 1):
             for index, options in enumerate(candidates):
                 if rank < len(options):
@@ -253,7 +270,7 @@ def _plan(ctx: _Context) -> RecordPlan | None:
         ctx.target.qualname,
         tuple(calls),
         tuple(
-            [_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS)]
+            [_variant_source(fn, body) for body in variants(fn, MAX_VARIANTS, nested=True)]
             + [_variant_source(changed, changed.body) for changed in default_variants(fn)]
         ),
         imports,
@@ -463,6 +480,57 @@ def _extra(param: _Param) -> list[object]:
     return _EXTRAS[None] if base not in _MODELLED else []
 
 
+#: Texts :func:`_joined_texts` gives at most.
+MAX_JOINED = 16
+#: Pieces :func:`_joined_texts` joins (the body's first ones) and their longest.
+_JOINED_PIECES = 4
+_PIECE_CHARS = 3
+_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition"})
+_TAKES_APART = _SPLITS | {"find", "rfind", "index", "rindex", "splitlines"}
+
+
+def _joined_texts(fn: _FunctionNode) -> list[str]:
+    """Texts made of three of the short texts the body holds (``"/"``, ``"-"``; a space where
+    it splits at whitespace), each between digits or letters, in every order: what a parser
+    that takes the text apart at each in turn gets through whole (``"1 2-3/4"``). None for a
+    function that takes no text apart (``split``, ``partition``, ``find``...)."""
+    pieces: list[str] = []
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _SPLITS
+            and (
+                not node.args
+                or (isinstance(node.args[0], ast.Constant) and node.args[0].value is None)
+            )
+            and " " not in pieces
+        ):
+            pieces.append(" ")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and 0 < len(node.value) <= _PIECE_CHARS
+            and not node.value.isalnum()
+            and node.value not in pieces
+        ):
+            pieces.append(node.value)
+    pieces = pieces[:_JOINED_PIECES]
+    splits = any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _TAKES_APART
+        for node in ast.walk(fn)
+    )
+    if len(pieces) < 2 or not splits:
+        return []  # a function that takes no text apart
+    found: list[str] = []
+    for order in itertools.permutations(pieces, min(3, len(pieces))):
+        found.append("1" + "".join(f"{p}{n}" for n, p in enumerate(order, 2)))
+        found.append("a" + "".join(f"{p}{n}" for n, p in enumerate(order, 1)))
+    return found[:MAX_JOINED]
+
+
 def _literal_args(call: ast.Call) -> bool:
     try:
         for arg in [*call.args, *(k.value for k in call.keywords)]:
@@ -529,6 +597,18 @@ def recording_from(answer: Mapping[str, object]) -> Recording:
         exc = item.get("exception")
         wrap = item.get("wrap") if item.get("wrap") in WRAPS else ""
         assert isinstance(wrap, str)
+        warned = item.get("warning")
+        warning = (
+            (warned[0], warned[1])
+            if isinstance(warned, list)
+            and len(warned) == 2
+            and all(isinstance(w, str) for w in warned)
+            else None
+        )
+        if "warning" in item and warning is None:
+            continue  # its kills count the warning, which the test could not assert
+        warned_message = item.get("warning_message")
+        warning_message = warned_message if isinstance(warned_message, str) else None
         try:
             if isinstance(exc, list) and len(exc) == 2 and all(isinstance(e, str) for e in exc):
                 message = item.get("message")
@@ -540,11 +620,17 @@ def recording_from(answer: Mapping[str, object]) -> Recording:
                         kills,
                         wrap,
                         message if isinstance(message, str) else None,
+                        warning,
+                        warning_message,
                     )
                 )
             elif "value" in item:
                 value = decode(item["value"])
-                observations.append(Observation(item["call"], value, None, kills, wrap))
+                observations.append(
+                    Observation(
+                        item["call"], value, None, kills, wrap, None, warning, warning_message
+                    )
+                )
         except (ValueError, TypeError, OverflowError):
             continue
     dropped = answer.get("dropped")
@@ -644,9 +730,10 @@ def choose(observations: Sequence[Observation], limit: int = MAX_RECORDED) -> li
 
 
 def _outcome(obs: Observation) -> str:
+    warned = f"{obs.warning!r}:{obs.warning_message!r}:" if obs.warning else ""
     if obs.exception:
-        return f"{obs.exception!r}:{obs.message!r}"
-    return f"{type(obs.value).__name__}:{obs.value!r}"
+        return f"{warned}{obs.exception!r}:{obs.message!r}"
+    return f"{warned}{type(obs.value).__name__}:{obs.value!r}"
 
 
 def _recorded_tests(
@@ -669,6 +756,8 @@ def _recorded_tests(
     for obs in choose(usable):
         name = f"test_{prefix}_recorded_{len(tests) + 1}"
         call = obs.expression()
+        # Inside ``pytest.warns``, the lines are indented once more.
+        indent = 4 if obs.warning is not None else 0
         if obs.exception is not None:
             exc = _exception_name(ctx, obs.exception)
             if exc is None:
@@ -677,14 +766,23 @@ def _recorded_tests(
             if obs.message is not None:
                 # The whole message: a slip in it (or another raise of the same class) fails.
                 pattern = _pattern("^" + _escape(obs.message) + "$")
-                raises = _fit(f"pytest.raises({exc}, match={pattern})", base=5)
-            body = [f"with {raises}:", f"    {_fit(call, base=4)}"]
+                raises = _fit(f"pytest.raises({exc}, match={pattern})", base=5 + indent)
+            body = [f"with {raises}:", f"    {_fit(call, base=4 + indent)}"]
         else:
             rendered = _source(obs.value) or ""
             if obs.value is None or isinstance(obs.value, bool):
                 body = [_assert(call, "is", rendered)]
             else:
-                body = [_assert(_fit(call, base=7), "==", rendered)]
+                body = [_assert(_fit(call, base=7 + indent), "==", rendered)]
+        if obs.warning is not None:
+            # The warning it emits (its whole message): a slip that drops or changes it fails.
+            category = _exception_name(ctx, obs.warning) or "Warning"
+            warns = f"pytest.warns({category})"
+            if obs.warning_message is not None:
+                pattern = _pattern("^" + _escape(obs.warning_message) + "$")
+                warns = _fit(f"pytest.warns({category}, match={pattern})", base=5)
+            lines = [line for part in body for line in part.split("\n")]
+            body = [f"with {warns}:", *(f"    {line}" for line in lines)]
         ctx.need(_names_in(ctx, obs.call) or set())
         if obs.wrap == "islice":
             ctx.imports.from_("itertools", "islice")

@@ -42,6 +42,8 @@ _ARITHMETIC: dict[type[ast.operator], type[ast.operator]] = {
 
 
 _KEPT = (ast.Pass, ast.Global, ast.Nonlocal)
+#: A function defined inside: its body changes (``nested``), not whether it is defined.
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -65,15 +67,27 @@ def _docstring(fn: _FunctionNode) -> ast.AST | None:
     return None
 
 
-def _sites(fn: _FunctionNode) -> list[tuple[int, int]]:
-    """(node index, which change) for every change this module makes to the body."""
+def _sites(fn: _FunctionNode, *, nested: bool = False) -> list[tuple[int, int]]:
+    """(node index, which change) for every change this module makes to the body; with
+    ``nested``, in the functions and lambdas it defines too (not their docstrings and type
+    hints)."""
     nodes = _nodes(fn.body)
     doc = _docstring(fn)
     skipped = {id(n) for n in _walk(doc)} if doc is not None else set()
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
     for node in nodes:
-        if isinstance(node, nested):
+        if isinstance(node, ast.ClassDef) or (
+            not nested and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        ):
             skipped.update(id(n) for n in _walk(node))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = _docstring(node)
+            hints = [a.annotation for a in ast.walk(node.args) if isinstance(a, ast.arg)]
+            outside = [
+                *(h for h in hints if h is not None),
+                *([node.returns] if node.returns else []),
+                *([inner] if inner is not None else []),
+            ]
+            skipped.update(id(n) for part in outside for n in _walk(part))
     for node in nodes:
         if isinstance(node, ast.JoinedStr):
             skipped.update(id(v) for v in node.values)
@@ -81,7 +95,7 @@ def _sites(fn: _FunctionNode) -> list[tuple[int, int]]:
     for index, node in enumerate(nodes):
         if id(node) in skipped:
             continue
-        if isinstance(node, ast.stmt) and not isinstance(node, _KEPT):
+        if isinstance(node, ast.stmt) and not isinstance(node, (*_KEPT, *_DEFS)):
             sites.append((index, -1))  # left out
         if (
             isinstance(node, ast.Return)
@@ -153,9 +167,11 @@ def _changed_constant(value: Any) -> Any:
     return value
 
 
-def variants(fn: _FunctionNode, limit: int) -> list[list[ast.stmt]]:
-    """Changed copies of the body, at most ``limit``, spread evenly over it."""
-    sites = _sites(fn)
+def variants(fn: _FunctionNode, limit: int, *, nested: bool = False) -> list[list[ast.stmt]]:
+    """Changed copies of the body, at most ``limit``, spread evenly over it; with ``nested``,
+    changes inside the functions and lambdas it defines too (what a run of it can tell apart,
+    where the evaluator cannot)."""
+    sites = _sites(fn, nested=nested)
     if len(sites) > limit:
         step = len(sites) / limit
         sites = [sites[int(i * step)] for i in range(limit)]

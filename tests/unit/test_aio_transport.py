@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 
 import httpx
 
 from fastedit_lsp.backends.base import END_WATCH, EndWatch, StreamInfo
 from fastedit_lsp.backends.network import new_client
-from fastedit_lsp.backends.post import PacedReads
+from fastedit_lsp.backends.post import PacedReads, open_stream
 from tests.support.harness import HANG_GUARD
-from tests.support.network_servers import read_request
+from tests.support.network_servers import SSE_ANSWER, read_request, sse_response
 
 #: The answer's first event, then (once let go) the rest and the end of the chunked body.
 FIRST = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
@@ -122,3 +123,47 @@ async def test_paced_reads_hand_the_pace_the_end_watch_so_the_end_wakes_a_waitin
             received += raw
     assert received == FIRST + REST
     assert woken_by_end  # the first paced wait ended by the end watch (no timer in it)
+
+
+async def test_the_consumer_hears_that_the_request_went_out_once_it_is_on_the_socket() -> None:
+    """``StreamInfo.sent`` (the job's status goes to the editor then) comes after the request's
+    bytes were written, not before them: aiohttp tells that the headers are sent when it buffers
+    them, before it writes anything, and the editor's process, woken by the status first, held
+    the model's request back. The server reads the request inside the callback, from a blocking
+    socket the event loop does not serve: only bytes already written can be read there."""
+    body = b'{"model":"m","stream":true}'
+    heard: list[bytes] = []
+    accepted: list[socket.socket] = []
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def sent() -> None:
+            conn, _ = listener.accept()  # connected already: the backlog holds it
+            accepted.append(conn)
+            conn.settimeout(HANG_GUARD)
+            received = b""
+            while not received.endswith(body) and (part := conn.recv(65536)):
+                received += part
+            heard.append(received)
+            conn.sendall(sse_response())
+
+        try:
+            async with (
+                new_client() as client,
+                open_stream(
+                    client,
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    body,
+                    headers={"Content-Type": "application/json"},
+                    timeout_s=30,
+                    info=StreamInfo(sent=sent),
+                ) as response,
+            ):
+                answer = b"".join([part async for part in response.aiter_bytes()])
+        finally:
+            for conn in accepted:
+                conn.close()
+    assert answer == SSE_ANSWER
+    assert len(heard) == 1
+    assert heard[0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert heard[0].endswith(b"\r\n\r\n" + body)

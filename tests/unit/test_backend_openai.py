@@ -591,6 +591,36 @@ async def test_a_5xx_is_retried_and_then_succeeds(make: Callable[..., Harness]) 
     assert h.backoffs == [1, 2]
 
 
+async def test_the_consumer_hears_once_that_the_request_went_out(
+    make: Callable[..., Harness],
+) -> None:
+    """``StreamInfo.sent``: called when the first request is written, before its answer (the
+    server has it, the head not read yet), and not again for the retries."""
+    h = make(error_response(503), sse_response(GOOD_STREAM))
+    heard: list[int] = []
+    info = StreamInfo(sent=lambda: heard.append(len(h.server.requests)))
+    texts = [text async for text in h.backend().stream(REQUEST, info)]
+    assert texts == ["    return", " a + b"]
+    assert len(heard) == 1 and len(h.server.requests) == 2
+
+
+async def test_a_request_that_never_went_out_is_never_heard_of(
+    make: Callable[..., Harness],
+) -> None:
+    h = make(sse_response(GOOD_STREAM))
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    heard: list[bool] = []
+    async with new_client() as client:
+        with pytest.raises(BackendError):
+            async for _ in h.backend(client=client, base_url=f"http://127.0.0.1:{port}/v1").stream(
+                REQUEST, StreamInfo(sent=lambda: heard.append(True))
+            ):
+                pass
+    assert heard == []
+
+
 async def test_a_5xx_fails_after_the_retry_bound(make: Callable[..., Harness]) -> None:
     h = make(error_response(500, {"error": {"message": "Internal error"}}))
     error = await failure(h.backend(retries=2))

@@ -59,6 +59,8 @@ class Script:
         answer = self.answers.pop(0) if self.answers else ""
         if isinstance(answer, BackendError):
             raise answer
+        if info.sent is not None:  # the request went out, as a real backend says
+            info.sent()
         try:
             for index in range(0, len(answer), 3):
                 info.deltas += 1
@@ -592,23 +594,26 @@ class Logged(Script):
 
     async def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
         self.log.append("request")
+        if info.sent is not None:
+            sent, info.sent = info.sent, None
+            sent()
         if self.release is not None:
             await self.release.wait()
         async for piece in super().stream(request, info):
             yield piece
 
 
-async def test_the_status_and_the_progress_follow_the_first_edit() -> None:
-    # A model answering at once (a loopback stub): nothing is written before the model request,
-    # nor between it and the first edit (a status written then held back the model's answer and
-    # the editor's read of the edit); the status with the route, then the progress, after it.
+async def test_the_status_follows_the_request_and_the_progress_follows_the_edit() -> None:
+    # A model answering at once (a loopback stub): nothing is written before the model request;
+    # one status with the route once it is out, before the first edit (editors that ran the
+    # command through their own code-action menu know the job's edits by it); the progress after.
     host = Ordered(_doc("x = \n"), FakeModels({}))
     fast = Logged(host.log, "42")
     host.models.scripts["fast"] = fast
     job = await _run(host, "completeRest", Point(0, 4), Point(0, 4))
     assert job.state == "done" and host.document.text == "x = 42\n"
-    assert host.log[:3] == ["request", "edit", "status running fast"], host.log
-    assert host.log.index("progress") > host.log.index("status running fast"), host.log
+    assert host.log[:3] == ["request", "status running fast", "edit"], host.log
+    assert host.log.index("progress") > host.log.index("edit"), host.log
 
 
 async def test_a_silent_model_does_not_hold_back_the_jobs_progress() -> None:
@@ -619,7 +624,7 @@ async def test_a_silent_model_does_not_hold_back_the_jobs_progress() -> None:
     host.models.scripts["fast"] = fast
     task = asyncio.ensure_future(_run(host, "completeRest", Point(0, 4), Point(0, 4)))
     await host.begun.wait()  # while the model says nothing
-    assert "edit" not in host.log and host.log[:3] == ["request", "status running fast", "progress"]
+    assert "edit" not in host.log and host.log[:2] == ["request", "status running fast"]
     fast.release.set()
     job = await task
     assert job.state == "done" and host.log.count("progress") == 1, host.log

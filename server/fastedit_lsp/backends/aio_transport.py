@@ -9,8 +9,8 @@ per token at 20,000 tok/s (docs/network.md, "why aiohttp").
 
 This module is glue only: the request and response are aiohttp's, the errors are mapped to
 httpx's classes (the cause kept, so the system's and ssl's words stay readable), and httpcore's
-``trace`` extension is fed from aiohttp's tracing, so the backend learns whether the request's
-writing began on a kept-alive connection (a reset one is sent again).
+``trace`` extension is fed from aiohttp's tracing, so the backend learns when the request was
+written and whether it went on a kept-alive connection (a reset one is sent again).
 """
 
 from __future__ import annotations
@@ -151,6 +151,10 @@ def _tracing() -> aiohttp.TraceConfig:
     config.on_connection_create_start.append(tell("connection.connect_tcp.started"))
     # Told as the headers are buffered: nothing is on the socket yet, the writing has begun.
     config.on_request_headers_sent.append(tell("http11.send_request_headers.started"))
+    # Told as the body is handed to the writer, which writes it (with the buffered headers, in
+    # one write) right after, in the same step: the trace's consumer hears it on the loop's
+    # next turn (:class:`.post._Trace`), once the request is on the socket.
+    config.on_request_chunk_sent.append(tell("http11.send_request_body.complete"))
     return config
 
 

@@ -137,6 +137,10 @@ class StreamInfo:
     #: them leaves its connection open for the next call (a new one cost 5–10 ms on loopback in
     #: the bench, a TCP and TLS handshake remotely). 0: closed at once.
     linger: float = 0.0
+    #: Called once by a backend when its request is written (the model has it), before the
+    #: answer is awaited: what the consumer tells the editor then overlaps the model's work
+    #: instead of holding back the request. Never called when no request went out.
+    sent: Callable[[], None] | None = None
 
 
 #: A provider's word for why its model stopped → the normalised ``StreamInfo.stop_reason``,

@@ -574,6 +574,7 @@ class OpenAICompatibleBackend:
                 json_body(call.body),
                 headers=headers,
                 timeout_s=self._timeout_s,
+                info=info,
             ) as response:
                 await self._check_response(response, call, attempt)
                 async with aclosing(self._read(response, call, info)) as texts:

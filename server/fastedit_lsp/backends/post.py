@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -51,17 +51,26 @@ def closed_by_cancel() -> bool:
 
 
 class _Trace:
-    """httpcore's ``trace`` extension for one request: whether it went on a new connection,
-    whether its writing began, and whether an answer began."""
+    """httpcore's ``trace`` extension for one request: says when the request is written (the
+    consumer's ``sent``), whether it went on a new connection, and whether an answer began.
 
-    __slots__ = ("answered", "fresh", "written")
+    ``sent`` is called on the event loop's turn after the transport tells that it hands the
+    body over: aiohttp tells it just before its writer writes the body, in the same step, so the
+    consumer (the job's status to the editor) comes after the request's bytes, not before them
+    (the editor's process, woken by the status first, held the model's request back).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("answered", "fresh", "sent", "telling", "written")
+
+    def __init__(self, sent: Callable[[], None] | None) -> None:
+        self.sent = sent
         #: A connection was opened for this request (it did not wait in the pool).
         self.fresh = False
         #: The request's writing began on a connection (the transport traced it).
         self.written = False
         self.answered = False
+        #: ``sent`` is due on the loop's next turn.
+        self.telling = False
 
     @property
     def reused_unanswered(self) -> bool:
@@ -69,8 +78,26 @@ class _Trace:
         server may have closed (or reset) it as the request arrived."""
         return self.written and not self.fresh and not self.answered
 
+    def answer(self) -> None:
+        """The answer's head arrived, so the request went out (a transport without traces)."""
+        self.answered = True
+        self._tell()
+
+    def withdraw(self) -> Callable[[], None] | None:
+        """The consumer's ``sent``, not called by this trace any more (the request failed)."""
+        sent, self.sent = self.sent, None
+        return sent
+
+    def _tell(self) -> None:
+        if (sent := self.withdraw()) is not None:
+            sent()
+
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        if name.endswith(".send_request_headers.started"):
+        if name.endswith(".send_request_body.complete"):
+            if self.sent is not None and not self.telling:
+                self.telling = True
+                asyncio.get_running_loop().call_soon(self._tell)
+        elif name.endswith(".send_request_headers.started"):
             self.written = True
         elif name.endswith("receive_response_headers.complete"):
             self.answered = True
@@ -86,13 +113,15 @@ async def open_stream(
     *,
     headers: dict[str, str],
     timeout_s: float,
+    info: StreamInfo,
 ) -> AsyncIterator[httpx.Response]:
     """``async with open_stream(...) as response``: POST ``content`` (JSON) to ``url`` and
     stream the answer.
 
     The read timeout is the longest silence between two reads (what a stalled model is), the
-    connect timeout at most 5 s. A kept-alive connection the server closed or reset (RST) as the
-    request arrived, nothing answered, gets the request once more on a new one. Raises
+    connect timeout at most 5 s; ``info.sent`` is called once the request is written (a request
+    sent again does not call it again). A kept-alive connection the server closed or reset (RST)
+    as the request arrived, nothing answered, gets the request once more on a new one. Raises
     httpx's errors (the caller says them as a :class:`~.base.BackendError`).
     """
     headers = {**headers, "Accept-Encoding": "identity"}
@@ -104,9 +133,10 @@ async def open_stream(
         "write": timeout_s,
         "pool": timeout_s,
     }
+    sent, info.sent = info.sent, None
     resent = False
     while True:
-        trace = _Trace()
+        trace = _Trace(sent)
         opened = client.stream(
             "POST",
             url,
@@ -117,12 +147,17 @@ async def open_stream(
         try:
             response = await opened.__aenter__()
         except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+            pending = trace.withdraw()
             if resent or not trace.reused_unanswered:
                 raise
-            resent = True
+            resent, sent = True, pending
             continue
+        except BaseException:
+            trace.withdraw()
+            raise
         break
     try:
+        trace.answer()
         yield response
     except BaseException as exc:
         if not await opened.__aexit__(type(exc), exc, exc.__traceback__):

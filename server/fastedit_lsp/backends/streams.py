@@ -243,6 +243,7 @@ class ApiBackend:
                 json_body(self.body(request, tier)),
                 headers=self.headers(tier),
                 timeout_s=self._timeout_s,
+                info=info,
             ) as response:
                 await self._check_response(response)
                 parser = SSEParser()

@@ -51,8 +51,7 @@ async def attempt(
         retarget(job, document, *draft.region)
     info = StreamInfo(pace=session.pace)
     source = await open_source(run, document, profile, draft, info)
-    if source.backend is None:  # the offline engine's route, now; a model's with its first edit
-        run.announcer.status()
+    tell_route(run, source, info)
     ran: Verification = {}  # tests.run: what pytest said of the generated tests
     notes: list[str] = []  # and what the recorder's tests added to a model's say
     source.stream = test_module.passing(run, source.stream, draft, source.backend, ran, notes)
@@ -107,6 +106,15 @@ async def open_source(
         draft.request = dataclasses.replace(draft.request, prediction=job.tracker.base)
     run.asked = draft.request.max_tokens
     return Source(model_source(backend, draft, job, info), backend, key)
+
+
+def tell_route(run: JobRun, source: Source, info: StreamInfo) -> None:
+    """The job's route and model to the editor: once the model request is written (while the
+    model works), or now for the offline engine."""
+    if source.backend is not None:
+        info.sent = run.announcer.sent
+    else:
+        run.announcer.status()
 
 
 async def stream_into(

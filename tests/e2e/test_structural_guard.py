@@ -314,7 +314,9 @@ async def test_a_stream_shorter_than_the_edit_interval_is_three_edits_carrying_o
     # piece that completes the answer's first line (its line break); all the rest together when
     # the stream ends (invariant 5). Per token, it would be 30 edits. The stub holds the rest
     # until the first edit arrived: on a loaded machine its paced tokens could otherwise come in
-    # one burst (one edit, 1 run in 8 under load).
+    # one burst (one edit, 1 run in 8 under load). It holds again after the second token until
+    # the second edit arrived: a server starved for the rest of the stream's 0.3 s (a loaded
+    # soak, once) read the line break with everything after it (two edits).
     options = {"fastedit": {"maxEditsPerSecond": 1}}
     session = await Session.start(_env(stub), options)
     try:
@@ -324,7 +326,7 @@ async def test_a_stream_shorter_than_the_edit_interval_is_three_edits_carrying_o
         text = _big_document(10_000) + "x = \n"
         session.open(uri, text)
         tokens = [f"v{i} = {i}\n" for i in range(30)]
-        stub.default = Answer(tokens=tokens, tps=100, role_chunk=False, hold_after=1)
+        stub.default = Answer(tokens=tokens, tps=100, role_chunk=False, hold_after=[1, 2])
         started = await session.client.command(
             "fastedit.completeRest", {"uri": uri, "position": {"line": 10_000, "character": 4}}
         )
@@ -333,13 +335,16 @@ async def test_a_stream_shorter_than_the_edit_interval_is_three_edits_carrying_o
         # The first token alone (its line break waits: it may repeat the one after the cursor).
         assert [edit["newText"] for _, [edit] in session.edits] == [tokens[0].rstrip("\n")]
         request.release.set()
+        # The next token completes the first line: its line break goes out at once, with it.
+        await session.edits_reach(2)
+        assert session.edits[1][1][0]["newText"].startswith("\n")
+        request.release.set()
         job = await session.client.command(
             "fastedit.wait", {"jobId": started["jobId"], "timeoutMs": 30_000}, seconds=60
         )
         assert job["state"] == "done", job
         assert job["metrics"]["edits"] == 3
         assert len(session.edits) == 3
-        assert session.edits[1][1][0]["newText"].startswith("\n")
         # The answer's last line break repeats the one after the cursor: dropped (the reconciler).
         assert session.texts[uri] == text[:-1] + "".join(tokens)
         for size, edits in session.edits:

@@ -129,10 +129,13 @@ FAULTS = [
     ),
     Fault(
         "stall",
-        "stalled stream: 2 tokens, then silence longer than timeoutMs (0.3 s)",
+        # The silence allowed bounds the wait for the first two tokens too: 0.3 s would time out
+        # before them on a loaded machine (the stub runs in the test's process), as the stalled
+        # stream of test_backend_errors did at 0.5 s (load 5.3).
+        "stalled stream: 2 tokens, then silence longer than timeoutMs (2 s)",
         answers=[Answer(text=GOOD, stall_after=2)],
-        profile={"timeoutMs": 300},
-        says=("sent no data for 0.3 s", "after 2 text deltas"),
+        profile={"timeoutMs": 2000},
+        says=("sent no data for 2 s", "after 2 text deltas"),
         kept="".join(TOKENS[:2]),
     ),
     Fault(

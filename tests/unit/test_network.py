@@ -13,9 +13,11 @@ import httpx
 import pytest
 
 from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
+from fastedit_lsp.backends import network
 from fastedit_lsp.backends.network import (
     Network,
     new_client,
+    prepare,
     proxy_for,
     tls_context,
 )
@@ -234,6 +236,35 @@ async def test_an_untrusted_certificate_says_so_and_how_to_trust_its_ca(ca: Loca
     assert "not trusted" in error.message
     assert "network.caFile" in error.message
     assert "SSL_CERT_FILE" in error.message
+
+
+async def test_the_certificates_are_read_only_where_tls_is_spoken(
+    ca: LocalCA, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client of plain-http model servers (a local model) never reads the trusted
+    certificates; for an https server the warm-up's ``prepare`` reads them once, before the
+    first request, which then finds them read."""
+    made: list[Network] = []
+    real = network.tls_context
+
+    def counted(settings: Network) -> Any:
+        made.append(settings)
+        return real(settings)
+
+    monkeypatch.setattr(network, "tls_context", counted)
+    async with ModelServer().running() as server, new_client() as client:
+        prepare(client, server.base_url)
+        texts = [t async for t in backend(client, server.base_url).stream(REQUEST, StreamInfo())]
+    assert "".join(texts) == "ok"
+    assert made == []
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca.pem))
+    async with ModelServer(context=ca.server_context()).running() as server, new_client() as client:
+        prepare(client, server.base_url)
+        assert made == [Network()]
+        texts = [t async for t in backend(client, server.base_url).stream(REQUEST, StreamInfo())]
+    assert "".join(texts) == "ok"
+    assert made == [Network()]
 
 
 def test_network_ca_file_is_added_to_the_default_trust(ca: LocalCA) -> None:

@@ -87,13 +87,17 @@ class Backends:
     #: The model list's client: the same one.
     http = client
 
-    def prepare(self) -> None:
-        """Make the client now (its trusted certificates read): the warm-up calls it in a
-        thread; a proxy or CA file it cannot use is reported by the first request instead."""
+    def prepare(self, base_urls: Iterable[str] = ()) -> None:
+        """Make the client now, and what a request to each of ``base_urls`` needs (the trusted
+        certificates, where TLS is spoken): the warm-up calls it in a thread; a proxy or
+        certificates it cannot use are reported by the first request instead."""
         from .base import BackendError
+        from .network import prepare
 
-        with contextlib.suppress(BackendError):
-            _ = self.client
+        with contextlib.suppress(BackendError, OSError):
+            client = self.client
+            for url in dict.fromkeys(base_urls):
+                prepare(client, url)
 
     async def preconnect(self, base_urls: Iterable[str]) -> None:
         """A connection to each model server, opened now and kept in the pool, nothing sent (the

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import ssl
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ from .base import BackendError
 
 if TYPE_CHECKING:
     import httpx
+
+    from .aio_transport import AiohttpTransport
 
 #: Idle connections older than this are closed, not reused: uvicorn (vLLM, llama-cpp-python)
 #: and Node close theirs after 5 s, so a client keeping them longer meets the keep-alive race
@@ -188,6 +191,26 @@ def tls_context(network: Network) -> ssl.SSLContext:
     return context
 
 
+class _Trust:
+    """The client's TLS context (:func:`tls_context`), made on first use: by the warm-up's
+    thread when a model server speaks TLS, else by the first connection that does (a client of
+    plain-``http`` servers never reads the certificates)."""
+
+    def __init__(self, network: Network) -> None:
+        self._network = network
+        self._context: ssl.SSLContext | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> ssl.SSLContext:
+        context = self._context
+        if context is None:
+            with self._lock:
+                if self._context is None:
+                    self._context = tls_context(self._network)
+                context = self._context
+        return context
+
+
 def _check_proxy(url: str, source: str) -> None:
     try:
         scheme = urlsplit(url).scheme.lower() if "://" in url else "http"
@@ -211,8 +234,9 @@ def new_client(network: Network = Network()) -> httpx.AsyncClient:
     """The client of every model request (see the module docstring): httpx's, on aiohttp's wire
     (:mod:`.aio_transport`), with one pool per proxy routed by httpx's ``mounts`` as httpx routes
     the environment's proxies, its URLs parsed once and cookies read only when a response sets
-    one (:mod:`.model_client`). Its TLS context reads the trusted certificates now (~25 ms of
-    CPU): the warm-up makes it off the event loop."""
+    one (:mod:`.model_client`). Its TLS context reads the trusted certificates (~21 ms of CPU)
+    when first needed (:func:`prepare`: the warm-up's thread), or now with ``network.caFile``,
+    so that a CA file that cannot be read is said at once."""
     import httpx
 
     from .aio_transport import AiohttpTransport
@@ -224,11 +248,13 @@ def new_client(network: Network = Network()) -> httpx.AsyncClient:
         for scheme, value in environment_proxies().items():
             if scheme != "no":
                 _check_proxy(value, f"{scheme.upper()}_PROXY")
-    context = tls_context(network)
+    trust = _Trust(network)
+    if network.ca_file:
+        trust()
 
     def transport(proxy: str | None = None) -> AiohttpTransport:
         return AiohttpTransport(
-            context,
+            trust,
             proxy=proxy,
             max_connections=MAX_CONNECTIONS,
             keepalive_seconds=KEEPALIVE_SECONDS,
@@ -272,20 +298,36 @@ def _no_proxy_pattern(entry: str) -> str:
     return f"all://*{entry}"
 
 
-async def preconnect(client: httpx.AsyncClient, url: str, seconds: float = 5.0) -> None:
-    """Open a connection to ``url``'s server on the transport httpx would send a request there
-    through (direct or a proxy's), nothing sent (:meth:`.AiohttpTransport.preconnect`); nothing
-    when that transport is not one of ours (a test's ``MockTransport``)."""
+def _route(client: httpx.AsyncClient, url: str) -> AiohttpTransport | None:
+    """The transport httpx sends a request to ``url`` through (httpx's own routing by its
+    mounts: direct or a proxy's), or None when it is not one of ours (a test's
+    ``MockTransport``) or the URL is not one."""
     import httpx
 
     from .aio_transport import AiohttpTransport
 
-    route = getattr(client, "_transport_for_url", None)  # httpx's own routing by its mounts
+    route = getattr(client, "_transport_for_url", None)
     try:
         transport = route(httpx.URL(url)) if callable(route) else None
     except httpx.InvalidURL:
-        return
-    if isinstance(transport, AiohttpTransport):
+        return None
+    return transport if isinstance(transport, AiohttpTransport) else None
+
+
+def prepare(client: httpx.AsyncClient, url: str) -> None:
+    """Make what a request to ``url`` needs before it is sent: the TLS context, when TLS is
+    spoken on its way (blocking: the warm-up calls it in a thread)."""
+    transport = _route(client, url)
+    if transport is not None:
+        transport.prepare(url)
+
+
+async def preconnect(client: httpx.AsyncClient, url: str, seconds: float = 5.0) -> None:
+    """Open a connection to ``url``'s server on the transport httpx would send a request there
+    through (direct or a proxy's), nothing sent (:meth:`.AiohttpTransport.preconnect`); nothing
+    when that transport is not one of ours (a test's ``MockTransport``)."""
+    transport = _route(client, url)
+    if transport is not None:
         await transport.preconnect(url, seconds)
 
 

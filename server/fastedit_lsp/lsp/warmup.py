@@ -13,11 +13,12 @@ what it needs itself).
 Heavy engines that only some actions need (grex, the test-stub engine) are not loaded: they
 would cost memory in every session.
 
-In order: the job's modules, the HTTP client and a connection to each profile's model server
+In order: the job's modules up to its first edit, the HTTP client (with the trusted
+certificates when a model server speaks TLS) and a connection to each profile's model server
 (opened, nothing sent: the first request skips the TCP handshake), the converter's code for a
-job's messages (:mod:`.warm_messages`); then the grammars of the documents opened meanwhile
-(:func:`grammar`), the exclude patterns, the completion modules and,
-when a profile uses https, the TLS context's trusted certificates. Once no message has come
+job's messages (:mod:`.warm_messages`), the modules of a draft's checks; then the grammars of
+the documents opened meanwhile (:func:`grammar`), the exclude patterns and the completion
+modules. Once no message has come
 for a second (what is left would delay a job that came meanwhile): the converter's code for
 typing's messages and for what a job sends later, then start-up's garbage is freed
 (:func:`_collect_start_up_garbage`).
@@ -59,8 +60,9 @@ QUIET_SECONDS = 1.0
 #: for one slice).
 SLICE_SECONDS = 0.002
 
-#: What a model job imports on first use, loaded first (the structural guard checks that the
-#: first job imports nothing once the warm-up is done), then httpx and the HTTP client.
+#: What a model job imports on first use up to its first edit, loaded first (the structural
+#: guard checks that the first job imports nothing once the warm-up is done), then httpx and
+#: the HTTP client, then :data:`CHECK_MODULES`.
 JOB_MODULES = (
     "fastedit_lsp.lsp.features.command_args",
     "fastedit_lsp.lsp.host",
@@ -74,6 +76,10 @@ JOB_MODULES = (
     "fastedit_lsp.backends.openai",
     "fastedit_lsp.backends.breaker",
     "fastedit_lsp.backends.ratelimit",
+)
+#: What a job imports once its draft is written: its checks (loaded after the HTTP client, so
+#: that a job coming while the warm-up is at work finds its request path ready sooner).
+CHECK_MODULES = (
     # The parse check every complete-the-rest and edit-selection draft gets (the grammars
     # themselves load when a document of their language opens: see :func:`grammar`).
     "fastedit_lsp.actions.parse_check",
@@ -89,7 +95,6 @@ JOB_MODULES = (
     # What keeps the kept parses current after the job's edits come back as didChange.
     "fastedit_lsp.lsp.parse_trees",
 )
-#: What the first model completion imports, loaded last.
 #: The HTTP client: httpx, aiohttp (its wire) and the client's own modules; the first request
 #: imports nothing more.
 HTTP_MODULES = (
@@ -100,6 +105,7 @@ HTTP_MODULES = (
     "fastedit_lsp.backends.model_client",
     "fastedit_lsp.backends.network",
 )
+#: What the first model completion imports, loaded last.
 COMPLETION_MODULES = (
     "fastedit_lsp.completion.source",
     "fastedit_lsp.completion.engine",
@@ -286,8 +292,8 @@ async def _load(server: WarmUpOwners, names: tuple[str, ...]) -> None:
 
 def _model_profiles(server: WarmUpOwners) -> list[ResolvedProfile] | None:
     """The fast and standard profiles that call a model (settings are read by now:
-    ``initialized`` ran); None when the settings cannot be read yet (the warm-up then prepares
-    as for a hosted model)."""
+    ``initialized`` ran); None when the settings cannot be read yet (the warm-up then makes the
+    HTTP client all the same)."""
     try:
         profiles = [server.config.profile(name, announce=False) for name in ("fast", "standard")]
     except Exception:
@@ -302,6 +308,7 @@ async def warm_up(server: WarmUpOwners) -> None:
     started = time.perf_counter()
     try:
         await _request_path(server)
+        await _load(server, CHECK_MODULES)
         server.imports.release_grammars()
         from . import warm_messages
 
@@ -335,14 +342,14 @@ async def _request_path(server: WarmUpOwners) -> None:
     models = _model_profiles(server)
     if models is None or models:  # the offline engine alone needs no HTTP
         # What the first request needs (httpx, aiohttp), then the HTTP client (its proxies, and
-        # its TLS context reading the trusted certificates, ~25 ms of CPU) made off the event
-        # loop: the first job finds both ready.
+        # where a model server speaks TLS the trusted certificates, ~21 ms of CPU) made off the
+        # event loop: the first job finds both ready.
         await _load(server, HTTP_MODULES)
-        await asyncio.to_thread(server.backends.prepare)
-        if models:
+        urls = [profile.base_url for profile in models or () if profile.base_url]
+        await asyncio.to_thread(server.backends.prepare, urls)
+        if urls:
             # Opened beside what follows, not awaited (a hosted server's TLS handshake takes
             # 50 ms or more); it does not make the server busy.
-            urls = [profile.base_url for profile in models if profile.base_url]
             opening = server.spawn(server.backends.preconnect(urls))
             server.imports.own.add(opening)
             opening.add_done_callback(server.imports.own.discard)

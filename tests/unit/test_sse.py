@@ -188,6 +188,48 @@ def test_whole_event_reads_give_what_the_line_by_line_path_gives(
     assert [e.data for e in whole] == ["\n".join(lines) for lines in events]
 
 
+@given(
+    events=st.lists(_line_text, min_size=3, max_size=8),
+    cut=st.integers(min_value=0, max_value=10_000),
+)
+def test_whole_events_around_an_event_cut_between_reads_take_the_one_pass_path(
+    events: list[str], cut: int
+) -> None:
+    """A read that gathers several events often ends inside the next one (aiohttp hands over
+    all that has arrived), and the next read begins with its rest: only that event (and the
+    stream's first) is read line by line, and the events are a byte-at-a-time read's."""
+    wire = [f"data: {text}\n\n".encode() for text in events]
+    middle = 1 + cut % (len(events) - 1)  # the event cut between the two reads (not the first)
+    inside = 1 + cut % (len(wire[middle]) - 1)
+    raw = b"".join(wire)
+    split = len(b"".join(wire[:middle])) + inside
+    parser = SSEParser()
+    lines: list[bytes] = []
+    read_line = parser._line
+
+    def counted(line: bytes, out: list[SSEEvent]) -> None:
+        lines.append(line)
+        read_line(line, out)
+
+    parser._line = counted  # type: ignore[method-assign]
+    got = parser.feed(raw[:split]) + parser.feed(raw[split:]) + parser.finish()
+    assert got == parse_all([bytes([b]) for b in raw]) == [SSEEvent(text) for text in events]
+    # Line by line: the stream's first event and the cut one, two lines each.
+    assert len(lines) == 4
+
+
+def test_an_event_cut_between_its_two_line_ends_is_read_line_by_line_alone() -> None:
+    raw = b"".join(f"data: {n}\n\n".encode() for n in range(5))
+    split = raw.index(b"data: 2") + len(b"data: 2\n")
+    parser = SSEParser()
+    lines: list[bytes] = []
+    read_line = parser._line
+    parser._line = lambda line, out: lines.append(line) or read_line(line, out)  # type: ignore[method-assign]
+    got = parser.feed(raw[:split]) + parser.feed(raw[split:]) + parser.finish()
+    assert got == [SSEEvent(str(n)) for n in range(5)]
+    assert lines == [b"data: 0", b"", b"data: 2", b""]
+
+
 def test_a_whole_event_read_with_bytes_that_are_not_utf8_is_a_protocol_error() -> None:
     parser = SSEParser()
     assert parser.feed(b"data: one\n\n") == [SSEEvent("one")]

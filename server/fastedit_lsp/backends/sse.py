@@ -96,10 +96,26 @@ class SSEParser:
         return events
 
     def _feed(self, data: bytes, events: list[SSEEvent]) -> None:
-        if self._feed_whole_events(data, events):
-            return
         start = 0
-        if data and self._skip_lf:
+        if self._partial or self._data or self._event or self._skip_lf or self._first_line:
+            # The event under way (or the stream's first), line by line to its end: the whole
+            # events after it may then take the one-pass path.
+            if self._data and not self._partial and data[:1] == b"\n":
+                end = 1  # the blank line that ends it (the read before ended at a line end)
+            else:
+                end = data.find(b"\n\n") + 2
+            if end < 1 or b"\r" in data[:end]:
+                self._lines(data, 0, events)
+                return
+            self._lines(data[:end], 0, events)
+            start = end
+        start += self._feed_whole_events(data[start:] if start else data, events)
+        if start < len(data):
+            self._lines(data, start, events)
+
+    def _lines(self, data: bytes, start: int, events: list[SSEEvent]) -> None:
+        """Read ``data`` from ``start`` line by line (any line end), keeping an unfinished line."""
+        if start == 0 and data and self._skip_lf:
             self._skip_lf = False
             if data[0] == 0x0A:
                 start = 1
@@ -120,35 +136,35 @@ class SSEParser:
                 "protocol", f"a line in the event stream exceeds {MAX_LINE_BYTES} bytes"
             )
 
-    def _feed_whole_events(self, data: bytes, events: list[SSEEvent]) -> bool:
-        """The common read, parsed in one pass: whole one-line ``data:`` events, LF line ends,
-        nothing pending from the previous read (a provider flushes each event whole). Returns
-        False, having changed nothing, for anything else (the line-by-line path then reads it,
-        with its errors and line numbers)."""
-        if (
-            self._partial
-            or self._data
-            or self._event
-            or self._skip_lf
-            or self._first_line
-            or not data.endswith(b"\n\n")
-            or b"\r" in data
-        ):
-            return False
-        blocks = data[:-2].split(b"\n\n")
+    def _feed_whole_events(self, data: bytes, events: list[SSEEvent]) -> int:
+        """The common read's whole events, parsed in one pass: one-line ``data:`` events, LF
+        line ends, nothing pending before them (a provider flushes each event whole; a read that
+        gathers several often ends inside the next one, and the next read then begins with its
+        rest: those are read line by line). Returns how many bytes it read: 0, having changed
+        nothing, for anything else (the line-by-line path then reads it, with its errors and
+        line numbers)."""
+        if self._partial or self._data or self._event or self._skip_lf or self._first_line:
+            return 0
+        end = data.rfind(b"\n\n") + 2
+        if end < 2:
+            return 0
+        whole = data[: end - 2]
+        if b"\r" in whole:
+            return 0
+        blocks = whole.split(b"\n\n")
         texts: list[str] = []
         for block in blocks:
             if not block.startswith(b"data:") or b"\n" in block or len(block) > MAX_LINE_BYTES:
-                return False
+                return 0
             try:
                 text = block[5:].decode("utf-8")
             except UnicodeDecodeError:
-                return False
+                return 0
             texts.append(text[1:] if text.startswith(" ") else text)
         self._line_no += 2 * len(blocks)
         last_id = self._last_id
         events.extend(SSEEvent(text, "message", last_id) for text in texts)
-        return True
+        return end
 
     def _raise_pending(self) -> None:
         if self._pending is not None:

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
 from fastedit_lsp.backends import network
+from fastedit_lsp.backends.base import BackendError, ChatMessage, ChatRequest, StreamInfo
 from fastedit_lsp.backends.network import (
     Network,
     new_client,

@@ -445,7 +445,7 @@ async def test_fim_stream_gets_a_length_finish_when_the_limit_cuts_it(
 
     deltas = [d async for d in backend(wire, stub).fim_stream(request, "infill", info)]
 
-    assert deltas == ["a"] * 4
+    assert "".join(deltas) == "a" * 4  # one read's deltas may come as one piece
     assert info.finish_reason == "length"
     assert info.completion_tokens == 4
 

@@ -79,6 +79,23 @@ def sse_response(parts: Iterable[bytes], status: int = 200) -> httpx.Response:
     return httpx.Response(status, headers=SSE, content=b"".join(parts))
 
 
+class _Reads(httpx.AsyncByteStream):
+    """A body handed over in the given reads, one per part."""
+
+    def __init__(self, parts: Iterable[bytes]) -> None:
+        self._parts = list(parts)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for part in self._parts:
+            yield part
+
+
+def sse_reads(parts: Iterable[bytes]) -> Handler:
+    """An event stream handed over in the given reads (a new body per request)."""
+    reads = list(parts)
+    return lambda request: httpx.Response(200, headers=SSE, stream=_Reads(reads))
+
+
 def error_response(status: int, body: Any = None, **headers: str) -> httpx.Response:
     if body is None:
         return httpx.Response(status, headers=headers)
@@ -189,10 +206,35 @@ async def failure(backend: OpenAICompatibleBackend, texts: list[str] | None = No
 # --- streaming ------------------------------------------------------------------------------------
 
 
+async def test_each_reads_deltas_are_one_piece_and_reads_stay_apart(
+    make: Callable[..., Harness],
+) -> None:
+    """A fast model's read holds dozens of deltas: they go up as one piece (each piece costs
+    every layer above a step), and ``info.deltas`` still counts them; a read's text is never
+    held for the next one."""
+    first, *rest = GOOD_STREAM
+    h = make(
+        sse_reads([first + delta("a") + delta("b"), delta("c"), b"".join([delta("d"), *rest])])
+    )
+    texts, info = await collect(h.backend())
+    assert texts == ["ab", "c", "d    return a + b"]
+    assert info.deltas == 6
+
+
+async def test_text_before_a_bad_event_in_the_same_read_goes_up_first(
+    make: Callable[..., Harness],
+) -> None:
+    h = make(sse_reads([delta("a") + delta("b") + b"data: {not json\n\n" + delta("c")]))
+    texts: list[str] = []
+    error = await failure(h.backend(), texts)
+    assert texts == ["ab"]
+    assert error.kind == "protocol" and "not JSON" in error.message
+
+
 async def test_deltas_stream_in_order_and_fill_stream_info(make: Callable[..., Harness]) -> None:
     h = make(sse_response(GOOD_STREAM))
     texts, info = await collect(h.backend())
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
     assert info.deltas == 2
     assert info.finish_reason == "stop"
     assert info.completion_tokens == 3
@@ -218,7 +260,7 @@ async def test_crlf_line_endings_are_understood(make: Callable[..., Harness]) ->
     wire = b"".join(GOOD_STREAM).replace(b"\n", b"\r\n")
     h = make(httpx.Response(200, headers=SSE, content=wire))
     texts, info = await collect(h.backend())
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
     assert info.completion_tokens == 3
 
 
@@ -393,7 +435,7 @@ async def test_lone_surrogates_are_sent_as_replacement_characters(
     )
     h = make(sse_response(GOOD_STREAM))
     texts, _ = await collect(h.backend(model="llama-3.3-70b"), request)
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
     (sent,) = h.server.requests
     assert "t = '\ufffd'; \U0001f600".encode() in sent.content
     body = h.server.body()
@@ -533,7 +575,7 @@ async def test_a_429_records_retry_after_and_then_blocks_without_sending(
 
     h.clock.now += 15
     texts, _ = await collect(backend)
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
 
 
 async def test_provider_reset_headers_set_the_block(make: Callable[..., Harness]) -> None:
@@ -586,7 +628,7 @@ async def test_quota_errors_neither_retry_nor_block(make: Callable[..., Harness]
 async def test_a_5xx_is_retried_and_then_succeeds(make: Callable[..., Harness]) -> None:
     h = make(error_response(500), error_response(503), sse_response(GOOD_STREAM))
     texts, _ = await collect(h.backend())
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
     assert len(h.server.requests) == 3
     assert h.backoffs == [1, 2]
 
@@ -600,7 +642,7 @@ async def test_the_consumer_hears_once_that_the_request_went_out(
     heard: list[int] = []
     info = StreamInfo(sent=lambda: heard.append(len(h.server.requests)))
     texts = [text async for text in h.backend().stream(REQUEST, info)]
-    assert texts == ["    return", " a + b"]
+    assert texts == ["    return a + b"]  # one read: its deltas as one piece
     assert len(heard) == 1 and len(h.server.requests) == 2
 
 

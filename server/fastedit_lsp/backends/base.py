@@ -182,7 +182,10 @@ class Backend(Protocol):
     model: str
 
     def stream(self, request: ChatRequest, info: StreamInfo) -> AsyncIterator[str]:
-        """Yield the answer's text deltas in order; raise :class:`BackendError` on failure.
+        """Yield the answer's text in order, in pieces; raise :class:`BackendError` on failure.
+
+        A piece holds one or more of the model's text deltas (chat completions hand over those
+        of one read as one piece); ``info.deltas`` counts the deltas.
 
         Closing the iterator (``aclose``) or cancelling the consuming task must close the
         underlying connection at once (after at most ``info.linger`` for a close that is not a

@@ -588,24 +588,34 @@ class OpenAICompatibleBackend:
     async def _read(
         self, response: httpx.Response, call: _Call, info: StreamInfo
     ) -> AsyncGenerator[str, None]:
-        """The answer's text deltas, read at the consumer's pace (:class:`.post.PacedReads`)."""
+        """The answer's text, read at the consumer's pace (:class:`.post.PacedReads`): the text
+        deltas of one read as one piece (a fast model's read holds dozens: each piece costs
+        every layer above a step), those before a bad event first."""
         parser, state = SSEParser(), _StreamState()
         reads = PacedReads(response, info)
         while not state.done:
             raw = await reads.read()
             if raw is not None and not state.events and len(state.head) < SNIFF_BYTES:
                 state.head += raw[: SNIFF_BYTES - len(state.head)]
-            for event in self._parse(parser, raw, info, state):
-                text = self._on_event(event, call, info, state)
-                if text:
-                    try:
-                        yield text
-                    except GeneratorExit:
-                        if info.linger and not state.done and not closed_by_cancel():
-                            await drain(reads.chunks, info.linger)
-                        raise
-                if state.done:
-                    break
+            texts: list[str] = []
+            failed: BackendError | None = None
+            try:
+                for event in self._parse(parser, raw, info, state):
+                    if text := self._on_event(event, call, info, state):
+                        texts.append(text)
+                    if state.done:
+                        break
+            except BackendError as error:
+                failed = error
+            if texts:
+                try:
+                    yield texts[0] if len(texts) == 1 else "".join(texts)
+                except GeneratorExit:
+                    if info.linger and not state.done and not closed_by_cancel():
+                        await drain(reads.chunks, info.linger)
+                    raise
+            if failed is not None:
+                raise failed
             if raw is None:
                 break
         tail = state.surrogates.flush()

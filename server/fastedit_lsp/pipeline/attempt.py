@@ -49,7 +49,7 @@ async def attempt(
     draft = run.drafts.prepare(job, document, profile)
     if draft.region is not None:
         retarget(job, document, *draft.region)
-    info = StreamInfo(pace=session.pace)
+    info = session.stream_info()
     source = await open_source(run, document, profile, draft, info)
     tell_route(run, source, info)
     ran: Verification = {}  # tests.run: what pytest said of the generated tests

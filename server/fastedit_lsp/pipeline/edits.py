@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
-from ..backends.base import EndWatch
+from ..backends.base import EndWatch, StreamInfo
 from ..core.document import Document
 from ..core.tracking import RegionTracker, SentEdit
 from .stream import LINE_ENDED
@@ -115,6 +115,8 @@ class EditSession:
         self._pieces = 0
         self._first_piece_at = 0.0
         self._producer: asyncio.Task[None] | None = None
+        #: The stream this session's reads are paced for (:meth:`stream_info`).
+        self._info: StreamInfo | None = None
         #: Whether a line break has gone out: until then reads are not paced, and a line break
         #: arriving ends the coalescing wait (:attr:`_line_break`).
         self._first_line_out = False
@@ -163,10 +165,19 @@ class EditSession:
     def _gap(self) -> float:
         return coalescing_gap(self._interval, self.ack_seconds)
 
+    def stream_info(self) -> StreamInfo:
+        """A model stream's info, its reads paced by this session (:meth:`pace`), which counts
+        the model's text deltas for the arrival rate (a backend may hand over the deltas of one
+        read as one piece)."""
+        self._info = StreamInfo(pace=self.pace)
+        return self._info
+
     def _arrival_rate(self) -> float:
-        """Pieces of text received per second so far."""
+        """The model's text deltas (or, for a source without a stream info, pieces of text)
+        received per second so far."""
         elapsed = time.monotonic() - self._first_piece_at
-        return self._pieces / elapsed if self._pieces > 1 and elapsed > 0 else 0.0
+        count = self._info.deltas if self._info is not None else self._pieces
+        return count / elapsed if count > 1 and elapsed > 0 else 0.0
 
     async def run(self, source: AsyncIterator[str]) -> None:
         """Consume ``source`` to its end, sending its text as coalesced edits."""

@@ -252,7 +252,7 @@ class PlanRun:
         job, host = self.job, self.host
         merge = reconciler(self.document, job.tracker.start, job.tracker.end, replace=True)
         draft = Draft(request=request, pipeline=Pipeline(merge))
-        info = StreamInfo(pace=session.pace)
+        info = session.stream_info()
         result: Verification | None = None
         try:
             await session.run(

@@ -47,13 +47,25 @@ async def filtered(
         async for delta in stream:
             first = received == 0
             received += len(delta)
+            over: BackendError | None = None
             if info.deltas > max_deltas or received > max_chars:
-                raise BackendError(
-                    "protocol",
-                    f"{job.model} sent more than its maxTokens ({max_tokens}) allows "
-                    f"({info.deltas} deltas, {received:,} characters so far): the answer was "
-                    "cut off there. Check the profile's model and maxTokens.",
+                # What crossed, not how far: a piece may hold a whole read's deltas.
+                crossed = (
+                    f"{max_deltas} deltas"
+                    if info.deltas > max_deltas
+                    else f"{max_chars:,} characters"
                 )
+                over = BackendError(
+                    "protocol",
+                    f"{job.model} sent more than its maxTokens ({max_tokens}) allows (over "
+                    f"{crossed}): the answer was cut off there. Check the profile's model and "
+                    "maxTokens.",
+                )
+                # A piece may hold a whole read's deltas: the characters within the cap land.
+                fits = max_chars - (received - len(delta)) if info.deltas <= max_deltas else 0
+                delta = delta[: max(0, fits)]
+                if not delta:
+                    raise over
             now = time.monotonic()
             if job.metrics.first_token_at is None:
                 job.metrics.first_token_at = info.first_delta_at or now
@@ -72,6 +84,8 @@ async def filtered(
                     held_breaks = False
                 elif draft.transform is None:
                     yield LINE_ENDED
+            if over is not None:
+                raise over
         tail = pipeline.finish()
         if draft.transform is not None:
             yield draft.transform("".join(whole) + tail)

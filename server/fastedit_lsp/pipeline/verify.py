@@ -102,7 +102,7 @@ async def correct(
     draft = run.drafts.prepare(job, document, profile)
     tracker.restart()
     session = run.session(document, edits_before=edits_before)
-    info = StreamInfo(pace=session.pace)
+    info = session.stream_info()
     try:
         await session.run(filtered(backend.stream(request, info), draft, job, info))
     except BackendError as exc:

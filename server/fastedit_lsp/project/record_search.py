@@ -40,6 +40,85 @@ def neighbours(calls: list[str], most: int, kills: list[list[int]] | None = None
     return list(out)[:most]
 
 
+def around(call: str, others: list[str], most: int) -> list[str]:
+    """New calls made of ``call``, at most ``most``: one of its arguments replaced by the one
+    another call of the same shape passes at its place (the kept calls: ``others``), taken in
+    turn with ``call`` changed a little (:func:`_nudged`), each kind in a fixed pseudo-random
+    order. The search's way on from a call that reached lines of the function no call
+    before it did."""
+    parsed = _parsed([call])
+    if not parsed:
+        return []
+    node = parsed[0]
+    crossed: list[str] = []
+    for other in _parsed(others):
+        if _shape(other) != _shape(node):
+            continue
+        theirs = [*other.args, *(k.value for k in other.keywords)]
+        crossed += [_with(node, index, value) for index, value in enumerate(theirs)]
+    random.Random(0).shuffle(crossed)
+    known = {call, *others}
+    out: dict[str, None] = {}
+    kinds = [iter(crossed), iter(_nudged([call]))]
+    while kinds and len(out) < most:
+        for kind in list(kinds):
+            found = next(kind, None)
+            if found is None:
+                kinds.remove(kind)
+            elif found not in known:
+                out[found] = None
+    return list(out)[:most]
+
+
+def retyped(calls: list[str], most: int) -> list[str]:
+    """New calls made of the given ones, at most ``most``, in order: one literal argument as a
+    value of another type that holds the same (:func:`retypes`: a text as bytes, bytes as a
+    text, a list as a tuple...). A function that takes either (``isinstance(s, bytes)``) has a
+    branch for each; a plan whose values all have one type reaches one."""
+    out: dict[str, None] = {}
+    known = set(calls)
+    for node in _parsed(calls):
+        for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
+            try:
+                options = retypes(ast.literal_eval(arg))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            for option in options:
+                try:
+                    value = ast.parse(repr(option), mode="eval").body
+                except (SyntaxError, ValueError, MemoryError, RecursionError):
+                    continue
+                call = _with(node, index, value)
+                if call not in known:
+                    out[call] = None
+            if len(out) >= most:
+                return list(out)[:most]
+    return list(out)
+
+
+def retypes(value: object) -> list[object]:
+    """``value`` as values of other types that hold the same (see :func:`retyped`)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, str):
+        return [value.encode("utf-8", "surrogatepass")]
+    if isinstance(value, bytes):
+        return [value.decode("latin-1"), bytearray(value)]
+    if isinstance(value, int):
+        return [float(value), str(value)]
+    if isinstance(value, float):
+        return [int(value)] if value.is_integer() else [str(value)]
+    if isinstance(value, list):
+        return [tuple(value)]
+    if isinstance(value, tuple):
+        return [list(value)]
+    return []
+
+
+def _shape(node: ast.Call) -> tuple[str, int, tuple[str | None, ...]]:
+    return ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords)
+
+
 def _parsed(calls: list[str]) -> list[ast.Call]:
     nodes: list[ast.Call] = []
     for call in calls:
@@ -75,8 +154,7 @@ SEEDS = 8
 def _crossed(calls: list[str]) -> Iterator[str]:
     shapes: dict[tuple[str, int, tuple[str | None, ...]], list[tuple[int, ast.Call]]] = {}
     for rank, node in enumerate(_parsed(calls)):
-        key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
-        shapes.setdefault(key, []).append((rank, node))
+        shapes.setdefault(_shape(node), []).append((rank, node))
     pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
     random.Random(0).shuffle(pairs)
     pairs.sort(key=lambda pair: min(pair[0][0], pair[1][0]) // SEEDS)

@@ -683,6 +683,47 @@ async def test_the_search_passes_an_argument_as_another_type_and_searches_around
     }
 
 
+def test_infused_calls_pass_the_texts_and_numbers_the_function_holds() -> None:
+    from fastedit_lsp.project.record_search import alternated, held, infused
+
+    def cut(text: str, width: int = 3, sep: str = "/") -> str:
+        """Cut."""
+        if width > 12 and "::" in text:
+            return (lambda: "x")()
+        return text
+
+    assert held(cut) == [12, "::", "x", "/"]  # not the docstring; the default text
+    found = infused(["cut('ab', 5)"], held(cut), 100)
+    assert {"cut('a::b', 5)", "cut('::ab', 5)", "cut('ab/', 5)", "cut('x', 5)"} <= set(found)
+    assert {"cut('ab', 11)", "cut('ab', 12)", "cut('ab', 13)"} <= set(found)
+    assert "cut('ab', 5)" not in found and found == infused(["cut('ab', 5)"], held(cut), 100)
+    assert len(infused(["cut('ab', 5)"], held(cut), 4)) == 4
+    assert alternated(["a", "b", "c"], ["d"], ["b", "e"]) == ["a", "d", "b", "e", "c"]
+
+
+async def test_the_search_passes_a_text_the_function_holds_inside_a_planned_text(
+    extra: str,
+) -> None:
+    """No nudge of the planned text holds the separator (a default value) the function looks
+    for; the search puts it inside."""
+    (Path(extra) / "parent.py").write_text(
+        "def parent(path, sep='/'):\n    if sep in path:\n"
+        "        return path.rsplit(sep, 1)[0]\n    return ''\n"
+    )
+    plan = RecordPlan(
+        "parent",
+        "parent",
+        ('parent("ab")',),
+        (
+            "def parent(path, sep='/'):\n    if sep in path:\n"
+            "        return path.rsplit(sep, 1)[1]\n    return ''",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    found = [(o.call, o.value) for o in recording.observations if o.kills]
+    assert found and all("/" in call and value for call, value in found)
+
+
 async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process(
     tmp_path: Path,
 ) -> None:

@@ -11,6 +11,7 @@ import itertools
 import math
 import random
 import re
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,6 +114,84 @@ def retypes(value: object) -> list[object]:
     if isinstance(value, tuple):
         return [list(value)]
     return []
+
+
+def infused(calls: list[str], values: list[object], most: int) -> list[str]:
+    """New calls made of the given ones, at most ``most``: one literal text argument with one
+    of the texts among ``values`` (what the function holds: :func:`held`) in its place or put
+    inside it (at its start, middle, end), or one whole number argument as one of the numbers
+    among them, or one more or less; each kind in a fixed pseudo-random order, within blocks
+    of :data:`SEEDS` given calls, the first ones' first. What a comparison in the function is
+    against (``if part == ".."``, ``if n > 12``), which no nudge of the plan's values makes."""
+    texts = [v for v in values if isinstance(v, str)]
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    out: list[tuple[int, ast.Call, int, object]] = []
+    for rank, node in enumerate(_parsed(calls)):
+        for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
+            try:
+                value = ast.literal_eval(arg)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            options: list[object] = []
+            if isinstance(value, str):
+                middle = len(value) // 2
+                for text in texts:
+                    options += [text, text + value, value[:middle] + text + value[middle:]]
+                    options.append(value + text)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                options = [n + step for n in numbers for step in (0, 1, -1)]
+            out += [(rank // SEEDS, node, index, o) for o in options if o != value]
+    random.Random(0).shuffle(out)
+    out.sort(key=lambda option: option[0])
+    found: dict[str, None] = {}
+    known = set(calls)
+    for _, node, index, option in out:
+        try:
+            call = _with(node, index, ast.parse(repr(option), mode="eval").body)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if call not in known:
+            found[call] = None
+        if len(found) >= most:
+            break
+    return list(found)
+
+
+#: The longest text :func:`held` gives, and the largest number.
+HELD_CHARS = 40
+HELD_NUMBER = 10**6
+
+
+def held(function: types.FunctionType) -> list[object]:
+    """The texts and whole numbers the function's code holds (and the code nested in it:
+    its lambdas, comprehensions), and the texts of its default values; not its docstring."""
+    found: list[str | int] = []
+
+    def walk(code: types.CodeType) -> None:
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                walk(const)
+            elif isinstance(const, str):
+                if 0 < len(const) <= HELD_CHARS and const != function.__doc__:
+                    found.append(const)
+            elif (
+                isinstance(const, int) and not isinstance(const, bool) and abs(const) <= HELD_NUMBER
+            ):
+                found.append(const)
+
+    walk(function.__code__)
+    defaults = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    found += [d for d in defaults if isinstance(d, str) and 0 < len(d) <= HELD_CHARS]
+    return list(dict.fromkeys(found))
+
+
+def alternated(*kinds: list[str]) -> list[str]:
+    """The calls of each list taken in turn, each once: a kind of few calls is tried early
+    whatever the others' length (the search may run out of time)."""
+    out: dict[str, None] = {}
+    for calls in itertools.zip_longest(*kinds):
+        out.update((c, None) for c in calls if c is not None)
+    return list(out)
 
 
 def _shape(node: ast.Call) -> tuple[str, int, tuple[str | None, ...]]:

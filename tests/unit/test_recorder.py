@@ -698,6 +698,13 @@ def test_infused_calls_pass_the_texts_and_numbers_the_function_holds() -> None:
     assert {"cut('ab', 11)", "cut('ab', 12)", "cut('ab', 13)"} <= set(found)
     assert "cut('ab', 5)" not in found and found == infused(["cut('ab', 5)"], held(cut), 100)
     assert len(infused(["cut('ab', 5)"], held(cut), 4)) == 4
+    # Bytes the function holds go inside a bytes argument (texts only inside texts).
+    assert set(infused(["f(b'ab')"], [b"::", "/"], 10)) == {
+        "f(b'::')",
+        "f(b'::ab')",
+        "f(b'a::b')",
+        "f(b'ab::')",
+    }
     assert alternated(["a", "b", "c"], ["d"], ["b", "e"]) == ["a", "d", "b", "e", "c"]
 
 

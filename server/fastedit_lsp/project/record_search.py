@@ -117,13 +117,14 @@ def retypes(value: object) -> list[object]:
 
 
 def infused(calls: list[str], values: list[object], most: int) -> list[str]:
-    """New calls made of the given ones, at most ``most``: one literal text argument with one
-    of the texts among ``values`` (what the function holds: :func:`held`) in its place or put
-    inside it (at its start, middle, end), or one whole number argument as one of the numbers
-    among them, or one more or less; each kind in a fixed pseudo-random order, within blocks
-    of :data:`SEEDS` given calls, the first ones' first. What a comparison in the function is
-    against (``if part == ".."``, ``if n > 12``), which no nudge of the plan's values makes."""
-    texts = [v for v in values if isinstance(v, str)]
+    """New calls made of the given ones, at most ``most``: one literal text (or bytes)
+    argument with one of the texts (bytes) among ``values`` (what the function holds:
+    :func:`held`) in its place or put inside it (at its start, middle, end), or one whole
+    number argument as one of the numbers among them, or one more or less; each kind in a
+    fixed pseudo-random order, within blocks of :data:`SEEDS` given calls, the first ones'
+    first. What a comparison in the function is against (``if part == ".."``, ``if n >
+    12``), which no nudge of the plan's values makes."""
+    texts = [v for v in values if isinstance(v, str | bytes)]
     numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     out: list[tuple[int, ast.Call, int, object]] = []
     for rank, node in enumerate(_parsed(calls)):
@@ -133,11 +134,8 @@ def infused(calls: list[str], values: list[object], most: int) -> list[str]:
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
             options: list[object] = []
-            if isinstance(value, str):
-                middle = len(value) // 2
-                for text in texts:
-                    options += [text, text + value, value[:middle] + text + value[middle:]]
-                    options.append(value + text)
+            if isinstance(value, str | bytes):
+                options = _inside(value, [t for t in texts if type(t) is type(value)])
             elif isinstance(value, int) and not isinstance(value, bool):
                 options = [n + step for n in numbers for step in (0, 1, -1)]
             out += [(rank // SEEDS, node, index, o) for o in options if o != value]
@@ -157,21 +155,33 @@ def infused(calls: list[str], values: list[object], most: int) -> list[str]:
     return list(found)
 
 
+def _inside(value: Any, texts: list[Any]) -> list[object]:
+    """Each of ``texts`` (of ``value``'s type) instead of ``value``, and put at its start,
+    middle and end."""
+    middle = len(value) // 2
+    return [
+        option
+        for text in texts
+        for option in (text, text + value, value[:middle] + text + value[middle:], value + text)
+    ]
+
+
 #: The longest text :func:`held` gives, and the largest number.
 HELD_CHARS = 40
 HELD_NUMBER = 10**6
 
 
 def held(function: types.FunctionType) -> list[object]:
-    """The texts and whole numbers the function's code holds (and the code nested in it:
-    its lambdas, comprehensions), and the texts of its default values; not its docstring."""
-    found: list[str | int] = []
+    """The texts, bytes and whole numbers the function's code holds (and the code nested in
+    it: its lambdas, comprehensions), and the texts of its default values; not its
+    docstring."""
+    found: list[str | bytes | int] = []
 
     def walk(code: types.CodeType) -> None:
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 walk(const)
-            elif isinstance(const, str):
+            elif isinstance(const, str | bytes):
                 if 0 < len(const) <= HELD_CHARS and const != function.__doc__:
                     found.append(const)
             elif (

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -609,6 +611,124 @@ async def test_the_search_finds_a_call_that_tells_apart_a_variant_no_planned_cal
     by_call = {o.call: o for o in recording.observations}
     assert by_call["both(9, 0)"].kills == frozenset() == by_call["both(0, 9)"].kills
     assert by_call["both(9, 9)"].value == 1 and by_call["both(9, 9)"].kills == {0}
+
+
+def test_retyped_calls_pass_an_argument_as_a_value_of_another_type_that_holds_the_same() -> None:
+    from fastedit_lsp.project.record_search import retyped, retypes
+
+    found = retyped(["f('ab', [1])", "g(b'x', k=2)"], 20)
+    assert {"f(b'ab', [1])", "f('ab', (1,))", "g('x', k=2)", "g(b'x', k=2.0)"} <= set(found)
+    assert "f('ab', [1])" not in found and len(retyped(["f('ab', [1])"] * 3, 1)) == 1
+    assert retypes("é") == ["é".encode()] and retypes(2.5) == ["2.5"] and retypes(3.0) == [3]
+    assert retypes(True) == retypes(None) == [] and retypes(b"a") == ["a", bytearray(b"a")]
+
+
+def test_around_a_call_are_its_nudges_and_the_arguments_of_calls_of_its_shape() -> None:
+    from fastedit_lsp.project.record_search import around, nudges
+
+    found = around("f(b'ab', 1)", ["f('x', 2)", "g(3)"], 100)
+    assert {"f('x', 1)", "f(b'ab', 2)"} <= set(found)
+    assert {f"f({n!r}, 1)" for n in nudges(b"ab")} <= set(found)
+    assert not any(c.startswith("g(") for c in found) and "f(b'ab', 1)" not in found
+    assert found == around("f(b'ab', 1)", ["f('x', 2)", "g(3)"], 100)  # stable
+    assert len(around("f(b'ab', 1)", [], 3)) == 3
+
+
+def test_lines_are_the_lines_of_the_function_and_its_lambdas_a_call_runs() -> None:
+    from fastedit_lsp.project.record_coverage import Lines
+
+    namespace: dict[str, object] = {}
+    exec(
+        "def pick(n):\n"  # line 1
+        "    if n > 1:\n"
+        "        return sorted([n, 1], key=lambda v: -v)\n"
+        "    return [n]\n",
+        namespace,
+    )
+    pick = namespace["pick"]
+    assert isinstance(pick, types.FunctionType)
+    lines = Lines(pick)
+    value, reached = lines.run(pick, 0)
+    assert value == [0] and {line for _, line in reached} == {2, 4}
+    value, reached = lines.run(pick, 2)
+    assert value == [2, 1] and {line for _, line in reached} == {2, 3}
+    assert len({code for code, _ in reached}) == 2  # the function's code and the lambda's
+    assert sys.gettrace() is None  # the tracer is taken off
+
+
+async def test_the_search_passes_an_argument_as_another_type_and_searches_around_new_lines(
+    extra: str,
+) -> None:
+    """The planned calls pass text. Passing it as bytes reaches the bytes branch but tells
+    no variant apart (it is not kept); a call changed a little around it, the first call
+    that ran those lines, reaches the inner branch, where the variant is."""
+    (Path(extra) / "level.py").write_text(
+        "def level(s):\n    if isinstance(s, bytes):\n        if len(s) > 2:\n"
+        "            return 2\n        return 1\n    return 0\n"
+    )
+    plan = RecordPlan(
+        "level",
+        "level",
+        ('level("ab")',),
+        (
+            "def level(s):\n    if isinstance(s, bytes):\n        if len(s) > 2:\n"
+            "            return 3\n        return 1\n    return 0",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    found = [(o.call, o.value, o.kills) for o in recording.observations if o.kills]
+    assert [(v, k) for _, v, k in found] == [(2, {0})]
+    assert found[0][0].startswith("level(b'") and "level(b'ab')" not in {
+        o.call for o in recording.observations
+    }
+
+
+def test_infused_calls_pass_the_texts_and_numbers_the_function_holds() -> None:
+    from fastedit_lsp.project.record_search import alternated, held, infused
+
+    def cut(text: str, width: int = 3, sep: str = "/") -> str:
+        """Cut."""
+        if width > 12 and "::" in text:
+            return (lambda: "x")()
+        return text
+
+    assert held(cut) == [12, "::", "x", "/"]  # not the docstring; the default text
+    found = infused(["cut('ab', 5)"], held(cut), 100)
+    assert {"cut('a::b', 5)", "cut('::ab', 5)", "cut('ab/', 5)", "cut('x', 5)"} <= set(found)
+    assert {"cut('ab', 11)", "cut('ab', 12)", "cut('ab', 13)"} <= set(found)
+    assert "cut('ab', 5)" not in found and found == infused(["cut('ab', 5)"], held(cut), 100)
+    assert len(infused(["cut('ab', 5)"], held(cut), 4)) == 4
+    # Bytes the function holds go inside a bytes argument (texts only inside texts).
+    assert set(infused(["f(b'ab')"], [b"::", "/"], 10)) == {
+        "f(b'::')",
+        "f(b'::ab')",
+        "f(b'a::b')",
+        "f(b'ab::')",
+    }
+    assert alternated(["a", "b", "c"], ["d"], ["b", "e"]) == ["a", "d", "b", "e", "c"]
+
+
+async def test_the_search_passes_a_text_the_function_holds_inside_a_planned_text(
+    extra: str,
+) -> None:
+    """No nudge of the planned text holds the separator (a default value) the function looks
+    for; the search puts it inside."""
+    (Path(extra) / "parent.py").write_text(
+        "def parent(path, sep='/'):\n    if sep in path:\n"
+        "        return path.rsplit(sep, 1)[0]\n    return ''\n"
+    )
+    plan = RecordPlan(
+        "parent",
+        "parent",
+        ('parent("ab")',),
+        (
+            "def parent(path, sep='/'):\n    if sep in path:\n"
+            "        return path.rsplit(sep, 1)[1]\n    return ''",
+        ),
+    )
+    [recording] = await _record(extra, plan)
+    found = [(o.call, o.value) for o in recording.observations if o.kills]
+    assert found and all("/" in call and value for call, value in found)
 
 
 async def test_a_cancelled_recording_followed_for_its_progress_leaves_no_process(

@@ -36,7 +36,14 @@ Two corpora, read where ``pip install -e '.[test]'`` installed them (never copie
   packaging, pygments, werkzeug, xmltodict, decorator, six, quopri, base64 (two tuning sets
   943 -> 969 of 1,253 and 642 -> 653 of 960; a third set measured only, 390 -> 395 of 632):
   nearly all the survivors left there are variants no call tells apart (no planned or found
-  call reaches the line, or an equivalent one), not a cap on the recorded tests.
+  call reaches the line, or an equivalent one), not a cap on the recorded tests. Then 72.0 %
+  (443/615, 83/83 pass; main 439/615 the same minutes; one blind run each, load 3.4-3.9;
+  recording 33.3 -> 40.0 s): the search is coverage-guided (the lines of the function a call
+  runs, by ``sys.settrace``; calls around one that ran new lines are tried first) and tries an
+  argument as another type (a text as bytes, a list as a tuple) and with the texts, bytes and
+  numbers the function holds put in or in place; tuned on standard library modules, jinja2,
+  click, parso, requests, dotenv (two sets 969 -> 983-990 of 1,253 and 587 -> 601 of 984; a
+  third measured only, 395 -> 398 of 632).
 - **Tuned**: ``pydash.strings`` (pydash 8.1.0) and ``toolz.itertoolz``/``toolz.dicttoolz``
   (toolz 1.2.0), the earlier held-out set. Rules were chosen by reading which of their mutants
   survived, so their score says what the rules do, not how the generator does on unseen code;

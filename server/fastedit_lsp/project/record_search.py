@@ -11,6 +11,7 @@ import itertools
 import math
 import random
 import re
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +39,173 @@ def neighbours(calls: list[str], most: int, kills: list[list[int]] | None = None
             elif call not in known:
                 out[call] = None
     return list(out)[:most]
+
+
+def around(call: str, others: list[str], most: int) -> list[str]:
+    """New calls made of ``call``, at most ``most``: one of its arguments replaced by the one
+    another call of the same shape passes at its place (the kept calls: ``others``), taken in
+    turn with ``call`` changed a little (:func:`_nudged`), each kind in a fixed pseudo-random
+    order. The search's way on from a call that reached lines of the function no call
+    before it did."""
+    parsed = _parsed([call])
+    if not parsed:
+        return []
+    node = parsed[0]
+    crossed: list[str] = []
+    for other in _parsed(others):
+        if _shape(other) != _shape(node):
+            continue
+        theirs = [*other.args, *(k.value for k in other.keywords)]
+        crossed += [_with(node, index, value) for index, value in enumerate(theirs)]
+    random.Random(0).shuffle(crossed)
+    known = {call, *others}
+    out: dict[str, None] = {}
+    kinds = [iter(crossed), iter(_nudged([call]))]
+    while kinds and len(out) < most:
+        for kind in list(kinds):
+            found = next(kind, None)
+            if found is None:
+                kinds.remove(kind)
+            elif found not in known:
+                out[found] = None
+    return list(out)[:most]
+
+
+def retyped(calls: list[str], most: int) -> list[str]:
+    """New calls made of the given ones, at most ``most``, in order: one literal argument as a
+    value of another type that holds the same (:func:`retypes`: a text as bytes, bytes as a
+    text, a list as a tuple...). A function that takes either (``isinstance(s, bytes)``) has a
+    branch for each; a plan whose values all have one type reaches one."""
+    out: dict[str, None] = {}
+    known = set(calls)
+    for node in _parsed(calls):
+        for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
+            try:
+                options = retypes(ast.literal_eval(arg))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            for option in options:
+                try:
+                    value = ast.parse(repr(option), mode="eval").body
+                except (SyntaxError, ValueError, MemoryError, RecursionError):
+                    continue
+                call = _with(node, index, value)
+                if call not in known:
+                    out[call] = None
+            if len(out) >= most:
+                return list(out)[:most]
+    return list(out)
+
+
+def retypes(value: object) -> list[object]:
+    """``value`` as values of other types that hold the same (see :func:`retyped`)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, str):
+        return [value.encode("utf-8", "surrogatepass")]
+    if isinstance(value, bytes):
+        return [value.decode("latin-1"), bytearray(value)]
+    if isinstance(value, int):
+        return [float(value), str(value)]
+    if isinstance(value, float):
+        return [int(value)] if value.is_integer() else [str(value)]
+    if isinstance(value, list):
+        return [tuple(value)]
+    if isinstance(value, tuple):
+        return [list(value)]
+    return []
+
+
+def infused(calls: list[str], values: list[object], most: int) -> list[str]:
+    """New calls made of the given ones, at most ``most``: one literal text (or bytes)
+    argument with one of the texts (bytes) among ``values`` (what the function holds:
+    :func:`held`) in its place or put inside it (at its start, middle, end), or one whole
+    number argument as one of the numbers among them, or one more or less; each kind in a
+    fixed pseudo-random order, within blocks of :data:`SEEDS` given calls, the first ones'
+    first. What a comparison in the function is against (``if part == ".."``, ``if n >
+    12``), which no nudge of the plan's values makes."""
+    texts = [v for v in values if isinstance(v, str | bytes)]
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    out: list[tuple[int, ast.Call, int, object]] = []
+    for rank, node in enumerate(_parsed(calls)):
+        for index, arg in enumerate([*node.args, *(k.value for k in node.keywords)]):
+            try:
+                value = ast.literal_eval(arg)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            options: list[object] = []
+            if isinstance(value, str | bytes):
+                options = _inside(value, [t for t in texts if type(t) is type(value)])
+            elif isinstance(value, int) and not isinstance(value, bool):
+                options = [n + step for n in numbers for step in (0, 1, -1)]
+            out += [(rank // SEEDS, node, index, o) for o in options if o != value]
+    random.Random(0).shuffle(out)
+    out.sort(key=lambda option: option[0])
+    found: dict[str, None] = {}
+    known = set(calls)
+    for _, node, index, option in out:
+        try:
+            call = _with(node, index, ast.parse(repr(option), mode="eval").body)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if call not in known:
+            found[call] = None
+        if len(found) >= most:
+            break
+    return list(found)
+
+
+def _inside(value: Any, texts: list[Any]) -> list[object]:
+    """Each of ``texts`` (of ``value``'s type) instead of ``value``, and put at its start,
+    middle and end."""
+    middle = len(value) // 2
+    return [
+        option
+        for text in texts
+        for option in (text, text + value, value[:middle] + text + value[middle:], value + text)
+    ]
+
+
+#: The longest text :func:`held` gives, and the largest number.
+HELD_CHARS = 40
+HELD_NUMBER = 10**6
+
+
+def held(function: types.FunctionType) -> list[object]:
+    """The texts, bytes and whole numbers the function's code holds (and the code nested in
+    it: its lambdas, comprehensions), and the texts of its default values; not its
+    docstring."""
+    found: list[str | bytes | int] = []
+
+    def walk(code: types.CodeType) -> None:
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                walk(const)
+            elif isinstance(const, str | bytes):
+                if 0 < len(const) <= HELD_CHARS and const != function.__doc__:
+                    found.append(const)
+            elif (
+                isinstance(const, int) and not isinstance(const, bool) and abs(const) <= HELD_NUMBER
+            ):
+                found.append(const)
+
+    walk(function.__code__)
+    defaults = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+    found += [d for d in defaults if isinstance(d, str) and 0 < len(d) <= HELD_CHARS]
+    return list(dict.fromkeys(found))
+
+
+def alternated(*kinds: list[str]) -> list[str]:
+    """The calls of each list taken in turn, each once: a kind of few calls is tried early
+    whatever the others' length (the search may run out of time)."""
+    out: dict[str, None] = {}
+    for calls in itertools.zip_longest(*kinds):
+        out.update((c, None) for c in calls if c is not None)
+    return list(out)
+
+
+def _shape(node: ast.Call) -> tuple[str, int, tuple[str | None, ...]]:
+    return ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords)
 
 
 def _parsed(calls: list[str]) -> list[ast.Call]:
@@ -75,8 +243,7 @@ SEEDS = 8
 def _crossed(calls: list[str]) -> Iterator[str]:
     shapes: dict[tuple[str, int, tuple[str | None, ...]], list[tuple[int, ast.Call]]] = {}
     for rank, node in enumerate(_parsed(calls)):
-        key = (ast.unparse(node.func), len(node.args), tuple(k.arg for k in node.keywords))
-        shapes.setdefault(key, []).append((rank, node))
+        shapes.setdefault(_shape(node), []).append((rank, node))
     pairs = [p for nodes in shapes.values() for p in itertools.permutations(nodes, 2)]
     random.Random(0).shuffle(pairs)
     pairs.sort(key=lambda pair: min(pair[0][0], pair[1][0]) // SEEDS)

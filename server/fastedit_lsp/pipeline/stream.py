@@ -22,6 +22,26 @@ OUTPUT_SLACK_DELTAS = 16
 OUTPUT_CHARS_PER_TOKEN = 64
 
 
+def _over_cap(
+    job: Job, info: StreamInfo, max_tokens: int, received: int, piece: int
+) -> tuple[BackendError, int] | None:
+    """None within the answer's caps (see :func:`filtered`); past them, the error (which cap
+    was crossed, not how far: a piece may hold a whole read's deltas) and how many characters
+    of the last piece (``piece`` long) still land: those within the character cap."""
+    if info.deltas > max_tokens + OUTPUT_SLACK_DELTAS:
+        crossed, fits = f"{max_tokens + OUTPUT_SLACK_DELTAS} deltas", 0
+    elif received > (max_chars := max_tokens * OUTPUT_CHARS_PER_TOKEN):
+        crossed, fits = f"{max_chars:,} characters", max(0, max_chars - received + piece)
+    else:
+        return None
+    error = BackendError(
+        "protocol",
+        f"{job.model} sent more than its maxTokens ({max_tokens}) allows (over {crossed}): the "
+        "answer was cut off there. Check the profile's model and maxTokens.",
+    )
+    return error, fits
+
+
 async def filtered(
     stream: AsyncIterator[str], draft: Draft, job: Job, info: StreamInfo
 ) -> AsyncIterator[str]:
@@ -38,8 +58,6 @@ async def filtered(
     pipeline = draft.pipeline
     whole: list[str] = []
     max_tokens = draft.request.max_tokens if draft.request is not None else 1024
-    max_deltas = max_tokens + OUTPUT_SLACK_DELTAS
-    max_chars = max_tokens * OUTPUT_CHARS_PER_TOKEN
     received = 0
     # Until a line break goes out, a delta's break that the filters hold is said (LINE_ENDED).
     held_breaks = True
@@ -47,25 +65,11 @@ async def filtered(
         async for delta in stream:
             first = received == 0
             received += len(delta)
-            over: BackendError | None = None
-            if info.deltas > max_deltas or received > max_chars:
-                # What crossed, not how far: a piece may hold a whole read's deltas.
-                crossed = (
-                    f"{max_deltas} deltas"
-                    if info.deltas > max_deltas
-                    else f"{max_chars:,} characters"
-                )
-                over = BackendError(
-                    "protocol",
-                    f"{job.model} sent more than its maxTokens ({max_tokens}) allows (over "
-                    f"{crossed}): the answer was cut off there. Check the profile's model and "
-                    "maxTokens.",
-                )
-                # A piece may hold a whole read's deltas: the characters within the cap land.
-                fits = max_chars - (received - len(delta)) if info.deltas <= max_deltas else 0
-                delta = delta[: max(0, fits)]
+            over = _over_cap(job, info, max_tokens, received, len(delta))
+            if over is not None:
+                delta = delta[: over[1]]  # what fits of the piece lands, then the error
                 if not delta:
-                    raise over
+                    raise over[0]
             now = time.monotonic()
             if job.metrics.first_token_at is None:
                 job.metrics.first_token_at = info.first_delta_at or now
@@ -85,7 +89,7 @@ async def filtered(
                 elif draft.transform is None:
                     yield LINE_ENDED
             if over is not None:
-                raise over
+                raise over[0]
         tail = pipeline.finish()
         if draft.transform is not None:
             yield draft.transform("".join(whole) + tail)

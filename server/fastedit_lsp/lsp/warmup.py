@@ -20,8 +20,8 @@ job's messages (:mod:`.warm_messages`), the modules of a draft's checks; then th
 the documents opened meanwhile (:func:`grammar`), the exclude patterns and the completion
 modules. Once no message has come
 for a second (what is left would delay a job that came meanwhile): the converter's code for
-typing's messages and for what a job sends later, then start-up's garbage is freed
-(:func:`_collect_start_up_garbage`).
+typing's messages and for what a job sends later, the names check's builtins of other Python
+versions, then start-up's garbage is freed (:func:`_collect_start_up_garbage`).
 """
 
 from __future__ import annotations
@@ -328,6 +328,7 @@ async def warm_up(server: WarmUpOwners) -> None:
     await server.imports.quiet_for(QUIET_SECONDS)
     started = time.perf_counter()
     await _make_code(server, warm_messages.TYPING + warm_messages.LATER)
+    await server.imports.run(_read_builtins)
     await server.imports.run(_collect_start_up_garbage)
     server.timings.record("quietWork", time.perf_counter() - started)
 
@@ -374,12 +375,14 @@ async def _make_code(server: WarmUpOwners, messages: tuple[Message, ...]) -> Non
 
 
 def _freeze_loaded() -> None:
-    """Collect the warm-up's garbage and freeze what it loaded (its modules, the HTTP client),
-    as start-up's objects were frozen: the cyclic GC's full collections then skip them.
-    Unfrozen, every full collection walked them (~11,500 objects after the warm-up, 61
+    """Collect the warm-up's young garbage and freeze what it loaded (its modules, the HTTP
+    client), as start-up's objects were frozen: the cyclic GC's full collections then skip
+    them. Unfrozen, every full collection walked them (~11,500 objects after the warm-up, 61
     frozen): 10–30 ms once a minute or so, which held a cancel's reply 29 ms at load 6 (GC
-    callbacks in the server during the bench's cancels)."""
-    gc.collect()
+    callbacks in the server during the bench's cancels). The young generations only: a full
+    collection here took 10–15 ms in one step, which a job coming then waited for; the quiet
+    work collects everything (:func:`_collect_start_up_garbage`)."""
+    gc.collect(1)
     gc.freeze()
 
 
@@ -405,18 +408,22 @@ def _load_grammar(uri: str, language_id: str) -> None:
     language = parse.language_of(language_id) or parse.language_of(uri)
     if language is not None:
         parse.load(language)
-    if language == "python":
-        # The names check's builtins (typeshed's builtins.pyi read: 75 ms of CPU at load 6),
-        # which the first Python draft's check of a session read otherwise.
-        from ..engines.names import python_stdlib
 
-        python_stdlib.builtins()
+
+def _read_builtins() -> None:
+    """The names check's builtins of other Python versions (typeshed's ``builtins.pyi``: ~45
+    ms of CPU in one ``ast.parse``), read when the session is quiet: read right after a Python
+    document's grammar, they held the first job of a session that came then (it waited for the
+    step), and a draft's check reads them only for a name the running Python does not have."""
+    from ..engines.names import python_stdlib
+
+    python_stdlib.builtins()
 
 
 def grammar(server: WarmUpOwners, uri: str, language_id: str) -> None:
-    """On ``didOpen``: load the grammar of the document's language (and for Python the names
-    check's builtins) in the background, once the warm-up has loaded a job's request path, so
-    the first draft's checks there do not (the first grammar cost 10–20 ms to import)."""
+    """On ``didOpen``: load the grammar of the document's language in the background, once the
+    warm-up has loaded a job's request path, so the first draft's checks there do not (the
+    first grammar cost 10–20 ms to import)."""
     server.spawn(_grammar_later(server, uri, language_id))
 
 

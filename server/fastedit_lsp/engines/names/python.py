@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..parse_tree import grammar
 from .findings import Finding
-from .python_stdlib import builtins, is_stdlib, members
+from .python_stdlib import is_builtin, is_stdlib, members
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query, Tree
@@ -444,7 +444,6 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
     reads = [(node, name) for node, name in reads if not _unevaluated(node, lazy)]
     bindings = _Bindings(tree, data, {name for _, name in reads}, start, end)
     dynamic = bindings.star or _dynamic(data)
-    known = builtins()
     out: list[Finding] = []
     for node, name in reads:
         if bindings.resolves(name, node):
@@ -452,7 +451,7 @@ def findings(tree: Tree, data: bytes, start: int, end: int) -> list[Finding] | s
             if found is not None:
                 out.append(found)
             continue
-        if dynamic or name in known or name in _ALWAYS or name in bindings.starred:
+        if dynamic or name in _ALWAYS or name in bindings.starred or is_builtin(name):
             continue
         if name in _PYTHON2 and _TELLS_VERSIONS.search(data):
             continue

@@ -267,6 +267,23 @@ async def test_the_certificates_are_read_only_where_tls_is_spoken(
     assert made == [Network()]
 
 
+async def test_an_ssl_cert_file_that_cannot_be_read_is_named_where_tls_is_spoken(
+    ca: LocalCA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken SSL_CERT_FILE fails the requests that speak TLS with a message that names it,
+    and no longer those to a plain-http server (a local model)."""
+    bad = tmp_path / "bundle.pem"
+    bad.write_text("not a certificate\n")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bad))
+    async with ModelServer().running() as server:
+        assert await answer(server.base_url) == "ok"
+    async with ModelServer(context=ca.server_context()).running() as server:
+        error, texts = await failure(server.base_url)
+    assert texts == []
+    assert error.kind == "connect"
+    assert f"SSL_CERT_FILE={str(bad)!r} cannot be read as PEM certificates" in error.message
+
+
 def test_network_ca_file_is_added_to_the_default_trust(ca: LocalCA) -> None:
     """A public provider keeps working with a private CA given: certifi's CAs stay trusted."""
     default = tls_context(Network()).cert_store_stats()["x509_ca"]

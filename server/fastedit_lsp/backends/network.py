@@ -176,7 +176,16 @@ def tls_context(network: Network) -> ssl.SSLContext:
     ``network.caFile`` added; raises :class:`BackendError` for a CA file that cannot be read."""
     import httpx
 
-    context = httpx.create_ssl_context(trust_env=True)
+    try:
+        context = httpx.create_ssl_context(trust_env=True)
+    except (OSError, ssl.SSLError) as exc:  # SSL_CERT_FILE or SSL_CERT_DIR that cannot be read
+        variable = "SSL_CERT_FILE" if os.environ.get("SSL_CERT_FILE") else "SSL_CERT_DIR"
+        raise BackendError(
+            "connect",
+            f"{variable}={os.environ.get(variable, '')!r} cannot be read as PEM certificates "
+            f"({getattr(exc, 'strerror', None) or exc}). Point it at a CA bundle (PEM), or "
+            "unset it to trust certifi's bundle.",
+        ) from None
     if network.ca_file:
         path = os.path.expanduser(network.ca_file)
         try:

@@ -534,6 +534,42 @@ async def test_a_call_whose_outcome_depends_on_the_clock_or_the_hash_seed_is_dro
     assert stamped.observations == due.observations == shout.observations == ()
 
 
+WHERE = textwrap.dedent("""
+    import ntpath
+    import os
+
+
+    def relative(path):
+        return ntpath.relpath(path)
+
+
+    def depth():
+        return os.getcwd().count(os.sep)
+
+
+    def joined(name):
+        return os.path.join("data", name)
+""").lstrip()
+
+
+async def test_a_call_whose_outcome_depends_on_the_working_directory_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """``ntpath.relpath(path)`` is relative to the working directory: every process of the
+    recording sat as deep as the others, so a test of it passed the checks and failed where
+    pytest runs (the project's root). The checks sit deeper than the recording."""
+    (tmp_path / "where.py").write_text(WHERE)
+    plans = [
+        RecordPlan("where", "relative", ("relative('/srv/app/x.py')",)),
+        RecordPlan("where", "depth", ("depth()",)),
+        RecordPlan("where", "joined", ("joined('x')",)),
+    ]
+    relative, depth, joined = await _record(str(tmp_path), *plans)
+    assert relative.observations == depth.observations == ()
+    assert relative.dropped == depth.dropped == {"unstable": 1}
+    assert [(o.call, o.value) for o in joined.observations] == [("joined('x')", "data/x")]
+
+
 def test_neighbours_take_an_argument_from_another_call_of_the_same_shape() -> None:
     from fastedit_lsp.project.record_search import neighbours, nudges
 

@@ -126,9 +126,14 @@ async def _check(
         "target_seconds": target_seconds,
         "seconds": seconds,
     }
+    # Each check's working directory sits deeper than the recording's (one and two folders
+    # more): a path made relative to it (``ntpath.relpath``) differs, as it would where pytest
+    # runs the tests.
     runs = await asyncio.gather(
         *(
-            _run(tmp, f"check{n}", {**data, "clock_shift": shift}, paths, seed, seconds)
+            _run(
+                tmp, f"check{n}", {**data, "clock_shift": shift}, paths, seed, seconds, depth=n + 1
+            )
             for n, (seed, shift) in enumerate(CHECKS)
         )
     )
@@ -161,15 +166,16 @@ async def _run(
     seed: str,
     seconds: float,
     progress: Callable[[int, int], None] | None = None,
+    depth: int = 0,
 ) -> tuple[int | None, str]:
     """The worker on the job ``data`` (with ``PYTHONHASHSEED`` ``seed``): its exit code
-    (None: killed) and what it wrote."""
+    (None: killed) and what it wrote; its working directory ``depth`` folders deeper."""
     output = os.path.join(tmp, f"{name}.jsonl")
     job = os.path.join(tmp, f"{name}.json")
     # Each process in an empty folder of its own (the job's files stay beside it): a call's
     # outcome cannot depend on what another process's calls left, nor on the job's files.
-    workdir = os.path.join(tmp, f"{name}-cwd")
-    await asyncio.to_thread(os.mkdir, workdir)
+    workdir = os.path.join(tmp, f"{name}-cwd", *["deeper"] * depth)
+    await asyncio.to_thread(os.makedirs, workdir)
     await asyncio.to_thread(
         Path(job).write_text,
         json.dumps({**data, "output": output, "workdir": workdir}),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,9 @@ RASS = BIN / "rass"
 JEDI = BIN / "jedi-language-server"
 #: A whole session (start three servers, stream, undo) takes a few seconds; this is a hang.
 SESSION_TIMEOUT = 150
+#: A JSON-RPC error code (-32xxx) on its own, as eglot shows one: not a part of a word or path
+#: (pytest's temporary folders are numbered: ``/tmp/pytest-of-root/pytest-32/``).
+JSONRPC_CODE = re.compile(r"(?<![\w/.-])-32\d{3}(?!\d)")
 #: A buffer and a model's answer with text beyond ASCII: accents, CJK and an emoji (two UTF-16
 #: code units, one code point), which each Emacs client must count as it does positions.
 #: ``café`` defined: the answer's name resolves (the names check).
